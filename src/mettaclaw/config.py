@@ -1,0 +1,137 @@
+"""One typed configuration: defaults < file < environment < `key=value` arguments.
+
+Names follow the reference agent (`provider`, `LLM`, `maxNewInputLoops`, ...), so its users can carry
+their settings over. Secrets never live here: only the *name* of the environment variable that holds a
+key is configurable.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+ENV_PREFIX = "METTACLAW_"
+DEFAULT_FILE = "mettaclaw.toml"
+
+
+class ConfigError(ValueError):
+    """A setting was unknown or had a bad value; the message names the key."""
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    # --- model provider
+    provider: Literal["auto", "openai", "anthropic", "ollama", "scripted", "console"] = "auto"
+    LLM: str = "gpt-4o-mini"
+    base_url: str | None = None
+    apiKeyEnv: str = "OPENAI_API_KEY"
+    llmTimeout: float = Field(60.0, gt=0)
+    llmMaxTokens: int = Field(1024, gt=0)
+    scriptFile: str | None = None
+
+    # --- the loop (reference names and defaults)
+    maxNewInputLoops: int = Field(50, ge=0)
+    maxWakeLoops: int = Field(1, ge=0)
+    sleepInterval: float = Field(1.0, ge=0)
+    wakeupInterval: float = Field(600.0, gt=0)
+    maxFeedback: int = Field(50_000, gt=0)
+    maxHistory: int = Field(30_000, ge=0)
+    maxCommands: int = Field(5, gt=0)
+    spamShield: bool = True
+    maxTurns: int | None = Field(None, ge=0)
+
+    # --- memory
+    memoryDir: str = "memory"
+    maxRecallItems: int = Field(20, gt=0)
+    maxEpisodeRecallLines: int = Field(20, gt=0)
+    recallMode: Literal["hybrid", "vector", "bm25"] = "hybrid"
+    embeddingprovider: Literal["local", "openai", "hash"] = "local"
+    embeddingModel: str = "text-embedding-3-small"
+    chromaMode: Literal["embedded", "server", "memory"] = "embedded"
+    chromaHost: str = "127.0.0.1"
+    chromaPort: int = Field(8000, gt=0, lt=65536)
+    knowledgePriorsDir: str = "knowledge-priors"
+    knowledgeChars: int = Field(1500, ge=0)
+
+    # --- skills
+    skillsDir: str = "metta/skills"
+    workspaceDir: str = "workspace"
+    allowOutsideWorkspace: bool = False
+    shellTimeout: float = Field(5.0, gt=0)
+    maxSkillOutput: int = Field(20_000, gt=0)
+    mettaTimeout: float = Field(10.0, gt=0)
+    mettaMemoryMB: int = Field(1024, gt=64)
+
+    # --- channel
+    commchannel: Literal["terminal", "scripted"] = "terminal"
+
+    def memory_path(self, *parts: str) -> Path:
+        """Every piece of runtime state lives under memoryDir, so one setting moves it all."""
+        return Path(self.memoryDir).expanduser().joinpath(*parts)
+
+    def api_key(self) -> str | None:
+        return os.environ.get(self.apiKeyEnv) or None
+
+
+_FIELDS = set(Config.model_fields)
+
+
+def _coerce_env(raw: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key.startswith(ENV_PREFIX) and key != ENV_PREFIX + "CONFIG":
+            out[key[len(ENV_PREFIX) :]] = value
+    return out
+
+
+def parse_args(args: Sequence[str]) -> dict[str, str]:
+    """`key=value` arguments as given to run.py; anything else is refused with its text."""
+    out: dict[str, str] = {}
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"argument {arg!r} is not of the form key=value")
+        out[key.strip()] = value
+    return out
+
+
+def _validate(layers: list[tuple[str, Mapping[str, Any]]]) -> Config:
+    merged: dict[str, Any] = {}
+    for origin, layer in layers:
+        for key, value in layer.items():
+            if key not in _FIELDS:
+                raise ConfigError(f"unknown setting {key!r} (from {origin}); known: {', '.join(sorted(_FIELDS))}")
+            merged[key] = None if value == "" and Config.model_fields[key].default is None else value
+    try:
+        return Config.model_validate(merged)
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "?"
+        raise ConfigError(f"bad value for setting {key!r}: {first['msg']} (got {first.get('input')!r})") from None
+
+
+def load_config(
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    file: str | os.PathLike[str] | None = None,
+) -> Config:
+    """Build the config from its four layers; any bad key or value raises ConfigError naming it."""
+    env = os.environ if env is None else env
+    cli = parse_args(args)
+    path = cli.pop("config", None) or file or env.get(ENV_PREFIX + "CONFIG")
+    file_values: dict[str, Any] = {}
+    if path is not None or Path(DEFAULT_FILE).is_file():
+        chosen = Path(path or DEFAULT_FILE)
+        if not chosen.is_file():
+            raise ConfigError(f"config file {str(chosen)!r} does not exist")
+        try:
+            file_values = tomllib.loads(chosen.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            raise ConfigError(f"config file {str(chosen)!r} is not valid TOML: {err}") from None
+    return _validate([(f"file {path or DEFAULT_FILE}", file_values), ("environment", _coerce_env(env)), ("arguments", cli)])
