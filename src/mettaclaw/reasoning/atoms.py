@@ -1,0 +1,191 @@
+"""Beliefs: a statement with a truth value, parsed and checked before it reaches any reasoner.
+
+Everything the model or a memory hands over as an atom passes through here, so the reasoners can
+trust their input: known copulas with the right arity, f in [0, 1], c in [0, 1), and sizes far below
+what kills hyperon (1024 children).  Errors are ``AtomError`` with a message fit for the model.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .terms import SExprError, Term, format_number, has_vars, is_var, parse_all, render, shape
+
+MAX_TOKENS = 400
+MAX_CHILDREN = 32
+MAX_DEPTH = 10
+
+# Binary copulas and statement connectives with their arity (None: two or more).
+NAL_STATEMENT_HEADS: dict[str, int | None] = {
+    "-->": 2, "<->": 2, "==>": 2, "<=>": 2, "¬": 1, "∧": None, "∨": None,
+}
+PLN_STATEMENT_HEADS: dict[str, int | None] = {
+    "Inheritance": 2, "Implication": 2, "Similarity": 2, "IntensionalSimilarity": 2,
+    "ExtensionalSimilarity": 2, "Equivalence": 2, "Evaluation": 2, "Member": 2, "Not": 1,
+    "And": None, "Or": None,
+}
+STATEMENT_HEADS = {**NAL_STATEMENT_HEADS, **PLN_STATEMENT_HEADS}
+# NAL connectives whose arguments are themselves statements.
+_STATEMENT_ARGS = {"==>", "<=>", "¬", "∧", "∨"}
+# Alternative spellings mapped onto the ones the rule files use.
+_SPELLINGS = {"ExtSet": "{}", "IntSet": "[]"}
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_STV_HINT = re.compile(r"\(\s*stv\s")
+
+
+class AtomError(ValueError):
+    """A belief the reasoners must not see; the message names the cause for the model."""
+
+
+@dataclass(frozen=True)
+class Belief:
+    """A statement with a (stv f c) truth value; ``term`` is the parsed statement."""
+
+    term: Term
+    f: float
+    c: float
+    statement: str = field(default="", compare=False)
+    has_vars: bool = field(default=False, init=False, compare=False, repr=False)
+    shape: Any = field(default=None, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # computed once: the engines read them on every call
+        if not self.statement:
+            object.__setattr__(self, "statement", render(self.term))
+        object.__setattr__(self, "has_vars", has_vars(self.term))
+        object.__setattr__(self, "shape", shape(self.term))
+
+    def text(self) -> str:
+        """``(--> cat animal) (stv 1.0 0.9)``: the form `remember` stores and skills print."""
+        return f"{self.statement} (stv {format_number(self.f)} {format_number(self.c)})"
+
+    def metta(self) -> str:
+        """The wrapped form ``((--> cat animal) (stv 1.0 0.9))`` that `|-` and `|~` take."""
+        return f"({self.statement} (stv {float(self.f)!r} {float(self.c)!r}))"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def looks_like_belief(text: str) -> bool:
+    """Cheap test used by `remember`: an s-expression that carries ``(stv ...)``."""
+    s = text.strip()
+    return bool(s) and s.endswith(")") and _STV_HINT.search(s) is not None
+
+
+def parse_belief(text: str) -> Belief:
+    """Parse one belief: ``(S) (stv f c)``, ``((S) (stv f c))`` or ``sym (stv f c)``."""
+    beliefs = parse_beliefs(text)
+    if len(beliefs) != 1:
+        raise AtomError(f"expected one belief, found {len(beliefs)}")
+    return beliefs[0]
+
+
+def parse_beliefs(text: str, limit: int = 64) -> list[Belief]:
+    """Parse every belief in the text, in order; both the bare and the wrapped forms may mix."""
+    if not text or not text.strip():
+        raise AtomError("no belief given: write e.g. (--> cat animal) (stv 1.0 0.9)")
+    try:
+        items = parse_all(text, max_tokens=max(MAX_TOKENS, 12 * limit), max_children=max(MAX_CHILDREN, 2 * limit),
+                          max_depth=MAX_DEPTH)
+    except SExprError as e:
+        raise AtomError(f"malformed atom: {e}") from None
+    beliefs: list[Belief] = []
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if _is_stv(item):
+            raise AtomError(f"truth value {render(item)} has no statement before it")
+        if item.__class__ is tuple and len(item) == 2 and _is_stv(item[1]):
+            beliefs.append(make_belief(item[0], item[1]))
+            i += 1
+        elif i + 1 < len(items) and _is_stv(items[i + 1]):
+            beliefs.append(make_belief(item, items[i + 1]))
+            i += 2
+        else:
+            raise AtomError(f"{render(item)[:80]} has no truth value: add (stv f c), e.g. (stv 1.0 0.9)")
+        if len(beliefs) > limit:
+            raise AtomError(f"too many beliefs (limit {limit})")
+    return beliefs
+
+
+def make_belief(statement: Term, stv: Term) -> Belief:
+    """Check a parsed statement and truth value and build the Belief."""
+    f, c = parse_truth(stv)
+    term = _respell(statement)
+    check_statement(term)
+    return Belief(term, f, c)
+
+
+def parse_truth(stv: Term) -> tuple[float, float]:
+    if stv.__class__ is not tuple or len(stv) != 3 or stv[0] != "stv":
+        raise AtomError(f"truth value must be (stv f c), got {render(stv)[:60]}")
+    f, c = _number(stv[1], "frequency"), _number(stv[2], "confidence")
+    if not 0.0 <= f <= 1.0:
+        raise AtomError(f"frequency {stv[1]} out of range: must be in [0, 1]")
+    if not 0.0 <= c < 1.0:
+        raise AtomError(f"confidence {stv[2]} out of range: must be in [0, 1) (1 would mean certainty)")
+    return f, c
+
+
+def check_statement(t: Term, *, nested: bool = False) -> None:
+    """A statement is a symbol or a known connective applied to terms (statements where NAL needs)."""
+    if t.__class__ is str:
+        if is_var(t) and not nested:
+            raise AtomError(f"a statement cannot be a bare variable ({t})")
+        if t == "stv":
+            raise AtomError("'stv' cannot appear inside a statement")
+        return
+    if not t:
+        raise AtomError("empty expression () is not a statement")
+    head = t[0]
+    if head.__class__ is not str or is_var(head):
+        raise AtomError(f"unknown copula {render(head)[:40]}: a statement starts with one of "
+                        + " ".join(STATEMENT_HEADS))
+    if head not in STATEMENT_HEADS:
+        raise AtomError(f"unknown copula '{head}': use one of " + " ".join(STATEMENT_HEADS))
+    arity = STATEMENT_HEADS[head]
+    n = len(t) - 1
+    if (arity is not None and n != arity) or (arity is None and n < 2):
+        want = arity if arity is not None else "two or more"
+        raise AtomError(f"'{head}' takes {want} arguments, got {n}")
+    for arg in t[1:]:
+        if head in _STATEMENT_ARGS and not (arg.__class__ is str and is_var(arg)):
+            check_statement(arg, nested=True)
+        else:
+            _check_term(arg)
+
+
+def _check_term(t: Term) -> None:
+    if t.__class__ is str:
+        if t == "stv":
+            raise AtomError("'stv' cannot appear inside a statement")
+        return
+    if not t:
+        raise AtomError("empty expression () is not a term")
+    if t[0].__class__ is not str:
+        raise AtomError(f"a compound term must start with a symbol: {render(t)[:60]}")
+    for x in t[1:]:
+        _check_term(x)
+
+
+def _respell(t: Term) -> Term:
+    if t.__class__ is tuple:
+        return tuple(_respell(x) for x in t)
+    return _SPELLINGS.get(t, t)
+
+
+def _is_stv(t: Term) -> bool:
+    return t.__class__ is tuple and len(t) >= 1 and t[0] == "stv"
+
+
+def _number(tok: Term, what: str) -> float:
+    if tok.__class__ is not str or not _NUMBER.match(tok):
+        raise AtomError(f"{what} must be a number, got {render(tok)[:30]}")
+    x = float(tok)
+    if not math.isfinite(x):
+        raise AtomError(f"{what} must be finite, got {tok}")
+    return x

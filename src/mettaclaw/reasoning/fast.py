@@ -1,0 +1,227 @@
+"""The fast path: `|-` and `|~` from rules compiled once out of lib/nal.metta and lib/pln.metta.
+
+Same semantics as the MeTTa definitions of `|-`/`|~`: every rule matching (P1, P2) or (P2, P1),
+conclusions deduplicated, tautologies (X copula X) dropped, a truth function that hits ``(empty)`` or
+a zero denominator gives no conclusion.  Rules are indexed by premise shape, so a call tries only the
+rules that can match; ground premises use the specialised matchers, premises with variables the
+general unifier.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from .atoms import Belief, parse_belief
+from .compiler import CompiledRule, NoConclusion, compile_ruleset
+from .rulefile import RuleSet, load_ruleset
+from .terms import RVar, Term, compatible, format_number, is_var, render
+
+_FAIL = (NoConclusion, ZeroDivisionError, OverflowError)
+
+
+class Conclusion(NamedTuple):
+    """One derived belief and the rule that produced it."""
+
+    rule: str
+    term: Term
+    f: float
+    c: float
+
+    @property
+    def statement(self) -> str:
+        return render(self.term)
+
+    def text(self) -> str:
+        return f"{self.statement} (stv {format_number(self.f)} {format_number(self.c)})"
+
+    def belief(self) -> Belief:
+        return Belief(self.term, self.f, self.c)
+
+
+class Engine:
+    """Compiled rules of one library, with a cache of candidate rules per pair of premise shapes."""
+
+    def __init__(self, rs: RuleSet) -> None:
+        self.ruleset = rs
+        self.rules2, self.rules1, self.functions, self.source = compile_ruleset(rs)
+        self.copulas = frozenset(rs.copulas)
+        self._cands2: dict[tuple[Any, Any], list[tuple[CompiledRule, bool]]] = {}
+        self._cands1: dict[Any, list[CompiledRule]] = {}
+        expectation = [n for n in self.functions if n.endswith("_Expectation")]
+        self._expectation: Callable[[tuple[float, float]], float] | None = (
+            self.functions[expectation[0]] if expectation else None)
+
+    # ---- public
+    def derive2(self, b1: Belief, b2: Belief) -> list[Conclusion]:
+        """All conclusions of (b1, b2) in both orders, deduplicated and without tautologies."""
+        s1, s2 = b1.term, b2.term
+        t1, t2 = (b1.f, b1.c), (b2.f, b2.c)
+        k = (b1.shape, b2.shape)
+        cands = self._cands2.get(k)
+        if cands is None:
+            cands = self._cands2[k] = self._candidates2(*k)
+        out: list[Conclusion] = []
+        seen: set[tuple[Term, tuple[float, float]]] = set()
+        ground = not (b1.has_vars or b2.has_vars)
+        for cr, swapped in cands:
+            try:
+                if ground:
+                    r = cr.ground(s2, t2, s1, t1) if swapped else cr.ground(s1, t1, s2, t2)
+                else:
+                    r = _unify_rule(cr, ((s2, t2), (s1, t1)) if swapped else ((s1, t1), (s2, t2)))
+            except _FAIL:
+                continue
+            if r is not None:
+                self._emit(cr, r, seen, out)
+        return out
+
+    def derive1(self, b: Belief) -> list[Conclusion]:
+        """All single-premise conclusions of b."""
+        k = b.shape
+        cands = self._cands1.get(k)
+        if cands is None:
+            cands = self._cands1[k] = [cr for cr in self.rules1 if compatible(cr.keys[0], k)]
+        out: list[Conclusion] = []
+        seen: set[tuple[Term, tuple[float, float]]] = set()
+        ground = not b.has_vars
+        t = (b.f, b.c)
+        for cr in cands:
+            try:
+                r = cr.ground(b.term, t) if ground else _unify_rule(cr, ((b.term, t),))
+            except _FAIL:
+                continue
+            if r is not None:
+                self._emit(cr, r, seen, out)
+        return out
+
+    def expectation(self, f: float, c: float) -> float:
+        """Expectation as the library defines it (``*_Expectation``)."""
+        if self._expectation is None:
+            raise LookupError(f"{self.ruleset.path.name} defines no expectation function")
+        return float(self._expectation((f, c)))
+
+    def revise(self, b1: Belief, b2: Belief) -> Belief | None:
+        """Revision of two beliefs about one statement (the library's revision rule)."""
+        for c in self.derive2(b1, b2):
+            if c.rule == "revision" and c.term == b1.term:
+                return c.belief()
+        return None
+
+    # ---- internals
+    def _emit(self, cr: CompiledRule, r: tuple[Term, tuple[float, float]], seen: set, out: list) -> None:
+        stmt, tv = r
+        if (stmt.__class__ is tuple and len(stmt) == 3 and stmt[1] == stmt[2]
+                and stmt[0] in self.copulas):
+            return
+        key = (stmt, tv)
+        if key in seen:
+            return
+        seen.add(key)
+        out.append(Conclusion(cr.rule.name, stmt, float(tv[0]), float(tv[1])))
+
+    def _candidates2(self, k1: Any, k2: Any) -> list[tuple[CompiledRule, bool]]:
+        fwd = [(cr, False) for cr in self.rules2 if compatible(cr.keys[0], k1) and compatible(cr.keys[1], k2)]
+        rev = [(cr, True) for cr in self.rules2 if compatible(cr.keys[0], k2) and compatible(cr.keys[1], k1)]
+        return fwd + rev
+
+
+# ---------------------------------------------------------------- general unifier (premises with variables)
+def _walk(x: Any, s: dict) -> Any:
+    while is_var(x) and x in s:
+        x = s[x]
+    return x
+
+
+def _occurs(v: Any, t: Any, s: dict) -> bool:
+    t = _walk(t, s)
+    if t is v or (t.__class__ is str and t == v):
+        return True
+    return t.__class__ is tuple and any(_occurs(v, x, s) for x in t)
+
+
+def _unify(a: Any, b: Any, s: dict) -> bool:
+    a, b = _walk(a, s), _walk(b, s)
+    if a is b or (a.__class__ is str and b.__class__ is str and a == b):
+        return True
+    if is_var(a):
+        if _occurs(a, b, s):
+            return False
+        s[a] = b
+        return True
+    if is_var(b):
+        if _occurs(b, a, s):
+            return False
+        s[b] = a
+        return True
+    if a.__class__ is tuple and b.__class__ is tuple and len(a) == len(b):
+        return all(_unify(x, y, s) for x, y in zip(a, b, strict=True))
+    return False
+
+
+def _resolve(t: Any, s: dict) -> Any:
+    t = _walk(t, s)
+    if t.__class__ is tuple:
+        return tuple(_resolve(x, s) for x in t)
+    if t.__class__ is RVar:
+        return f"${t.name}"
+    return t
+
+
+def _unify_rule(cr: CompiledRule, premises: tuple) -> tuple[Term, tuple[float, float]] | None:
+    s: dict = {}
+    names: dict[str, Any] = {}
+    for pat, (term, tv) in zip(cr.rule.premises, premises, strict=True):
+        if not _unify(pat[0], term, s):
+            return None
+        names[pat[1].name] = tv
+    _collect_vars(cr.rule.conclusion, s, names)
+    for pat in cr.rule.premises:
+        _collect_vars(pat[0], s, names)
+    return _resolve(cr.rule.conclusion[0], s), cr.tv(names)
+
+
+def _collect_vars(t: Any, s: dict, names: dict[str, Any]) -> None:
+    if t.__class__ is RVar:
+        names.setdefault(t.name, _resolve(t, s))
+    elif t.__class__ is tuple:
+        for x in t:
+            _collect_vars(x, s, names)
+
+
+# ---------------------------------------------------------------- module API
+_engines: dict[str, Engine] = {}
+_lock = threading.Lock()
+
+
+def engine(name: str) -> Engine:
+    """The compiled engine for ``nal`` or ``pln``, built on first use from lib/<name>.metta."""
+    e = _engines.get(name)
+    if e is None:
+        with _lock:
+            e = _engines.get(name)
+            if e is None:
+                e = _engines[name] = Engine(load_ruleset(name))
+    return e
+
+
+def _belief(p: Belief | str) -> Belief:
+    return p if isinstance(p, Belief) else parse_belief(p)
+
+
+def nal(p1: Belief | str, p2: Belief | str | None = None) -> list[Conclusion]:
+    """`(|- P1 P2)` or `(|- P)`: NAL conclusions with rule names.  Text input goes through parse_belief."""
+    e = engine("nal")
+    return e.derive1(_belief(p1)) if p2 is None else e.derive2(_belief(p1), _belief(p2))
+
+
+def pln(p1: Belief | str, p2: Belief | str | None = None) -> list[Conclusion]:
+    """`(|~ P1 P2)` or `(|~ P)`: PLN conclusions with rule names."""
+    e = engine("pln")
+    return e.derive1(_belief(p1)) if p2 is None else e.derive2(_belief(p1), _belief(p2))
+
+
+def expectation(f: float, c: float) -> float:
+    """NAL expectation c·(f − 0.5) + 0.5, compiled from lib/nal.metta."""
+    return engine("nal").expectation(f, c)

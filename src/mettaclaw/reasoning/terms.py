@@ -1,0 +1,133 @@
+"""Terms as plain Python values, so the fast path never touches hyperon at call time.
+
+A term is a ``str`` (a symbol, a number written as text, or a variable ``$name``) or a ``tuple`` of
+terms (an expression).  Rule files add ``RVar`` (a rule variable, kept apart from the variables a
+premise may carry) and ``float`` (a number inside a truth-function expression).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+Term = str | tuple
+
+_TOKEN = re.compile(r'\(|\)|"(?:\\.|[^"\\])*"|[^\s()"]+|"')
+
+
+class SExprError(ValueError):
+    """Text that is not a well-formed s-expression."""
+
+
+class RVar:
+    """A variable of a rule pattern; identity matters, the name is for printing only."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"${self.name}"
+
+
+def is_var(t: object) -> bool:
+    """True for a premise variable (``$x`` text) or a rule variable."""
+    return t.__class__ is RVar or (t.__class__ is str and t[:1] == "$")
+
+
+def tokenize(text: str, max_tokens: int) -> list[str]:
+    """Split into parentheses and atoms; refuse inputs longer than max_tokens before any work."""
+    tokens = _TOKEN.findall(text)
+    if len(tokens) > max_tokens:
+        raise SExprError(f"expression too large: {len(tokens)} tokens (limit {max_tokens})")
+    if '"' in tokens:
+        raise SExprError("unterminated string (a lone '\"')")
+    return tokens
+
+
+def parse_all(text: str, *, max_tokens: int = 2000, max_children: int = 64, max_depth: int = 16) -> list[Term]:
+    """Parse every top-level s-expression, enforcing size caps (hyperon dies at 1024 children)."""
+    stack: list[list[Term]] = [[]]
+    for tok in tokenize(text, max_tokens):
+        if tok == "(":
+            if len(stack) > max_depth:
+                raise SExprError(f"expression nested deeper than {max_depth} levels")
+            stack.append([])
+        elif tok == ")":
+            if len(stack) == 1:
+                raise SExprError("unbalanced ')'")
+            items = stack.pop()
+            stack[-1].append(tuple(items))
+        else:
+            stack[-1].append(tok)
+        if len(stack[-1]) > max_children:
+            raise SExprError(f"expression has more than {max_children} children")
+    if len(stack) != 1:
+        raise SExprError("unbalanced '(': missing ')'")
+    return stack[0]
+
+
+def render(t: object) -> str:
+    """Canonical MeTTa text of a term: single spaces, no trailing blanks."""
+    if t.__class__ is tuple:
+        return "(" + " ".join(render(x) for x in t) + ")"
+    if t.__class__ is float:
+        return format_number(t)  # type: ignore[arg-type]
+    return str(t) if t.__class__ is not RVar else repr(t)
+
+
+def format_number(x: float) -> str:
+    """Short, stable text for a truth value: 6 decimals, as the golden table is written."""
+    r = round(x, 6)
+    return repr(r if r != 0 else 0.0)
+
+
+def has_vars(t: object) -> bool:
+    if t.__class__ is tuple:
+        return any(has_vars(x) for x in t)
+    return is_var(t)
+
+
+def canonical_vars(t: Term) -> Term:
+    """Rename variables to $v0, $v1, ... in order of appearance, to compare results up to renaming."""
+    names: dict[str, str] = {}
+
+    def walk(x: object) -> object:
+        if x.__class__ is tuple:
+            return tuple(walk(y) for y in x)
+        if is_var(x):
+            key = f"r{id(x)}" if x.__class__ is RVar else str(x)
+            return names.setdefault(key, f"$v{len(names)}")
+        return x
+
+    return walk(t)  # type: ignore[return-value]
+
+
+def shape(t: Any) -> Any:
+    """Index key of a statement: its head and arity and those of its first two arguments.
+
+    Variables (in rule patterns or premises) are ``None`` and match any key."""
+    if is_var(t):
+        return None
+    if t.__class__ is not tuple:
+        return "a"
+    return (_kind(t), _kind(t[1]) if len(t) > 1 else "-", _kind(t[2]) if len(t) > 2 else "-")
+
+
+def _kind(t: Any) -> Any:
+    if is_var(t):
+        return None
+    if t.__class__ is tuple:
+        h = t[0] if t and t[0].__class__ is str and not is_var(t[0]) else None
+        return (h, len(t))
+    return "a"
+
+
+def compatible(p: Any, t: Any) -> bool:
+    """Can a pattern key and a premise key belong to unifiable terms?"""
+    if p is None or t is None:
+        return True
+    if p.__class__ is tuple and t.__class__ is tuple and len(p) == len(t):
+        return all(compatible(a, b) for a, b in zip(p, t, strict=True))
+    return p == t
