@@ -1,0 +1,177 @@
+"""BM25 over memory texts (bm25s), kept correct while memories come and go without full rebuilds.
+
+Why not rebuild per write: indexing 100k texts takes seconds, and `remember` must stay near 10 ms.
+So the index is a built bm25s index (the "main" part) plus a small delta of texts added since,
+scored with the same BM25 formula at query time, plus tombstones for removed or replaced texts.
+The main part is rebuilt lazily, at the next search, once the delta or the tombstones outgrow a
+share of it: the cost of a rebuild is spread over thousands of writes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+import numpy as np
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP_TEXT = (
+    "a an the and or but if of to in on at for with by from as is are was were be been being am do does did "
+    "have has had having i you he she it we they me him her us them my your his its our their mine yours "
+    "this that these those what which who whom whose when where why how not no nor so than too very can "
+    "will just would could should shall may might must about into over after before again then once there "
+    "here all any both each few more most other some such only own same s t d ll m re ve don now also up "
+    "out off hey hi oh yeah yes ok okay really"
+)
+STOPWORDS = frozenset(_STOP_TEXT.split())
+_SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A deliberately light suffix stripper: 'paintings'/'painted' -> 'paint', stable and dependency-free."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return base + "y"
+            if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+                return base[:-1]  # running -> run, planned -> plan
+            return base
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, stop-worded, lightly stemmed word tokens (possessive 's dropped)."""
+    words = _WORD.findall(text.lower().replace("'s ", " ").replace("\u2019s ", " "))
+    return [stem(w) for w in words if w not in STOPWORDS]
+
+
+class BM25Index:
+    """Incremental BM25 keyed by memory id: `add` replaces, `remove` tombstones, `search` ranks."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75, rebuild_share: float = 0.1, min_rebuild: int = 256) -> None:
+        self.k1, self.b = k1, b
+        self.rebuild_share, self.min_rebuild = rebuild_share, min_rebuild
+        self._tokens: dict[str, list[str]] = {}  # every live document
+        self._main_ids: list[str] = []
+        self._main_pos: dict[str, int] = {}
+        self._main_alive = np.zeros(0, dtype=bool)
+        self._main_df: Counter[str] = Counter()
+        self._main_len = 0.0  # total tokens in the main part when built
+        self._retriever = None
+        self._delta: dict[str, list[str]] = {}
+        self._delta_df: Counter[str] = Counter()
+        self._dead = 0
+        self.rebuilds = 0
+
+    def __len__(self) -> int:
+        return len(self._tokens)
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._tokens
+
+    def add(self, doc_id: str, text: str) -> None:
+        self.remove(doc_id)
+        toks = tokenize(text)
+        self._tokens[doc_id] = toks
+        self._delta[doc_id] = toks
+        self._delta_df.update(set(toks))
+
+    def add_many(self, items: Iterable[tuple[str, str]]) -> None:
+        for doc_id, text in items:
+            self.add(doc_id, text)
+
+    def remove(self, doc_id: str) -> bool:
+        if doc_id not in self._tokens:
+            return False
+        del self._tokens[doc_id]
+        if doc_id in self._delta:
+            self._delta_df.subtract(set(self._delta.pop(doc_id)))
+        else:
+            pos = self._main_pos.get(doc_id)
+            if pos is not None and self._main_alive[pos]:
+                self._main_alive[pos] = False
+                self._dead += 1
+        return True
+
+    # --- building
+    def _needs_rebuild(self) -> bool:
+        limit = max(self.min_rebuild, int(self.rebuild_share * len(self._main_ids)))
+        return len(self._delta) > limit or self._dead > limit
+
+    def rebuild(self) -> None:
+        """Fold delta and tombstones into a fresh bm25s index (also run lazily by `search`)."""
+        import bm25s
+
+        ids = list(self._tokens)
+        corpus = [self._tokens[i] or ["\x00empty"] for i in ids]
+        self._main_ids = ids
+        self._main_pos = {doc_id: pos for pos, doc_id in enumerate(ids)}
+        self._main_alive = np.ones(len(ids), dtype=bool)
+        self._main_df = Counter(t for toks in corpus for t in set(toks))
+        self._main_len = float(sum(len(toks) for toks in corpus))
+        self._retriever = None
+        if ids:
+            retriever = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
+            retriever.index(corpus, show_progress=False)
+            self._retriever = retriever
+        self._delta, self._delta_df, self._dead = {}, Counter(), 0
+        self.rebuilds += 1
+
+    # --- scoring
+    def _delta_scores(self, terms: list[str], allowed: set[str] | None) -> dict[str, float]:
+        """BM25 (lucene variant, as bm25s) for delta documents, with corpus statistics of both parts."""
+        n_docs = len(self._tokens)
+        total_len = self._main_len + sum(len(t) for t in self._delta.values())
+        avgdl = total_len / max(1, len(self._main_ids) + len(self._delta))
+        idf = {}
+        for term in set(terms):
+            df = self._main_df.get(term, 0) + self._delta_df.get(term, 0)
+            if df:
+                idf[term] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        out: dict[str, float] = {}
+        if not idf:
+            return out
+        for doc_id, toks in self._delta.items():
+            if allowed is not None and doc_id not in allowed:
+                continue
+            counts = Counter(toks)
+            norm = self.k1 * (1 - self.b + self.b * len(toks) / max(avgdl, 1e-9))
+            score = 0.0
+            for term in terms:
+                tf = counts.get(term, 0)
+                if tf and term in idf:
+                    score += idf[term] * tf * (self.k1 + 1) / (tf + norm)
+            if score > 0:
+                out[doc_id] = score
+        return out
+
+    def search(self, query: str, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
+        """Top k (id, score) with score > 0; `allowed` restricts to a candidate id set."""
+        if self._needs_rebuild():
+            self.rebuild()
+        terms = tokenize(query)
+        if not terms or k <= 0:
+            return []
+        hits: list[tuple[str, float]] = []
+        if self._retriever is not None:
+            vocab = self._retriever.vocab_dict
+            known = [t for t in terms if t in vocab]
+            if known:
+                scores = self._retriever.get_scores(known)
+                mask = self._main_alive
+                if allowed is not None:
+                    mask = np.zeros(len(self._main_ids), dtype=bool)
+                    pos = [self._main_pos[i] for i in allowed if i in self._main_pos]
+                    mask[pos] = True
+                    mask &= self._main_alive
+                scores = np.where(mask, scores, 0.0)
+                top = min(k, int(np.count_nonzero(scores > 0)))
+                if top:
+                    idx = np.argpartition(-scores, top - 1)[:top]
+                    hits = [(self._main_ids[i], float(scores[i])) for i in idx]
+        hits.extend(self._delta_scores(terms, allowed).items())
+        hits.sort(key=lambda h: -h[1])
+        return hits[:k]

@@ -1,0 +1,417 @@
+"""Long-term memory: `remember`/`query` over a VectorStore plus BM25, fused by reciprocal rank.
+
+Why hybrid: a plain vector query misses exact names, dates and rare words that BM25 catches, and
+BM25 misses paraphrase; fusing the two rankings by rank (not by score, whose scales differ) beats
+either alone. Why a mirror of the metadata in process: filters (time range, source, tags, kind)
+run on it in microseconds, where a Chroma `where` filter costs ~100 ms at 100k rows, and the BM25
+index needs every text anyway. The vector store stays the durable record; the mirror is rebuilt
+from it at open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from mettaclaw.chroma_store import EmbedderMismatch
+from mettaclaw.embedders import Embedder, signature
+from mettaclaw.layers import Announcer
+from mettaclaw.lexical import BM25Index
+from mettaclaw.vectorstore import StoredItem, VectorStore
+
+__all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
+
+MODES = ("hybrid", "vector", "bm25")
+PRIOR_TIME = "knowledge_prior"
+# Metadata keys owned by this module; `extra` may not overwrite them.
+_RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
+RRF_K = 60  # the usual reciprocal-rank constant: flattens the head so neither ranking dominates
+VECTOR_WEIGHT = 1.0
+BM25_WEIGHT = 1.0
+
+
+def tag_keys(tags: Any) -> list[str]:
+    """One boolean metadata key per tag: Chroma metadata holds no lists, but `{"tag:x": True}` filters."""
+    return [f"tag:{t}" for t in tags]
+
+
+_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+
+
+def parse_time(value: str | None, *, end_of_day: bool = False) -> tuple[str, float | None]:
+    """("YYYY-MM-DD HH:MM:SS", sortable seconds), or (knowledge_prior, None); bad text is refused."""
+    from datetime import UTC, datetime, timedelta
+
+    if value is None:
+        when = datetime.now().replace(microsecond=0)
+    elif value == PRIOR_TIME:
+        return PRIOR_TIME, None
+    else:
+        for fmt in _FORMATS:
+            try:
+                when = datetime.strptime(str(value).strip(), fmt)
+                break
+            except ValueError:
+                continue
+        else:
+            raise ValueError(f"bad time {value!r}: use 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD' or {PRIOR_TIME!r}")
+        if end_of_day and len(str(value).strip()) == 10:
+            when += timedelta(days=1, seconds=-1)
+    # Naive times are ordinals here, not instants: UTC only makes the conversion deterministic.
+    return when.strftime(_FORMATS[0]), when.replace(tzinfo=UTC).timestamp()
+
+
+def _where(*, since: str | None = None, until: str | None = None, source: str | None = None,
+           tags: Any = None, kind: str | None = None) -> dict[str, Any] | None:
+    """The same filter as FilterIndex.select, in Chroma `where` syntax (for the store's slow path)."""
+    conds: list[dict[str, Any]] = []
+    if since is not None:
+        conds.append({"ts": {"$gte": parse_time(since)[1]}})
+    if until is not None:
+        conds.append({"ts": {"$lte": parse_time(until, end_of_day=True)[1]}})
+    if source is not None:
+        conds.append({"source": source})
+    if kind is not None:
+        conds.append({"kind": kind})
+    conds.extend({key: True} for key in tag_keys([tags] if isinstance(tags, str) else tags or ()))
+    if not conds:
+        return None
+    return conds[0] if len(conds) == 1 else {"$and": conds}
+
+
+class FilterIndex:
+    """Id sets by source, kind and tag, and each id's time: filters without touching the store."""
+
+    def __init__(self) -> None:
+        self.by: dict[str, dict[str, set[str]]] = {"source": {}, "kind": {}, "tag": {}}
+        self.ts: dict[str, float | None] = {}
+
+    @staticmethod
+    def _keys(meta: dict[str, Any]) -> list[tuple[str, str]]:
+        keys = [("source", str(meta.get("source", ""))), ("kind", str(meta.get("kind", "")))]
+        return keys + [("tag", t) for t in str(meta.get("tags", "")).split("|") if t]
+
+    def add(self, memory_id: str, meta: dict[str, Any]) -> None:
+        for field_name, value in self._keys(meta):
+            self.by[field_name].setdefault(value, set()).add(memory_id)
+        self.ts[memory_id] = meta.get("ts")
+
+    def remove(self, memory_id: str, meta: dict[str, Any]) -> None:
+        for field_name, value in self._keys(meta):
+            self.by[field_name].get(value, set()).discard(memory_id)
+        self.ts.pop(memory_id, None)
+
+    def select(self, *, since: str | None = None, until: str | None = None, source: str | None = None,
+               tags: Any = None, kind: str | None = None) -> set[str] | None:
+        """Ids passing every given filter, or None when no filter was given (everything passes)."""
+        sets = []
+        if source is not None:
+            sets.append(self.by["source"].get(source, set()))
+        if kind is not None:
+            sets.append(self.by["kind"].get(kind, set()))
+        sets.extend(self.by["tag"].get(t, set()) for t in ([tags] if isinstance(tags, str) else tags or ()))
+        if since is None and until is None:
+            if not sets:
+                return None
+            sets.sort(key=len)
+            return set(sets[0]).intersection(*sets[1:])
+        low = parse_time(since)[1] if since is not None else float("-inf")
+        high = parse_time(until, end_of_day=True)[1] if until is not None else float("inf")
+        pool = set(sets[0]).intersection(*sets[1:]) if sets else self.ts.keys()
+        return {i for i in pool if (t := self.ts.get(i)) is not None and low <= t <= high}
+
+
+@dataclass
+class Memory:
+    id: str
+    text: str
+    time: str  # "YYYY-MM-DD HH:MM:SS" or "knowledge_prior"
+    source: str
+    kind: str
+    tags: tuple[str, ...]
+    atom: str | None = None
+    score: float = 0.0
+    meta: dict = field(default_factory=dict)  # extra metadata (breadcrumb, context, score parts)
+
+
+@dataclass
+class RememberResult:
+    id: str
+    created: bool  # False: an exact duplicate existed and was refreshed instead
+
+
+def _dedup_key(text: str, kind: str, source: str, atom: str | None) -> str:
+    # Priors are owned per file, so the same paragraph in two files stays two memories.
+    owner = source if kind == "prior" else ""
+    return hashlib.sha256("\x1f".join((kind, owner, atom or "", text)).encode()).hexdigest()[:32]
+
+
+def index_text(text: str, meta: dict[str, Any]) -> str:
+    """What is embedded and BM25-indexed: the text, led by its context (breadcrumb, preceding turn).
+
+    Context helps find a memory (a reply makes sense only with the question before it) but is not
+    part of what recall hands back, so it costs no prompt tokens.
+    """
+    context = str(meta.get("context") or meta.get("breadcrumb") or "").strip()
+    return f"{context}\n{text}" if context else text
+
+
+def _to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> Memory:
+    meta = dict(item.metadata)
+    tags = tuple(t for t in str(meta.pop("tags", "")).split("|") if t)
+    for key in tag_keys(tags):
+        meta.pop(key, None)
+    extra = {k: v for k, v in meta.items() if k not in _RESERVED}
+    if parts:
+        extra.update(parts)
+    return Memory(id=item.id, text=item.document, time=str(meta.get("time", "")), source=str(meta.get("source", "")),
+                  kind=str(meta.get("kind", "memory")), tags=tags, atom=meta.get("atom"), score=score, meta=extra)
+
+
+class LongTermMemory(Announcer):
+    """Durable embedding memory; also a `layers.MemoryLayer` named "longterm"."""
+
+    name = "longterm"
+
+    def __init__(self, embedder: Embedder, store: VectorStore, *, default_mode: str = "hybrid",
+                 max_items: int = 20) -> None:
+        super().__init__()
+        if default_mode not in MODES:
+            raise ValueError(f"unknown recall mode {default_mode!r}; use one of {', '.join(MODES)}")
+        recorded = getattr(store, "embedder_signature", None)
+        if recorded is not None and recorded != signature(embedder):
+            raise EmbedderMismatch(f"store was opened for embedder {recorded!r}, not {signature(embedder)!r}")
+        self.embedder, self.vector_store = embedder, store
+        self.default_mode, self.max_items = default_mode, max_items
+        self._items: dict[str, StoredItem] = {}
+        self._by_hash: dict[str, str] = {}
+        self._filters = FilterIndex()
+        self._bm25 = BM25Index()
+        for item in store.iter_all():
+            self._mirror(item)
+        self._bm25.rebuild()
+
+    # --- bookkeeping
+    def _mirror(self, item: StoredItem) -> None:
+        self._items[item.id] = item
+        self._by_hash[str(item.metadata.get("hash", ""))] = item.id
+        self._filters.add(item.id, item.metadata)
+        self._bm25.add(item.id, index_text(item.document, item.metadata))
+
+    def _unmirror(self, memory_id: str) -> StoredItem | None:
+        item = self._items.pop(memory_id, None)
+        if item is not None:
+            if self._by_hash.get(str(item.metadata.get("hash", ""))) == memory_id:
+                del self._by_hash[str(item.metadata.get("hash", ""))]
+            self._filters.remove(memory_id, item.metadata)
+            self._bm25.remove(memory_id)
+        return item
+
+    # --- writing
+    def _prepare(self, text: str, time: str | None, source: str, tags: Any, kind: str, atom: str | None,
+                 extra: dict | None) -> tuple[str, dict[str, Any]]:
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("cannot remember an empty text")
+        when, ts = parse_time(time)
+        tag_tuple = tuple(dict.fromkeys(str(t).strip() for t in ([tags] if isinstance(tags, str) else tags or ())))
+        if any(not t or "|" in t for t in tag_tuple):
+            raise ValueError(f"tags must be non-empty and contain no '|': {tag_tuple!r}")
+        clash = _RESERVED.intersection(extra or {})
+        if clash:
+            raise ValueError(f"extra may not set reserved keys {sorted(clash)}")
+        meta: dict[str, Any] = dict(extra or {})
+        meta.update(time=when, source=source, kind=kind, tags="|" + "|".join(tag_tuple) + "|" if tag_tuple else "",
+                    hash=_dedup_key(text, kind, source, atom))
+        if ts is not None:
+            meta["ts"] = ts
+        if atom:
+            meta["atom"] = atom
+        meta.update(dict.fromkeys(tag_keys(tag_tuple), True))
+        return text, meta
+
+    def _write(self, prepared: list[tuple[str, dict[str, Any]]]) -> list[RememberResult]:
+        import uuid
+
+        results: list[RememberResult] = []
+        ids, docs, metas = [], [], []
+        batch_ids: dict[str, int] = {}
+        for text, meta in prepared:
+            existing = self._by_hash.get(meta["hash"])
+            if existing is None and meta["hash"] in batch_ids:
+                pos = batch_ids[meta["hash"]]
+                metas[pos] = meta  # a later copy in the same batch refreshes the first
+                results.append(RememberResult(ids[pos], False))
+                continue
+            if existing is not None:  # refresh: new time, tags merged, everything else kept
+                old = self._items[existing].metadata
+                merged = tuple(dict.fromkeys(t for tags in (old.get("tags", ""), meta["tags"])
+                                             for t in str(tags).split("|") if t))
+                meta = {**old, "time": meta["time"], "tags": "|" + "|".join(merged) + "|" if merged else ""}
+                meta.pop("ts", None)
+                meta.update({"ts": ts} if (ts := parse_time(meta["time"])[1]) is not None else {})
+                meta.update(dict.fromkeys(tag_keys(merged), True))
+            row_id = existing or str(uuid.uuid4())
+            batch_ids[meta["hash"]] = len(ids)
+            ids.append(row_id)
+            docs.append(text)
+            metas.append(meta)
+            results.append(RememberResult(row_id, existing is None))
+        if ids:
+            vectors = self.embedder.embed([index_text(d, m) for d, m in zip(docs, metas, strict=True)])
+            self.vector_store.add(ids, vectors, docs, metas)
+            for row_id, doc, meta in zip(ids, docs, metas, strict=True):
+                self._unmirror(row_id)
+                item = StoredItem(row_id, doc, meta)
+                self._mirror(item)
+                self.announce_capture(row_id, _to_memory(item))
+        return results
+
+    def remember(self, text: str, *, time: str | None = None, source: str = "agent", tags: Any = (),
+                 kind: str = "memory", atom: str | None = None, extra: dict | None = None) -> RememberResult:
+        """Store one memory; an exact duplicate (same text, kind, atom) refreshes its time and tags."""
+        return self._write([self._prepare(text, time, source, tags, kind, atom, extra)])[0]
+
+    def remember_many(self, items: list[dict]) -> list[RememberResult]:
+        """Like `remember` for many dicts at once (keys as its arguments): one batched embedding call."""
+        prepared = [self._prepare(it.get("text", ""), it.get("time"), it.get("source", "agent"), it.get("tags", ()),
+                                  it.get("kind", "memory"), it.get("atom"), it.get("extra")) for it in items]
+        return self._write(prepared)
+
+    def forget(self, memory_id: str) -> bool:
+        item = self._unmirror(memory_id)
+        if item is None:
+            return False
+        self.vector_store.delete([memory_id])
+        self.announce_delete(memory_id, _to_memory(item))
+        return True
+
+    # --- reading
+    def query(self, text: str, *, limit: int | None = None, mode: str | None = None, since: str | None = None,
+              until: str | None = None, source: str | None = None, tags: list[str] | None = None,
+              kind: str | None = None) -> list[Memory]:
+        """The best `limit` memories for `text` in one recall mode, optionally filtered."""
+        mode = mode or self.default_mode
+        if mode not in MODES:
+            raise ValueError(f"unknown recall mode {mode!r}; use one of {', '.join(MODES)}")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("cannot query with an empty text")
+        limit = self.max_items if limit is None else int(limit)
+        allowed = self._filters.select(since=since, until=until, source=source, tags=tags, kind=kind)
+        if limit <= 0 or (allowed is not None and not allowed):
+            return []
+        where = _where(since=since, until=until, source=source, tags=tags, kind=kind)
+        hits = self._ranked(text, limit, mode, allowed, where)
+        return [_to_memory(self._items[i], score, parts) for i, score, parts in hits if i in self._items]
+
+    # --- ranking
+    def _vector_hits(self, text: str, depth: int, allowed: set[str] | None,
+                     where: dict[str, Any] | None) -> list[tuple[str, float]]:
+        """Nearest memories; filtered by over-fetching and checking the mirror, the store's `where` as fallback."""
+        vector = self.embedder.embed([text])[0]
+        if allowed is None:
+            return [(item.id, score) for item, score in self.vector_store.query(vector, depth)]
+        wanted = min(depth, len(allowed))
+        if len(allowed) * 4 >= len(self._items):  # a broad filter: most of an over-fetch survives it
+            hits = [(item.id, s) for item, s in self.vector_store.query(vector, depth * 4) if item.id in allowed]
+            if len(hits) >= wanted:
+                return hits[:depth]
+        return [(item.id, s) for item, s in self.vector_store.query(vector, depth, where=where) if item.id in allowed]
+
+    def _ranked(self, text: str, limit: int, mode: str, allowed: set[str] | None,
+                where: dict[str, Any] | None) -> list[tuple[str, float, dict[str, Any]]]:
+        depth = max(50, 3 * limit)
+        vec = self._vector_hits(text, depth, allowed, where) if mode in ("hybrid", "vector") else []
+        lex = self._bm25.search(text, depth, allowed) if mode in ("hybrid", "bm25") else []
+        if mode == "vector":
+            return [(i, s, {"vector_score": s}) for i, s in vec[:limit]]
+        if mode == "bm25":
+            return [(i, s, {"bm25_score": s}) for i, s in lex[:limit]]
+        fused: dict[str, float] = {}
+        parts: dict[str, dict[str, Any]] = {}
+        for name, hits, weight in (("vector", vec, VECTOR_WEIGHT), ("bm25", lex, BM25_WEIGHT)):
+            for rank, (i, score) in enumerate(hits, start=1):
+                fused[i] = fused.get(i, 0.0) + weight / (RRF_K + rank)
+                parts.setdefault(i, {})[f"{name}_rank"] = rank
+                parts[i][f"{name}_score"] = score
+        best = sorted(fused, key=lambda i: -fused[i])[:limit]
+        return [(i, fused[i], parts[i]) for i in best]
+
+    # --- MemoryLayer protocol
+    def store(self, record: Any) -> str:
+        if isinstance(record, Memory):
+            return self.remember(record.text, time=record.time, source=record.source, tags=record.tags,
+                                 kind=record.kind, atom=record.atom, extra=record.meta or None).id
+        if isinstance(record, dict):
+            return self.remember_many([record])[0].id
+        return self.remember(str(record)).id
+
+    def get(self, record_id: str) -> Memory | None:
+        item = self._items.get(record_id)
+        return None if item is None else _to_memory(item)
+
+    def remove(self, record_id: str) -> bool:
+        return self.forget(record_id)
+
+    def recall(self, limit: int = 10, **filters: Any) -> list[Memory]:
+        """With `text=` a query; without, the newest memories that pass the filters."""
+        text = filters.pop("text", None) or filters.pop("query", None)
+        if text:
+            return self.query(text, limit=limit, **filters)
+        allowed = self._filters.select(**filters)
+        ids = list(self._items) if allowed is None else list(allowed)
+        ids.sort(key=lambda i: self._items[i].metadata.get("ts", float("-inf")), reverse=True)
+        return [_to_memory(self._items[i]) for i in ids[:limit]]
+
+    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[Memory]:
+        seeds = [self._items[i] for i in seed_ids if i in self._items]
+        if not seeds:
+            return []
+        found = self.query("\n".join(s.document for s in seeds), limit=limit + len(seeds))
+        return [m for m in found if m.id not in seed_ids][:limit]
+
+    def consolidate(self) -> dict[str, int]:
+        self._bm25.rebuild()
+        return {"bm25_rebuilt": 1}
+
+    def stats(self) -> dict[str, Any]:
+        return {"count": len(self._items), "embedder": signature(self.embedder), "mode": self.default_mode,
+                "bm25_rebuilds": self._bm25.rebuilds}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter([_to_memory(item) for item in list(self._items.values())])
+
+    def ids_by(self, **filters: Any) -> set[str]:
+        """Ids passing the filters (for priors' bookkeeping and tests)."""
+        allowed = self._filters.select(**filters)
+        return set(self._items) if allowed is None else set(allowed)
+
+    def close(self) -> None:
+        close = getattr(self.vector_store, "close", None)
+        if close is not None:
+            close()
+
+
+def open_longterm(config: Any) -> LongTermMemory:
+    """The long-term memory a config describes: embedder by `embeddingprovider`, store by `chromaMode`."""
+    from mettaclaw.chroma_store import ChromaVectorStore
+    from mettaclaw.embedders import make_embedder
+    from mettaclaw.vectorstore import InMemoryVectorStore
+
+    embedder = make_embedder(config)
+    sig = signature(embedder)
+    if config.chromaMode == "embedded":
+        store: Any = ChromaVectorStore.embedded(config.memory_path("chroma"), embedder_signature=sig)
+    elif config.chromaMode == "server":
+        store = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig)
+    else:
+        store = InMemoryVectorStore()
+    try:
+        return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems)
+    except BaseException:
+        getattr(store, "close", lambda: None)()
+        raise

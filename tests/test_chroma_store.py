@@ -1,0 +1,90 @@
+"""ChromaVectorStore, embedded: the VectorStore contract, embedder signature, and the folder lock."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mettaclaw.chroma_store import ChromaVectorStore, EmbedderMismatch, StoreLocked, StoreUnavailable
+from mettaclaw.embedders import HashEmbedder, signature
+from mettaclaw.longterm import LongTermMemory
+from mettaclaw.vectorstore import InMemoryVectorStore, VectorStore
+
+SIG = signature(HashEmbedder())
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
+    yield s
+    s.close()
+
+
+def _rows(n: int, seed: int = 0) -> np.ndarray:
+    rows = np.random.default_rng(seed).normal(size=(n, 64)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_contract_round_trip_matches_the_exact_store(store: ChromaVectorStore) -> None:
+    assert isinstance(store, VectorStore)
+    exact = InMemoryVectorStore()
+    vecs = _rows(40)
+    ids = [f"id{i}" for i in range(40)]
+    metas = [{"source": "a" if i % 2 else "b", "n": i, "skip": None} for i in range(40)]
+    for s in (store, exact):
+        s.add(ids, vecs, [f"doc {i}" for i in range(40)], metas)
+    assert store.count() == 40
+    assert [it.document for it in store.get(["id3", "missing", "id1"])] == ["doc 3", "doc 1"]
+    assert store.get(["id3"])[0].metadata == {"source": "a", "n": 3}, "None values are dropped"
+    q = vecs[5] + 0.1 * vecs[6]
+    got = store.query(q, 5)
+    want = exact.query(q, 5)
+    assert [it.id for it, _ in got] == [it.id for it, _ in want]
+    assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-4)
+    filtered = store.query(q, 5, where={"source": "b"})
+    assert all(it.metadata["source"] == "b" for it, _ in filtered) and len(filtered) == 5
+    assert sorted(it.id for it in store.find({"n": {"$lt": 3}})) == ["id0", "id1", "id2"]
+    store.delete(["id0", "id1"])
+    assert store.count() == 38 and len(list(store.iter_all(batch=7))) == 38
+
+
+def test_other_embedder_is_refused_with_a_clear_message(tmp_path) -> None:
+    first = ChromaVectorStore.embedded(tmp_path, embedder_signature=SIG)
+    first.add(["x"], _rows(1), ["x"], [{"kind": "memory"}])
+    first.close()
+    with pytest.raises(EmbedderMismatch, match="st:all-MiniLM-L6-v2:384.*hash:64|hash:64.*st:all-MiniLM"):
+        ChromaVectorStore.embedded(tmp_path, embedder_signature="st:all-MiniLM-L6-v2:384")
+    again = ChromaVectorStore.embedded(tmp_path, embedder_signature=SIG)  # the refusal released the lock
+    assert again.count() == 1, "nothing was mixed or lost"
+    again.close()
+
+
+def test_second_opener_is_refused_while_the_first_holds_the_folder(tmp_path, store) -> None:
+    with pytest.raises(StoreLocked, match="in use by another process"):
+        ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
+    code = (
+        "import sys\nfrom mettaclaw.chroma_store import ChromaVectorStore, StoreLocked\n"
+        f"try:\n    ChromaVectorStore.embedded({str(tmp_path / 'chroma')!r}, embedder_signature='hash:64')\n"
+        "except StoreLocked as e:\n    print('LOCKED', e); sys.exit(3)\n"
+    )
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert other.returncode == 3 and "LOCKED" in other.stdout
+
+
+def test_memories_survive_close_and_reopen(tmp_path) -> None:
+    ltm = LongTermMemory(HashEmbedder(), ChromaVectorStore.embedded(tmp_path, embedder_signature=SIG))
+    written = ltm.remember("the spare key is under the blue flowerpot", tags=["home"], time="2024-04-04")
+    assert ltm.query("spare key flowerpot", limit=1)[0].id == written.id, "queryable in the same turn"
+    ltm.close()
+    reopened = LongTermMemory(HashEmbedder(), ChromaVectorStore.embedded(tmp_path, embedder_signature=SIG))
+    hit = reopened.query("where is the spare key", tags=["home"], limit=1)[0]
+    assert (hit.id, hit.time, hit.tags) == (written.id, "2024-04-04 00:00:00", ("home",))
+    reopened.close()
+
+
+def test_unreachable_server_is_reported() -> None:
+    with pytest.raises(StoreUnavailable, match="chroma run"):
+        ChromaVectorStore.server("127.0.0.1", 9, embedder_signature=SIG)

@@ -1,0 +1,161 @@
+"""LongTermMemory on the in-memory store and the hash embedder: behaviour, not speed."""
+
+from __future__ import annotations
+
+import pytest
+
+from mettaclaw.chroma_store import EmbedderMismatch
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.layers import MemoryLayer
+from mettaclaw.longterm import LongTermMemory, Memory, parse_time
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+@pytest.fixture
+def ltm() -> LongTermMemory:
+    return LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+
+
+def test_exact_duplicate_is_refreshed_not_stored_twice(ltm: LongTermMemory) -> None:
+    first = ltm.remember("Ada likes green tea", time="2024-01-01 09:00:00", tags=["food"])
+    again = ltm.remember("Ada likes green tea", time="2024-03-01 09:00:00", tags=["drinks"], source="other")
+    assert first.created and not again.created and again.id == first.id
+    assert len(ltm) == 1 and ltm.vector_store.count() == 1
+    got = ltm.get(first.id)
+    assert got.time == "2024-03-01 09:00:00" and got.tags == ("food", "drinks") and got.source == "agent"
+    assert [m.id for m in ltm.query("green tea", since="2024-02-01")] == [first.id], "refreshed time is filterable"
+    assert ltm.remember("Ada likes green tea!").created, "a different text is not a duplicate"
+    assert ltm.remember("Ada likes green tea", kind="belief", atom="(--> ada tea)").created
+
+
+def test_duplicates_inside_one_batch_are_stored_once(ltm: LongTermMemory) -> None:
+    results = ltm.remember_many([{"text": "same"}, {"text": "other"}, {"text": "same", "tags": ["x"]}])
+    assert [r.created for r in results] == [True, True, False]
+    assert results[0].id == results[2].id and len(ltm) == 2
+    assert ltm.get(results[0].id).tags == ("x",)
+
+
+def test_query_returns_time_score_and_is_limited(ltm: LongTermMemory) -> None:
+    for i in range(30):
+        ltm.remember(f"note {i} about gardening tomatoes", time=f"2024-01-{i % 28 + 1:02d} 10:00:00")
+    found = ltm.query("gardening tomatoes", limit=7)
+    assert len(found) == 7 and all(isinstance(m, Memory) for m in found)
+    assert all(m.time.startswith("2024-01-") and m.score > 0 for m in found)
+    assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
+    assert len(ltm.query("gardening")) == 20, "default limit is max_items"
+
+
+def test_same_turn_recall_in_every_mode(ltm: LongTermMemory) -> None:
+    for i in range(300):
+        ltm.remember(f"filler memory number {i} about the weather")
+    ltm.query("weather")  # builds the BM25 index; later writes land in its delta
+    written = ltm.remember("The launch code word is periwinkle")
+    for mode in ("hybrid", "vector", "bm25"):
+        assert ltm.query("launch code word periwinkle", mode=mode, limit=3)[0].id == written.id
+
+
+def test_filters_by_time_source_tags_and_kind(ltm: LongTermMemory) -> None:
+    ltm.remember("walked the dog in the park", time="2024-01-05 08:00:00", source="diary", tags=["pets", "outdoors"])
+    ltm.remember("fed the dog", time="2024-02-10 08:00:00", source="diary", tags=["pets"])
+    ltm.remember("dog article read", time="2024-03-01 12:00:00", source="web", tags=["reading"])
+    ltm.remember("(--> dog animal)", kind="belief", atom="(--> dog animal) (stv 1.0 0.9)", time="2024-02-01")
+    ltm.remember("dogs are loyal", time="knowledge_prior", source="animals.md", kind="prior")
+    texts = lambda **f: sorted(m.text for m in ltm.query("dog", **f))  # noqa: E731
+    assert texts(source="web") == ["dog article read"]
+    assert texts(tags=["pets"]) == ["fed the dog", "walked the dog in the park"]
+    assert texts(tags=["pets", "outdoors"]) == ["walked the dog in the park"]
+    assert texts(tags=["nope"]) == []
+    assert texts(since="2024-02-01", until="2024-02-28") == ["(--> dog animal)", "fed the dog"]
+    assert texts(until="2024-01-05") == ["walked the dog in the park"], "a date-only `until` includes that day"
+    assert texts(since="2024-02-11") == ["dog article read"], "priors have no time and fall outside any range"
+    beliefs = ltm.query("dog", kind="belief")
+    assert [m.atom for m in beliefs] == ["(--> dog animal) (stv 1.0 0.9)"]
+    assert texts(kind="prior", mode="vector") == ["dogs are loyal"]
+    assert texts(source="diary", since="2024-02-01", mode="bm25") == ["fed the dog"]
+
+
+def test_bad_input_is_refused_and_loses_nothing(ltm: LongTermMemory) -> None:
+    ltm.remember("keep me")
+    for bad in ("", "   "):
+        with pytest.raises(ValueError, match="empty"):
+            ltm.remember(bad)
+    with pytest.raises(ValueError, match="bad time"):
+        ltm.remember("x", time="yesterday")
+    with pytest.raises(ValueError, match="tags"):
+        ltm.remember("x", tags=["a|b"])
+    with pytest.raises(ValueError, match="reserved"):
+        ltm.remember("x", extra={"source": "forged"})
+    with pytest.raises(ValueError, match="unknown recall mode"):
+        ltm.query("keep", mode="magic")
+    with pytest.raises(ValueError, match="empty"):
+        ltm.query("  ")
+    with pytest.raises(ValueError, match="bad time"):
+        ltm.query("keep", since="last week")
+    assert [m.text for m in ltm] == ["keep me"]
+
+
+def test_forget_removes_from_every_index_and_announces(ltm: LongTermMemory) -> None:
+    captured, deleted = [], []
+    ltm.on_capture(lambda i, m: captured.append((i, m.text)))
+    ltm.on_delete(lambda i, m: deleted.append(i))
+    kept = ltm.remember("the blue kettle is in the attic")
+    gone = ltm.remember("the red kettle is in the garage")
+    assert captured == [(kept.id, "the blue kettle is in the attic"), (gone.id, "the red kettle is in the garage")]
+    assert ltm.forget(gone.id) and not ltm.forget(gone.id)
+    assert deleted == [gone.id]
+    for mode in ("hybrid", "vector", "bm25"):
+        assert [m.id for m in ltm.query("red kettle garage", mode=mode)] == [kept.id]
+
+
+def test_reopening_rebuilds_the_mirror_from_the_store() -> None:
+    store = InMemoryVectorStore()
+    first = LongTermMemory(HashEmbedder(), store)
+    written = first.remember("Quentin plays the bassoon", source="chat", tags=["music"], time="2024-05-05")
+    again = LongTermMemory(HashEmbedder(), store)
+    hits = again.query("bassoon", tags=["music"], source="chat", mode="bm25")
+    assert [m.id for m in hits] == [written.id]
+    assert not again.remember("Quentin plays the bassoon").created
+
+
+def test_store_of_another_embedder_is_refused() -> None:
+    store = InMemoryVectorStore()
+    store.embedder_signature = "st:all-MiniLM-L6-v2:384"
+    with pytest.raises(EmbedderMismatch, match="hash:64"):
+        LongTermMemory(HashEmbedder(), store)
+
+
+def test_batch_ingestion_embeds_once_per_text() -> None:
+    emb = CountingEmbedder()
+    ltm = LongTermMemory(emb, InMemoryVectorStore())
+    ltm.remember_many([{"text": f"item {i}", "source": "bulk"} for i in range(50)])
+    assert emb.texts == 50 and len(ltm.ids_by(source="bulk")) == 50
+
+
+def test_it_is_a_memory_layer(ltm: LongTermMemory) -> None:
+    assert isinstance(ltm, MemoryLayer) and ltm.name == "longterm"
+    a = ltm.store("first thing")
+    b = ltm.store({"text": "second thing", "time": "2030-01-01 00:00:00", "tags": ["t"]})
+    c = ltm.store(Memory(id="", text="third thing", time="2020-01-01 00:00:00", source="s", kind="memory", tags=()))
+    assert ltm.get(b).tags == ("t",) and ltm.get(c).source == "s"
+    assert [m.id for m in ltm.recall(limit=2)] == [b, a], "without text: newest first"
+    assert ltm.recall(limit=1, text="third thing")[0].id == c
+    assert c not in [m.id for m in ltm.recall_associated([c])]
+    assert ltm.remove(a) and len(ltm) == 2 and len(list(ltm)) == 2
+    assert ltm.stats()["count"] == 2 and ltm.consolidate()["bm25_rebuilt"] == 1
+
+
+def test_time_parsing() -> None:
+    assert parse_time("2024-01-02")[0] == "2024-01-02 00:00:00"
+    assert parse_time("2024-01-02", end_of_day=True)[0] == "2024-01-02 23:59:59"
+    assert parse_time("knowledge_prior") == ("knowledge_prior", None)
+    assert len(parse_time(None)[0]) == 19
