@@ -1,0 +1,122 @@
+"""The grounded operations MeTTa calls: thin wrappers from the turn's steps to Python objects.
+
+Every operation returns a value, never raises into hyperon: a Python exception would become an
+`(Error ...)` atom carrying a whole traceback. Skill errors the model caused come back as
+`ERROR: <skill>: <cause>` text; bugs in our code are logged with their traceback and reported briefly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAtom, ValueAtom
+
+from mettaclaw.skills import SkillError
+
+if TYPE_CHECKING:
+    from mettaclaw.runtime import Agent
+
+log = logging.getLogger(__name__)
+
+
+def atom_text(atom: Any) -> str:
+    """A MeTTa value as the text the model reads: strings unquoted, everything else as written."""
+    if isinstance(atom, GroundedAtom):
+        value = atom.get_object().content
+        return value if isinstance(value, str) else str(value)
+    return str(atom)
+
+
+def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def op(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except SkillError as err:
+            return f"ERROR: {name}: {err}"
+        except Exception as err:
+            log.exception("bridge %s failed", name)
+            return f"ERROR: {name}: internal error {type(err).__name__}: {err} (details in the log)"
+
+    return op
+
+
+def error_text(skill: str, results: list[Any]) -> str | None:
+    """The cause, when a MeTTa skill's results hold an (Error ...) atom or did not reduce."""
+    for atom in results:
+        if isinstance(atom, ExpressionAtom):
+            children = atom.get_children()
+            if children and children[0] == S("Error"):
+                cause = " ".join(atom_text(c) for c in children[1:])
+                return f"ERROR: {skill}: {cause.splitlines()[0][:500] if cause else 'failed'}"
+            if len(children) >= 2 and children[0] == S("do") and children[1] == S(skill):
+                return f"ERROR: {skill}: no definition matches these arguments"
+    return None
+
+
+def install(agent: Agent) -> None:
+    """Register every bridge on the agent's runner, before any MeTTa file that uses them is loaded."""
+    runner = agent.runner
+    values: dict[str, Callable[..., Any]] = {
+        # the turn
+        "clock": agent.clock,
+        "now": agent.now_text,
+        "receive": agent.receive,
+        "ask-llm": agent.ask_llm,
+        "finish-turn": agent.finish_turn,
+        "knowledge": agent.knowledge,
+        # prompt sections
+        "prompt-file": agent.prompt_file,
+        "skill-list": agent.skill_list,
+        "last-results": lambda: agent.last_results,
+        "pinned": lambda: agent.pins.text,
+        "history-tail": lambda: agent.trace.tail(agent.config.maxHistory),
+        "section": lambda title, text: f"{title}:\n{text}" if title else str(text),
+        # skills
+        "pin-set": agent.pins.pin,
+        "channel-send": agent.send,
+        "memory-remember": agent.remember,
+        "memory-query": agent.query,
+        "trace-around": agent.episodes,
+        "shell-run": agent.shell,
+        "file-read": agent.workspace.read,
+        "file-write": agent.workspace.write,
+        "file-append": lambda path, text: agent.workspace.write(path, text, append=True),
+        "sandbox-run": agent.sandbox.run,
+        "web-search": agent.web_search,
+    }
+    for name, fn in {**values, **agent.extra_bridges}.items():
+        runner.register_atom(name, OperationAtom(name, guarded(name, fn), unwrap=True))
+
+    def strings(*atoms: Any) -> list[str]:
+        out: list[str] = []
+        for atom in atoms:
+            if isinstance(atom, ExpressionAtom):
+                out.extend(atom_text(a) for a in atom.get_children())
+            else:
+                out.append(atom_text(atom))
+        return out
+
+    raw: dict[str, Callable[..., list[Any]]] = {
+        "config": lambda key: [ValueAtom(getattr(agent.config, atom_text(key)))],
+        "join-sections": lambda *a: [ValueAtom("\n\n".join(t for t in strings(*a) if t.strip()))],
+        "join-nonempty": lambda *a: [ValueAtom("\n".join(t for t in strings(*a) if t.strip()))],
+        "join-lines": lambda *a: [ValueAtom("\n".join(strings(*a)))],
+        "parse-reply": lambda reply: [agent.parse_reply(atom_text(reply))],
+        "run-skill": lambda command: [ValueAtom(agent.run_skill(command))],
+    }
+    for name, fn in raw.items():
+        runner.register_atom(name, OperationAtom(name, fn, unwrap=False))
+
+
+def command_atom(skill: str, args: tuple[str, ...]) -> ExpressionAtom:
+    """`(command NAME "arg" ...)`: inert data, so a skill named like a MeTTa builtin is never evaluated."""
+    return E(S("command"), S(skill), *(ValueAtom(a) for a in args))
+
+
+def command_parts(atom: Any) -> tuple[str, list[Any]]:
+    """(name, argument atoms) of a command atom."""
+    children = atom.get_children()[1:]
+    head = children[0]
+    return (head.get_name() if isinstance(head, SymbolAtom) else atom_text(head)), children[1:]

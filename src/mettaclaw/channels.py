@@ -1,0 +1,93 @@
+"""Channels: where messages come from and replies go. One interface, `receive()` and `send()`.
+
+Messages are queued as they arrive (a reader thread for the terminal), and `receive()` hands over
+everything queued since the last turn, so a burst typed between two turns is never lost.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from collections.abc import Iterable
+from typing import Protocol, TextIO, runtime_checkable
+
+
+@runtime_checkable
+class Channel(Protocol):
+    closed: bool
+
+    def receive(self) -> str:
+        """All messages queued since the last call, joined by newlines ('' when none)."""
+        ...
+
+    def send(self, text: str) -> None: ...
+
+
+class QueueChannel:
+    """In-memory channel for tests and embedding: `put` messages, read `sent`."""
+
+    def __init__(self, messages: Iterable[str] = ()) -> None:
+        self._queue: queue.Queue[str] = queue.Queue()
+        for message in messages:
+            self._queue.put(message)
+        self.sent: list[str] = []
+        self.closed = False
+
+    def put(self, message: str) -> None:
+        self._queue.put(message)
+
+    def receive(self) -> str:
+        parts = []
+        while True:
+            try:
+                parts.append(self._queue.get_nowait())
+            except queue.Empty:
+                return "\n".join(p for p in parts if p.strip())
+
+    def send(self, text: str) -> None:
+        self.sent.append(text)
+
+
+class TerminalChannel(QueueChannel):
+    """stdin lines become messages; replies are printed. The console model reads the same lines."""
+
+    def __init__(self, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
+        super().__init__()
+        self._out = out
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, args=(stdin,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stdin: TextIO) -> None:
+        for line in stdin:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def _pump(self) -> None:
+        """Move typed lines into the message queue (when the console model is not reading them)."""
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                return
+            if line is None:
+                self.closed = True
+                return
+            self.put(line)
+
+    def receive(self) -> str:
+        self._pump()
+        return super().receive()
+
+    def read_model_line(self) -> str | None:
+        """Blocking read of one line for the console provider; None at end of input."""
+        line = self._lines.get()
+        if line is None:
+            self.closed = True
+        return line
+
+    def send(self, text: str) -> None:
+        super().send(text)
+        self._out.write(f"agent> {text}\n")
+        self._out.flush()

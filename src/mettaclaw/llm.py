@@ -1,0 +1,158 @@
+"""Model providers behind one interface: `complete(prompt, message) -> reply text`.
+
+`prompt` is the turn's context (system prompt, skills, memory), `message` the human message or the
+no-spam reminder. Providers raise LLMError for anything that went wrong; the loop reports it in the
+next prompt and goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Protocol, TextIO, runtime_checkable
+
+from mettaclaw.config import Config, ConfigError
+
+log = logging.getLogger(__name__)
+
+SCRIPT_SEPARATOR = "---"
+
+
+class LLMError(RuntimeError):
+    """The model call failed (network, timeout, bad answer); the message says why."""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    name: str
+
+    def complete(self, prompt: str, message: str) -> str: ...
+
+
+class OpenAICompatible:
+    """Any OpenAI-compatible chat endpoint: OpenAI, Anthropic's compatible API, Ollama, llama.cpp, vLLM."""
+
+    def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float, max_tokens: int) -> None:
+        from openai import OpenAI  # imported here: nothing heavy at import time
+
+        self.name = f"openai-compatible:{model}"
+        self.model = model
+        self.max_tokens = max_tokens
+        self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=1)
+
+    def complete(self, prompt: str, message: str) -> str:
+        import openai
+
+        try:
+            answer = self._client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "system", "content": prompt}, {"role": "user", "content": message}],
+                max_tokens=self.max_tokens,
+            )
+        except openai.APITimeoutError as err:
+            raise LLMError(f"model call timed out: {err}") from err
+        except openai.OpenAIError as err:
+            raise LLMError(f"model call failed: {type(err).__name__}: {err}") from err
+        if not answer.choices or answer.choices[0].message.content is None:
+            raise LLMError("model returned no text")
+        return answer.choices[0].message.content
+
+
+class Scripted:
+    """Replies from a file (blocks separated by lines of `---`) or a list; for tests and demos.
+
+    A reply block reading `!error <text>` raises LLMError, so tests can exercise model failures.
+    Once the script is used up every reply is empty (the agent does nothing).
+    """
+
+    name = "scripted"
+
+    def __init__(self, replies: list[str]) -> None:
+        self._replies: Iterator[str] = iter(list(replies))
+        self.prompts: list[tuple[str, str]] = []
+        self.keep_prompts = True
+
+    @classmethod
+    def from_file(cls, path: Path) -> Scripted:
+        if not path.is_file():
+            raise ConfigError(f"scriptFile {str(path)!r} does not exist")
+        blocks, current = [], []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() == SCRIPT_SEPARATOR:
+                blocks.append("\n".join(current))
+                current = []
+            else:
+                current.append(line)
+        blocks.append("\n".join(current))
+        return cls([b.strip("\n") for b in blocks])
+
+    def complete(self, prompt: str, message: str) -> str:
+        if self.keep_prompts:
+            self.prompts.append((prompt, message))
+        reply = next(self._replies, "")
+        if reply.startswith("!error"):
+            raise LLMError(reply[len("!error") :].strip() or "scripted failure")
+        return reply
+
+
+class Console:
+    """A person types the model's lines (finish with an empty line): the skill console."""
+
+    name = "console"
+
+    def __init__(self, read_line: Callable[[], str | None], out: TextIO = sys.stdout, show_chars: int = 0) -> None:
+        self._read_line = read_line
+        self._out = out
+        self.show_chars = show_chars
+
+    def complete(self, prompt: str, message: str) -> str:
+        if self.show_chars:
+            self._out.write(prompt[-self.show_chars :] + "\n")
+        self._out.write(f"{message}\n[you are the model] type skill lines (e.g. `send hi`), empty line to end:\n")
+        self._out.flush()
+        lines: list[str] = []
+        while True:
+            line = self._read_line()
+            if line is None:
+                if not lines:
+                    raise LLMError("console closed (end of input)")
+                break
+            if not line.strip():
+                break
+            lines.append(line)
+        return "\n".join(lines)
+
+
+PRESETS = {
+    "anthropic": ("https://api.anthropic.com/v1/", "ANTHROPIC_API_KEY"),
+    "ollama": ("http://127.0.0.1:11434/v1", None),
+}
+
+
+def make_llm(config: Config, read_line: Callable[[], str | None], notice: Callable[[str], None]) -> LLM:
+    """Pick the provider; with `provider=auto` and no key, say so in one line and use the console."""
+    provider = config.provider
+    if provider == "scripted":
+        if not config.scriptFile:
+            raise ConfigError("provider 'scripted' needs the setting 'scriptFile'")
+        return Scripted.from_file(Path(config.scriptFile))
+    if provider == "console":
+        return Console(read_line)
+    base_url, key_env = config.base_url, config.apiKeyEnv
+    if provider in PRESETS:
+        preset_url, preset_env = PRESETS[provider]
+        base_url = base_url or preset_url
+        if preset_env and key_env == Config.model_fields["apiKeyEnv"].default:
+            key_env = preset_env
+    key = os.environ.get(key_env) or None
+    if provider == "ollama":
+        key = key or "ollama"  # a local server takes any key
+    if not key:
+        if provider != "auto":
+            raise ConfigError(f"provider {provider!r} needs an API key in the environment variable {key_env}")
+        notice(f"No API key in ${key_env}: starting with the offline 'console' provider (you type the model's lines).")
+        return Console(read_line)
+    return OpenAICompatible(config.LLM, key, base_url, config.llmTimeout, config.llmMaxTokens)

@@ -1,0 +1,183 @@
+"""The reply parser: the model's lines into `(skill "arg" ...)` commands.
+
+Matches the reference's format (one command a line, `-` lines are pins, one outer pair of parentheses
+stripped) and fixes its defects: the tuple form `((a "x") (b "y"))` is accepted, fenced or quoted
+multi-line arguments are kept whole, commands past `max_commands` are reported instead of run, and
+every line that cannot be read yields an error naming the line and the cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from mettaclaw.sexpr import Expr, SexprError, Str, Sym, quote, read_all, read_string, to_text
+
+FENCE = "```"
+
+
+@dataclass(frozen=True)
+class Command:
+    skill: str
+    args: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "(" + " ".join([self.skill, *(quote(a) for a in self.args)]) + ")"
+
+
+@dataclass
+class ParsedReply:
+    commands: list[Command] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    skipped: list[Command] = field(default_factory=list)
+
+
+def _split_first(text: str) -> tuple[str, str]:
+    """Split off the first argument: a quoted string or a whitespace-delimited word."""
+    text = text.lstrip()
+    if text.startswith('"'):
+        try:
+            value, end = read_string(text, 0)
+            return value, text[end:]
+        except SexprError:
+            pass
+    head, _, rest = text.partition(" ")
+    return head, rest
+
+
+def _unfence(text: str, line_no: int) -> str:
+    """`rest` that opens with ``` is the fenced body (language tag dropped); plain text is kept."""
+    stripped = text.strip()
+    if stripped.startswith(FENCE):
+        body = stripped[len(FENCE) :]
+        if not body.rstrip().endswith(FENCE) or len(body.rstrip()) < len(FENCE):
+            raise ValueError(f"line {line_no}: unclosed ``` fence in the argument")
+        body = body.rstrip()[: -len(FENCE)]
+        first, nl, after = body.partition("\n")
+        if nl and first.strip() and " " not in first.strip():
+            body = after  # ```bash ... ```: drop the language tag
+        elif nl and not first.strip():
+            body = after
+        return body.rstrip("\n")
+    if stripped.startswith('"'):
+        try:
+            value, end = read_string(stripped, 0)
+        except SexprError as err:
+            raise ValueError(f"line {line_no}: {err}") from None
+        if end == len(stripped):
+            return value
+    return text.strip()
+
+
+def _plain_command(line: str, line_no: int, arity: Mapping[str, int]) -> Command:
+    skill, _, rest = line.strip().partition(" ")
+    rest = rest.strip()
+    if not rest:
+        return Command(skill, ())
+    if arity.get(skill, 1) >= 2:
+        first, text = _split_first(rest)
+        return Command(skill, (first, _unfence(text, line_no)) if text.strip() else (first,))
+    return Command(skill, (_unfence(rest, line_no),))
+
+
+def _expr_commands(node: Expr, arity: Mapping[str, int]) -> list[Command]:
+    if node.items and isinstance(node.items[0], Expr):  # tuple form ((a "x") (b "y"))
+        out: list[Command] = []
+        for item in node.items:
+            if not isinstance(item, Expr):
+                raise ValueError(f"tuple form mixes commands and {to_text(item)!r}")
+            out.extend(_expr_commands(item, arity))
+        return out
+    if not node.items or not isinstance(node.items[0], Sym):
+        raise ValueError(f"{node.source!r} does not start with a skill name")
+    skill = node.items[0].text
+    args = [to_text(n) for n in node.items[1:]]
+    wanted = max(1, arity.get(skill, 1))
+    if len(args) > wanted and not all(isinstance(n, Str) for n in node.items[1:]):
+        # (remember the sky is blue): bare words form one argument, as in the line form
+        args = args[: wanted - 1] + [" ".join(args[wanted - 1 :])]
+    return [Command(skill, tuple(args))]
+
+
+def _logical_lines(reply: str) -> list[tuple[int, str]]:
+    """Join physical lines while a fence, a string or a parenthesis opened on them is still open."""
+    lines = reply.replace("\r\n", "\n").split("\n")
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines):
+        start, text = i, lines[i]
+        i += 1
+        if text.count(FENCE) % 2 == 1:
+            while i < len(lines):
+                text += "\n" + lines[i]
+                i += 1
+                if lines[i - 1].strip().startswith(FENCE):
+                    break
+        elif _opens_multiline(text):
+            j, joined = i, text
+            while j < len(lines) and _opens_multiline(joined):
+                joined += "\n" + lines[j]
+                j += 1
+            if not _opens_multiline(joined):
+                text, i = joined, j
+        out.append((start + 1, text))
+    return out
+
+
+def _opens_multiline(text: str) -> bool:
+    stripped = text.strip()
+    if not (stripped.startswith("(") or '"' in stripped):
+        return False
+    try:
+        read_all(stripped if stripped.startswith("(") else _argument_part(stripped))
+        return False
+    except SexprError as err:
+        return "unterminated" in str(err) or "unbalanced '('" in str(err)
+
+
+def _argument_part(line: str) -> str:
+    """Only a quote that opens an argument may span lines (`send it's "great` stays one line)."""
+    _, _, rest = line.partition(" ")
+    rest = rest.lstrip()
+    if rest.startswith('"'):
+        return rest
+    _, _, after_first = rest.partition(" ")
+    after_first = after_first.lstrip()
+    return after_first if after_first.startswith('"') else ""
+
+
+def parse_reply(reply: str, max_commands: int = 5, arity: Mapping[str, int] | None = None) -> ParsedReply:
+    """Parse a whole reply; `arity` names skills taking more than one argument (e.g. write-file: 2)."""
+    arity = arity or {}
+    result = ParsedReply()
+    found: list[Command] = []
+    for line_no, text in _logical_lines(reply):
+        stripped = text.strip()
+        if not stripped:
+            continue
+        try:
+            if stripped.startswith("-"):
+                found.append(Command("pin", (stripped,)))
+            elif stripped.startswith("("):
+                try:
+                    nodes = read_all(stripped)
+                except SexprError:
+                    nodes = []
+                if nodes and all(isinstance(n, Expr) for n in nodes):
+                    for node in nodes:
+                        found.extend(_expr_commands(node, arity))  # type: ignore[arg-type]
+                elif stripped.endswith(")"):
+                    found.append(_plain_command(stripped[1:-1], line_no, arity))
+                else:
+                    raise ValueError(f"unbalanced parentheses in {stripped[:80]!r}")
+            else:
+                found.append(_plain_command(stripped, line_no, arity))
+        except ValueError as err:
+            msg = str(err)
+            result.errors.append(msg if msg.startswith("line ") else f"line {line_no}: {msg}")
+    result.commands = found[:max_commands]
+    result.skipped = found[max_commands:]
+    return result
+
+
+__all__ = ["Command", "ParsedReply", "parse_reply", "Str"]

@@ -1,0 +1,245 @@
+"""The agent: its parts, the Python side of each turn step, and the driver that calls one turn at a time.
+
+MeTTa (metta/loop.metta) decides what happens in a turn; this module holds the state the steps share
+(the turn's message, commands, results and errors) and runs the driver loop, which never recurses.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hyperon import E, Environment, MeTTa, S
+
+from mettaclaw import bridges
+from mettaclaw.channels import Channel
+from mettaclaw.config import Config
+from mettaclaw.llm import LLM, LLMError
+from mettaclaw.parser import Command, parse_reply
+from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
+from mettaclaw.skills import SkillError
+from mettaclaw.skills.files import Workspace
+from mettaclaw.skills.sandbox import MettaSandbox
+from mettaclaw.skills.shell import run_shell
+from mettaclaw.textutil import cap_tail, now_text
+from mettaclaw.trace import EpisodicTrace
+from mettaclaw.workingmemory import WorkingMemory
+
+log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+CORE_FILES = ("skills.metta", "prompt.metta", "loop.metta")
+SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
+
+
+@dataclass
+class TurnState:
+    """What the steps of one turn share; reset when a turn starts."""
+
+    message: str = ""
+    new: bool = False
+    commands: list[Command] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def error(self, text: str) -> None:
+        self.errors.append(text)
+        self.results.append(text)
+
+
+@dataclass
+class TurnOutcome:
+    acted: bool
+    commands: list[Command]
+    results: list[str]
+    errors: list[str]
+    episode_id: str | None
+
+
+class Agent:
+    def __init__(
+        self,
+        config: Config,
+        llm: LLM,
+        channel: Channel,
+        *,
+        memory: Any = None,
+        clock: Callable[[], float] = time.time,
+        root: Path = PROJECT_ROOT,
+        extra_bridges: dict[str, Callable[..., Any]] | None = None,
+    ) -> None:
+        self.config = config
+        self.llm = llm
+        self.channel = channel
+        self.memory = memory
+        self.clock = clock
+        self.root = root
+        self.extra_bridges = extra_bridges or {}
+        self.trace = EpisodicTrace(config.memory_path("history.metta"))
+        self.pins = WorkingMemory(config.memory_path("pins.txt"))
+        workspace = Path(config.workspaceDir) if config.workspaceDir else config.memory_path("workspace")
+        self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
+        self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)
+        self.turn_state = TurnState()
+        self.last_results = ""
+        self.last_sent: str | None = None
+        self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
+        bridges.install(self)
+        self.skills, self.skill_errors = self._load_metta()
+        if self.skill_errors:
+            self.last_results = "SKILL FILE ERRORS (these files were not loaded):\n" + "\n".join(self.skill_errors)
+        self.runner.run("!(startup)")
+
+    # --- loading
+    def _load_metta(self) -> tuple[dict[str, SkillSpec], list[str]]:
+        metta_dir = self.root / "metta"
+        core: LoadReport = load_skill_files(self.runner, [metta_dir / f for f in CORE_FILES], {}, trusted=True)
+        if core.errors:
+            raise RuntimeError("the agent's own MeTTa files are broken: " + "; ".join(core.errors))
+        user_dir = Path(self.config.skillsDir)
+        user_dir = user_dir if user_dir.is_absolute() else self.root / user_dir
+        user = load_skill_files(self.runner, sorted(user_dir.glob("*.metta")), core.skills)
+        for error in user.errors:
+            log.error("skill file not loaded: %s", error)
+        return {**core.skills, **user.skills}, user.errors
+
+    # --- the driver
+    def turn(self) -> TurnOutcome:
+        """Run one turn: one evaluation of (turn) in MeTTa."""
+        self.turn_state = TurnState()
+        result = self.runner.run("!(turn)")
+        outcome = str(result[0][0]) if result and result[0] else "(no result)"
+        acted = outcome != "idle"
+        if outcome not in ("idle", '"acted"'):
+            # a bug in the MeTTa turn: record what we have, so no message or command is lost
+            log.error("turn did not complete: %s", outcome[:2000])
+            self.turn_state.error(f"ERROR: internal: the turn did not complete ({outcome[:300]})")
+            self.finish_turn(self.turn_state.message, bool(self.turn_state.message))
+        state = self.turn_state
+        return TurnOutcome(acted, state.commands, state.results, state.errors, getattr(state, "episode_id", None))
+
+    def run(self, max_turns: int | None = None, sleep: Callable[[float], None] = time.sleep) -> int:
+        """Call turns until max_turns, or the channel closes with nothing left to do."""
+        turns = 0
+        while max_turns is None or turns < max_turns:
+            outcome = self.turn()
+            turns += 1
+            if self.channel.closed and not outcome.acted:
+                break
+            sleep(self.config.sleepInterval)
+        return turns
+
+    def close(self) -> None:
+        self.sandbox.close()
+        if self.memory is not None and hasattr(self.memory, "close"):
+            self.memory.close()
+
+    # --- turn steps (called from MeTTa through bridges)
+    def now_text(self) -> str:
+        return now_text(self.clock())
+
+    def prompt_file(self) -> str:
+        return (self.root / "metta" / "prompt.txt").read_text(encoding="utf-8").strip()
+
+    def skill_list(self) -> str:
+        """One line a declared skill, from the (skill NAME "ARGS" "HELP") declarations as loaded."""
+        return "\n".join(f"{s.name} {s.args} : {s.help}" for s in self.skills.values())
+
+    def receive(self) -> str:
+        message = self.channel.receive()
+        self.turn_state.message = message
+        return message
+
+    def knowledge(self, message: str) -> str:
+        provider = self.extra_bridges.get("knowledge-block")
+        return provider(message) if provider else ""
+
+    def ask_llm(self, prompt: str, message: str) -> str:
+        try:
+            return self.llm.complete(prompt, message)
+        except LLMError as err:
+            log.warning("model call failed: %s", err)
+            self.turn_state.error(f"ERROR: model call failed: {err}")
+            return ""
+
+    def parse_reply(self, reply: str) -> Any:
+        arity = {name: spec.arity for name, spec in self.skills.items()}
+        parsed = parse_reply(reply, self.config.maxCommands, arity)
+        for err in parsed.errors:
+            self.turn_state.error(f"ERROR: could not read your reply: {err}")
+        if parsed.skipped:
+            self.turn_state.error(
+                f"ERROR: only the first {self.config.maxCommands} commands run (maxCommands); skipped: "
+                + " ".join(str(c) for c in parsed.skipped)
+            )
+        return E(*(bridges.command_atom(c.skill, c.args) for c in parsed.commands)) if parsed.commands else E()
+
+    def run_skill(self, command_atom: Any) -> str:
+        name, arg_atoms = bridges.command_parts(command_atom)
+        args = [bridges.atom_text(a) for a in arg_atoms]
+        command = Command(name, tuple(args))
+        self.turn_state.commands.append(command)
+        spec = self.skills.get(name)
+        if spec is None or not SKILL_NAME.match(name):
+            text = f"ERROR: unknown skill {name!r} in {command}; nothing was run. Skills: {', '.join(sorted(self.skills))}"
+        elif len(args) > max(spec.arity, 1):
+            text = f"ERROR: {name} takes {spec.arity} argument(s) ({spec.args}), got {len(args)}"
+        else:
+            results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
+            text = bridges.error_text(name, results) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
+        line = f"{command} -> {text}"
+        if text.startswith("ERROR"):
+            self.turn_state.errors.append(line)
+        self.turn_state.results.append(line)
+        return text
+
+    def finish_turn(self, message: str, new: bool) -> str:
+        state = self.turn_state
+        state.new = bool(new)
+        if state.new or state.commands:
+            errors = "; ".join(state.errors) or None
+            state.episode_id = self.trace.append(self.now_text(), message if new else "", state.commands, errors)  # type: ignore[attr-defined]
+        self.last_results = cap_tail("\n".join(state.results), self.config.maxFeedback)
+        return "acted"
+
+    # --- skill sides that need the agent's parts
+    def send(self, text: str) -> str:
+        if text == self.last_sent:
+            return "NOT SENT: exact repeat of your last message"
+        self.channel.send(text)
+        self.last_sent = text
+        return "SENT"
+
+    def shell(self, command: str) -> str:
+        return run_shell(command, self.workspace.root, self.config.shellTimeout, self.config.maxSkillOutput)
+
+    def episodes(self, when: str) -> str:
+        when = when.strip()
+        if not re.match(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$", when):
+            raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it)")
+        found = self.trace.around(when, self.config.maxEpisodeRecallLines)
+        return "\n".join(e.text for e in found) or "no episodes recorded yet"
+
+    def web_search(self, query: str) -> str:
+        raise SkillError("no web access: this agent runs offline and no search provider is configured")
+
+    def remember(self, text: str) -> str:
+        if self.memory is None:
+            raise SkillError("long-term memory is not configured")
+        if not text.strip():
+            raise SkillError("nothing to remember (empty text)")
+        result = self.memory.remember(text, time=self.now_text(), source="agent")
+        return f"REMEMBER-SUCCESS {result.id}" + ("" if result.created else " (already known; refreshed)")
+
+    def query(self, phrase: str) -> str:
+        if self.memory is None:
+            raise SkillError("long-term memory is not configured")
+        if not phrase.strip():
+            raise SkillError("query needs a phrase to look for")
+        found = self.memory.query(phrase, limit=self.config.maxRecallItems)
+        return "\n".join(f"({m.time}) {m.text}" for m in found) or "no matching memories"

@@ -1,0 +1,120 @@
+"""The `metta` skill: model-written MeTTa runs in a worker process, never in the agent's own space.
+
+hyperon cannot interrupt an evaluation and dies on some inputs (1024-child expressions), so each
+call gets a fresh runner inside a separate process with a memory cap; a call that overruns its timeout
+or kills the worker is reported, and the worker is restarted for the next call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MAX_PROGRAM_CHARS = 20_000
+
+
+def fresh_runner(lib_dir: Path) -> Any:
+    """A bare runner with lib/ on the include path, working in lib/, and NAL/PLN loaded if present."""
+    from hyperon import Environment, MeTTa
+
+    env = Environment.custom_env(working_dir=str(lib_dir), include_paths=[str(lib_dir)])
+    runner = MeTTa(env_builder=env)
+    for name in ("nal", "pln"):
+        if (lib_dir / f"{name}.metta").is_file():
+            runner.run(f"!(import! &self {name})")
+    return runner
+
+
+def serve(lib_dir: Path, memory_mb: int) -> None:
+    """The worker's loop: one JSON line in (the program), one JSON line out (status, text)."""
+    limit = memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    out = os.fdopen(os.dup(1), "w")  # replies go here; fd 1 itself catches what programs print
+    printed = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the worker)
+    os.dup2(printed.fileno(), 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        program = json.loads(line)
+        printed.seek(0)
+        printed.truncate()
+        try:
+            runner = fresh_runner(lib_dir)
+            results = runner.run(program)
+            reply = "\n".join(" ".join(str(atom) for atom in row) if row else "(no result)" for row in results)
+            printed.seek(0)
+            shown = printed.read().decode("utf-8", errors="replace")
+            answer = ("ok", (shown + reply) or "(nothing to evaluate: start expressions to run with !)")
+        except MemoryError:
+            answer = ("error", f"the program exceeded the sandbox memory cap of {memory_mb} MB")
+        except Exception as err:  # hyperon reports parse and runtime errors as RuntimeError
+            text = str(err).strip()
+            answer = ("error", text.splitlines()[0] if text else type(err).__name__)
+        out.write(json.dumps(answer) + "\n")
+        out.flush()
+
+
+class MettaSandbox:
+    def __init__(self, lib_dir: Path, timeout: float = 10.0, memory_mb: int = 1024, max_output: int = 20_000) -> None:
+        self.lib_dir = Path(lib_dir).resolve()
+        self.timeout = timeout
+        self.memory_mb = memory_mb
+        self.max_output = max_output
+        self._proc: subprocess.Popen[str] | None = None
+
+    def _start(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "mettaclaw.skills.sandbox", str(self.lib_dir), str(self.memory_mb)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+
+    def _stop(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+        self._proc = None
+
+    def run(self, program: str) -> str:
+        program = program.strip()
+        if not program:
+            return "ERROR: metta: no expression given"
+        if len(program) > MAX_PROGRAM_CHARS:
+            return f"ERROR: metta: program of {len(program)} characters exceeds the cap of {MAX_PROGRAM_CHARS}"
+        if "!" not in program:
+            program = "!" + program  # a lone expression means: evaluate it
+        if self._proc is None or self._proc.poll() is not None:
+            self._start()
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(program) + "\n")
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], self.timeout)
+            if not ready:
+                self._stop()
+                return f"ERROR: metta: evaluation timed out after {self.timeout:g} s (sandbox restarted)"
+            line = proc.stdout.readline()
+            status, text = json.loads(line)
+        except (OSError, ValueError):
+            self._stop()
+            return "ERROR: metta: the sandbox process died on this program (too large an expression or the memory cap); restarted"
+        if len(text) > self.max_output:
+            text = text[: self.max_output] + "\n[... metta output truncated ...]"
+        return text if status == "ok" else f"ERROR: metta: {text}"
+
+    def close(self) -> None:
+        self._stop()
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]), int(sys.argv[2]))

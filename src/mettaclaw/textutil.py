@@ -1,0 +1,44 @@
+"""Small text and file helpers shared by skills, the trace and the prompt."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def now_text(ts: float | None = None) -> str:
+    return (datetime.fromtimestamp(ts) if ts is not None else datetime.now()).strftime(TIME_FORMAT)
+
+
+def cap_head(text: str, limit: int, what: str = "output") -> str:
+    """Keep the start of text; the cut is marked so the model knows something is missing."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {what} truncated: {len(text) - limit} more characters not shown ...]"
+
+
+def cap_tail(text: str, limit: int) -> str:
+    """Keep the end of text (newest results matter most), marking the cut."""
+    if len(text) <= limit:
+        return text
+    return f"[... {len(text) - limit} earlier characters not shown ...]\n" + text[-limit:]
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a synced temporary file and rename, so a crash leaves the old or the new content."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise

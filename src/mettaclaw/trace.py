@@ -1,0 +1,237 @@
+"""The episodic trace `history.metta`: one append-only record a turn, synced before the turn ends.
+
+A record is one line, `("YYYY-MM-DD HH:MM:SS" "HUMAN_MESSAGE: " "<message>" (skill "arg") ... ["ERROR_FEEDBACK: ..."])`,
+so a torn last record (power loss, kill -9) is one unreadable line that readers skip. The prompt tail and
+time lookups seek instead of reading the whole file, so a trace of months costs the same as one of minutes.
+An episode's id is its byte offset (`ep-<offset>`): stable, since the file is only ever appended to.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mettaclaw.layers import Announcer
+from mettaclaw.parser import Command
+from mettaclaw.sexpr import Expr, SexprError, Str, Sym, quote, read_all, to_text
+
+TIME_LEN = len("YYYY-MM-DD HH:MM:SS")
+_CHUNK = 64 * 1024
+
+
+@dataclass
+class Episode:
+    id: str
+    time: str
+    message: str
+    commands: list[Command] = field(default_factory=list)
+    errors: str | None = None
+    text: str = ""
+
+
+def format_record(time: str, message: str, commands: list[Command], errors: str | None) -> str:
+    parts = [quote(time), quote("HUMAN_MESSAGE: "), quote(message), *(str(c) for c in commands)]
+    if errors:
+        parts.append(quote("ERROR_FEEDBACK: " + errors))
+    return "(" + " ".join(parts) + ")"
+
+
+def parse_record(line: str, offset: int) -> Episode | None:
+    """Read one record line; None for a torn or foreign line (never an exception)."""
+    if not line.startswith('("'):
+        return None
+    try:
+        nodes = read_all(line)
+    except SexprError:
+        return None
+    if len(nodes) != 1 or not isinstance(nodes[0], Expr) or len(nodes[0].items) < 3:
+        return None
+    items = nodes[0].items
+    if not (isinstance(items[0], Str) and isinstance(items[2], Str)):
+        return None
+    commands, errors = [], None
+    for node in items[3:]:
+        if isinstance(node, Expr) and node.items and isinstance(node.items[0], Sym):
+            commands.append(Command(node.items[0].text, tuple(to_text(n) for n in node.items[1:])))
+        elif isinstance(node, Str) and node.value.startswith("ERROR_FEEDBACK: "):
+            errors = node.value[len("ERROR_FEEDBACK: ") :]
+    return Episode(f"ep-{offset}", items[0].value, items[2].value, commands, errors, line)
+
+
+class EpisodicTrace(Announcer):
+    """The trace file as a memory layer (`name = "episodic"`)."""
+
+    name = "episodic"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.touch(exist_ok=True)
+
+    # --- writing
+    def append(self, time: str, message: str, commands: list[Command], errors: str | None = None) -> str:
+        """Append one record and fsync it; returns its episode id."""
+        line = format_record(time, message, commands, errors)
+        with open(self.path, "ab") as fh:
+            offset = fh.tell()
+            if offset and not self._ends_with_newline(offset):
+                fh.write(b"\n")  # a torn record stays on its own (skipped) line
+                offset += 1
+            fh.write(line.encode("utf-8") + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line)
+        self.announce_capture(episode.id, episode)
+        return episode.id
+
+    def _ends_with_newline(self, size: int) -> bool:
+        with open(self.path, "rb") as fh:
+            fh.seek(size - 1)
+            return fh.read(1) == b"\n"
+
+    # --- reading
+    def _lines_from(self, offset: int) -> Iterator[tuple[int, str]]:
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            pos = offset
+            for raw in fh:
+                yield pos, raw.decode("utf-8", errors="replace").rstrip("\n")
+                pos += len(raw)
+
+    def __iter__(self) -> Iterator[Episode]:
+        for pos, line in self._lines_from(0):
+            episode = parse_record(line, pos)
+            if episode:
+                yield episode
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def get(self, record_id: str) -> Episode | None:
+        try:
+            offset = int(record_id.removeprefix("ep-"))
+        except ValueError:
+            return None
+        if offset < 0 or offset >= self.path.stat().st_size:
+            return None
+        if offset and not self._ends_with_newline(offset):
+            return None  # not the start of a record
+        return next((parse_record(line, pos) for pos, line in self._lines_from(offset)), None)
+
+    def tail(self, max_chars: int) -> str:
+        """The last whole records fitting in max_chars, oldest first, read backwards by seek."""
+        if max_chars <= 0:
+            return ""
+        size = self.path.stat().st_size
+        with open(self.path, "rb") as fh:
+            start = max(0, size - max_chars * 4 - 1)  # utf-8: at most 4 bytes a char
+            fh.seek(start)
+            data = fh.read().decode("utf-8", errors="replace")
+        lines = data.split("\n")
+        if start > 0:
+            lines = lines[1:]  # the first line may begin mid-record
+        kept: list[str] = []
+        used = 0
+        for line in reversed(lines):
+            if not line or parse_record(line, 0) is None:
+                continue
+            if used + len(line) + 1 > max_chars:
+                break
+            kept.append(line)
+            used += len(line) + 1
+        return "\n".join(reversed(kept))
+
+    def _record_start_at_or_after(self, fh: Any, pos: int) -> tuple[int, str | None]:
+        """The first readable record starting at or after byte pos: (offset, line)."""
+        if pos > 0:
+            fh.seek(pos - 1)
+            if fh.read(1) != b"\n":
+                fh.readline()
+        else:
+            fh.seek(0)
+        while True:
+            offset = fh.tell()
+            raw = fh.readline()
+            if not raw:
+                return offset, None
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            if parse_record(line, offset):
+                return offset, line
+
+    def around(self, time: str, each_side: int) -> list[Episode]:
+        """Records nearest `time` (`YYYY-MM-DD HH:MM:SS`, a prefix such as a date works too), by bisection."""
+        size = self.path.stat().st_size
+        with open(self.path, "rb") as fh:
+            lo, hi = 0, size
+            while lo < hi:  # first record whose time >= target
+                mid = (lo + hi) // 2
+                offset, line = self._record_start_at_or_after(fh, mid)
+                if line is None or line[2 : 2 + TIME_LEN] >= time:
+                    hi = mid
+                else:
+                    lo = offset + 1
+            pivot, _ = self._record_start_at_or_after(fh, lo)
+        before = self._before(pivot, each_side)
+        after = []
+        for pos, line in self._lines_from(pivot):
+            episode = parse_record(line, pos)
+            if episode:
+                after.append(episode)
+                if len(after) >= each_side + 1:
+                    break
+        return before + after
+
+    def _before(self, offset: int, count: int) -> list[Episode]:
+        """Up to `count` records ending before byte offset, reading a growing window backwards."""
+        if count <= 0 or offset <= 0:
+            return []
+        window = _CHUNK
+        with open(self.path, "rb") as fh:
+            while True:
+                start = max(0, offset - window)
+                fh.seek(start)
+                pieces = fh.read(offset - start).split(b"\n")
+                pos, found = start, []
+                for index, raw in enumerate(pieces):
+                    if index > 0 or start == 0:  # the first piece of a later window may be cut
+                        episode = parse_record(raw.decode("utf-8", errors="replace"), pos)
+                        if episode:
+                            found.append(episode)
+                    pos += len(raw) + 1
+                if len(found) >= count or start == 0:
+                    return found[-count:]
+                window *= 4
+
+    # --- the layer protocol
+    def store(self, record: Episode) -> str:
+        return self.append(record.time, record.message, record.commands, record.errors)
+
+    def remove(self, record_id: str) -> bool:
+        raise NotImplementedError("the episodic trace is append-only; episodes are never removed")
+
+    def recall(self, limit: int = 10, **filters: Any) -> list[Episode]:
+        time = filters.get("time")
+        if time:
+            return self.around(time, limit // 2)[:limit]
+        text = self.tail(10**9 if limit > 1000 else limit * 4096)
+        return [e for e in (parse_record(line, 0) for line in text.split("\n")) if e][-limit:]
+
+    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[Episode]:
+        """Episodes next to the seeds in time: the trace's only association is adjacency."""
+        out: list[Episode] = []
+        for seed in seed_ids:
+            episode = self.get(seed)
+            if episode:
+                out.extend(e for e in self.around(episode.time, 1) if e.id != seed)
+        return out[:limit]
+
+    def consolidate(self) -> dict[str, int]:
+        return {}
+
+    def stats(self) -> dict[str, Any]:
+        first = next(iter(self), None)
+        return {"records": len(self), "bytes": self.path.stat().st_size, "oldest": first.time if first else None}
