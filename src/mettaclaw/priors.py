@@ -1,0 +1,178 @@
+"""Knowledge priors: `knowledge-priors/*.md` chunked by heading into long-term memory at startup.
+
+Why by heading: a section is the unit a reader means, and its breadcrumb (`file > H1 > H2`) says
+what a short paragraph is about. Why a content hash per file: a restart with nothing changed must
+not re-embed anything, a changed file must not leave stale chunks behind, and a deleted file's
+chunks must go.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PRIOR_KIND = "prior"
+PRIOR_TIME = "knowledge_prior"
+MIN_SECTION = 100  # chars: smaller sections are merged into the next one
+MAX_SECTION = 6000  # chars: larger sections are split at blank lines
+_HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_TOC_TITLE = re.compile(r"^(table of contents|contents|toc)$", re.IGNORECASE)
+_TOC_LINE = re.compile(r"^\s*([-*+]|\d+\.)\s*\[[^\]]*\]\(#[^)]*\)\s*$")
+
+
+@dataclass
+class Chunk:
+    text: str
+    breadcrumb: str
+
+
+@dataclass
+class PriorsReport:
+    added: list[str] = field(default_factory=list)  # new files indexed
+    replaced: list[str] = field(default_factory=list)  # changed files re-indexed
+    removed: list[str] = field(default_factory=list)  # deleted files whose chunks were dropped
+    skipped: list[str] = field(default_factory=list)  # unchanged files (nothing embedded)
+    errors: list[str] = field(default_factory=list)  # files refused, each with its cause
+    chunks: int = 0  # chunks written in this run
+
+
+def _sections(text: str, file_label: str) -> list[Chunk]:
+    """Split at headings of levels 1-4 (not inside code fences); drop table-of-contents sections."""
+    sections: list[tuple[list[str], list[str]]] = []  # (heading path, lines)
+    path: list[str] = []
+    lines: list[str] = []
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else _HEADING.match(line)
+        if match:
+            sections.append((list(path), lines))
+            level = len(match.group(1))
+            path = path[: level - 1] + [""] * max(0, level - 1 - len(path)) + [match.group(2).strip()]
+            lines = [line]
+        else:
+            lines.append(line)
+    sections.append((list(path), lines))
+    out = []
+    for heads, body in sections:
+        content = "\n".join(body).strip()
+        if not content:
+            continue
+        rest = [ln for ln in body[1:] if ln.strip()] if heads else []
+        if heads and (_TOC_TITLE.match(heads[-1]) or (rest and all(_TOC_LINE.match(ln) for ln in rest))):
+            continue
+        out.append(Chunk(content, " > ".join([file_label, *[h for h in heads if h]])))
+    return out
+
+
+def _split_long(chunk: Chunk) -> list[Chunk]:
+    if len(chunk.text) <= MAX_SECTION:
+        return [chunk]
+    parts: list[str] = []
+    current = ""
+    for para in re.split(r"\n\s*\n", chunk.text):
+        while len(para) > MAX_SECTION:  # one paragraph too long on its own: cut it hard
+            if current:
+                parts.append(current)
+                current = ""
+            parts.append(para[:MAX_SECTION])
+            para = para[MAX_SECTION:]
+        if current and len(current) + 2 + len(para) > MAX_SECTION:
+            parts.append(current)
+            current = para
+        else:
+            current = f"{current}\n\n{para}" if current else para
+    if current.strip():
+        parts.append(current)
+    return [Chunk(p.strip(), chunk.breadcrumb) for p in parts if p.strip()]
+
+
+def chunk_markdown(text: str, file_label: str) -> list[Chunk]:
+    """Heading-aware chunks with breadcrumbs, small sections merged forward, long ones split."""
+    merged: list[Chunk] = []
+    carry: Chunk | None = None
+    for section in _sections(text, file_label):
+        if carry is not None:
+            section = Chunk(f"{carry.text}\n\n{section.text}", section.breadcrumb)
+            carry = None
+        if len(section.text) < MIN_SECTION:
+            carry = section
+        else:
+            merged.append(section)
+    if carry is not None:  # a short last section has no next one: it joins the previous
+        if merged:
+            merged[-1] = Chunk(f"{merged[-1].text}\n\n{carry.text}", merged[-1].breadcrumb)
+        else:
+            merged.append(carry)
+    return [piece for chunk in merged for piece in _split_long(chunk)]
+
+
+def _read_markdown(path: Path) -> str:
+    raw = path.read_bytes()
+    if b"\x00" in raw:
+        raise ValueError("not Markdown (binary content)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"not UTF-8 (byte {err.start})") from None
+
+
+def _progress(enabled: bool) -> Any:
+    from rich.progress import Progress
+
+    return Progress(disable=not enabled, transient=True)
+
+
+def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsReport:
+    """Bring the priors in `memory` in line with `folder`: embed only new or changed files."""
+    folder = Path(folder)
+    report = PriorsReport()
+    existing: dict[str, dict[str, Any]] = {}  # source -> {"hash": set of file hashes, "ids": [...]}
+    for memory_id in memory.ids_by(kind=PRIOR_KIND):
+        item = memory.get(memory_id)
+        entry = existing.setdefault(item.source, {"hash": set(), "ids": []})
+        entry["hash"].add(item.meta.get("file_hash"))
+        entry["ids"].append(memory_id)
+    files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    seen: set[str] = set()
+    with _progress(progress) as bar:
+        task = bar.add_task("knowledge priors", total=len(files))
+        for path in files:
+            bar.update(task, advance=1, description=f"priors: {path.name}")
+            if path.name.startswith("."):
+                continue
+            if path.suffix.lower() not in (".md", ".markdown"):
+                report.errors.append(f"{path.name}: not Markdown (skipped)")
+                continue
+            seen.add(path.name)
+            try:
+                text = _read_markdown(path)
+            except (OSError, ValueError) as err:
+                report.errors.append(f"{path.name}: {err} (skipped)")
+                continue
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            old = existing.get(path.name)
+            if old is not None and old["hash"] == {digest}:
+                report.skipped.append(path.name)
+                continue
+            chunks = chunk_markdown(text, path.name)
+            items = [{"text": c.text, "time": PRIOR_TIME, "source": path.name, "kind": PRIOR_KIND,
+                      "extra": {"breadcrumb": c.breadcrumb, "file_hash": digest, "chunk": n}}
+                     for n, c in enumerate(chunks)]
+            written = {r.id for r in memory.remember_many(items)} if items else set()
+            for memory_id in (old or {"ids": []})["ids"]:
+                if memory_id not in written:
+                    memory.forget(memory_id)
+            report.chunks += len(items)
+            (report.replaced if old is not None else report.added).append(path.name)
+    for source, entry in existing.items():
+        if source not in seen:
+            for memory_id in entry["ids"]:
+                memory.forget(memory_id)
+            report.removed.append(source)
+    return report

@@ -1,0 +1,104 @@
+"""Knowledge priors: heading chunks, breadcrumbs, and re-indexing only what changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.longterm import LongTermMemory
+from mettaclaw.priors import MAX_SECTION, chunk_markdown, index_priors
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def _para(word: str, n: int = 30) -> str:
+    return " ".join([word] * n)
+
+
+def test_chunks_follow_headings_with_breadcrumbs() -> None:
+    text = (f"# Garden\n\n{_para('soil')}\n\n## Tomatoes\n\n{_para('tomato')}\n\n### Pests\n\n{_para('aphid')}\n\n"
+            f"```\n# not a heading inside code\n```\n\n## Beans\n\n{_para('bean')}\n")
+    chunks = chunk_markdown(text, "garden.md")
+    assert [c.breadcrumb for c in chunks] == [
+        "garden.md > Garden", "garden.md > Garden > Tomatoes", "garden.md > Garden > Tomatoes > Pests",
+        "garden.md > Garden > Beans"]
+    assert "# not a heading inside code" in chunks[2].text
+    assert chunks[1].text.startswith("## Tomatoes")
+
+
+def test_table_of_contents_is_dropped_small_sections_merge_long_ones_split() -> None:
+    long_body = "\n\n".join(_para(f"w{i}", 400) for i in range(8))  # 8 x 1200 chars
+    text = (f"# Guide\n\n## Contents\n\n- [Intro](#intro)\n- [Usage](#usage)\n\n## Intro\n\nShort.\n\n"
+            f"## Usage\n\n{_para('use')}\n\n## Reference\n\n{long_body}\n")
+    chunks = chunk_markdown(text, "g.md")
+    assert not any("[Intro](#intro)" in c.text for c in chunks)
+    usage = [c for c in chunks if "## Usage" in c.text][0]
+    assert "Short." in usage.text and usage.breadcrumb == "g.md > Guide > Usage", "small Intro merged into next"
+    ref = [c for c in chunks if c.breadcrumb == "g.md > Guide > Reference"]
+    assert len(ref) >= 2 and all(len(c.text) <= MAX_SECTION for c in ref)
+    assert sum(c.text.split().count("w3") for c in ref) == 400, "splitting loses nothing"
+
+
+def test_reindex_embeds_only_new_or_changed_files(tmp_path: Path) -> None:
+    folder = tmp_path / "priors"
+    folder.mkdir()
+    (folder / "a.md").write_text(f"# A\n\n{_para('alpha')}\n\n## A2\n\n{_para('alphabet')}\n")
+    (folder / "b.md").write_text(f"# B\n\n{_para('beta')}\n")
+    emb = CountingEmbedder()
+    ltm = LongTermMemory(emb, InMemoryVectorStore())
+    first = index_priors(ltm, folder, progress=False)
+    assert sorted(first.added) == ["a.md", "b.md"] and first.chunks == 3 and emb.texts == 3
+
+    emb.texts = 0
+    again = index_priors(ltm, folder, progress=False)
+    assert sorted(again.skipped) == ["a.md", "b.md"] and emb.texts == 0, "nothing changed: nothing embedded"
+
+    (folder / "b.md").write_text(f"# B\n\n{_para('gamma')}\n")
+    (folder / "a.md").unlink()
+    changed = index_priors(ltm, folder, progress=False)
+    assert changed.replaced == ["b.md"] and changed.removed == ["a.md"] and emb.texts == 1
+    assert [m.source for m in ltm] == ["b.md"]
+    hit = ltm.query("gamma", kind="prior")[0]
+    assert hit.time == "knowledge_prior" and hit.meta["breadcrumb"] == "b.md > B"
+    assert ltm.query("beta", mode="bm25") == [], "the changed file's old chunk is gone"
+
+
+def test_bad_files_are_reported_and_skipped(tmp_path: Path) -> None:
+    (tmp_path / "good.md").write_text(f"# Good\n\n{_para('fine')}\n")
+    (tmp_path / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve text".encode("latin-1"))
+    (tmp_path / "image.md").write_bytes(b"\x89PNG\x00\x00binary")
+    (tmp_path / "notes.txt").write_text("plain text")
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    report = index_priors(ltm, tmp_path, progress=False)
+    assert report.added == ["good.md"]
+    assert sorted(report.errors) == ["image.md: not Markdown (binary content) (skipped)",
+                                     "latin1.md: not UTF-8 (byte 5) (skipped)",
+                                     "notes.txt: not Markdown (skipped)"]
+    assert {m.source for m in ltm} == {"good.md"}
+
+
+def test_missing_folder_removes_nothing_it_does_not_own(tmp_path: Path) -> None:
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    ltm.remember("an ordinary memory")
+    report = index_priors(ltm, tmp_path / "absent", progress=False)
+    assert report.added == [] and len(ltm) == 1
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_shipped_example_indexes(progress: bool) -> None:
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    report = index_priors(ltm, REPO_PRIORS, progress=progress)
+    assert report.added and not report.errors and report.chunks >= 2
