@@ -1,0 +1,386 @@
+"""SemanticMemory: the layer's facade. Every write goes through reconciliation; every recall can
+explain its score; nothing is deleted by an update (superseded versions are closed, kept, and
+reachable by `as_of` and `history`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from mettaclaw.embedders import Embedder, signature
+from mettaclaw.layers import Announcer
+from mettaclaw.vectorstore import VectorStore
+
+from .graph import (
+    CROSS_LAYER,
+    INITIAL_WEIGHT,
+    RelationRegistry,
+    decay_edges,
+    edge_key,
+    hebbian,
+    spread,
+    update_cooccurrence,
+)
+from .knowledge import render_knowledge
+from .normalize import content_key, extract_triple, normalize_name, triple_from_atom, words
+from .recall import MODES, ScoreWeights, gather, retrievability, score
+from .reconcile import Candidate, Decision, Thresholds, decide, more_specific, thresholds_for
+from .records import (
+    KINDS,
+    PROVENANCES,
+    Edge,
+    LearnResult,
+    RecallResult,
+    SemanticRecord,
+    confidence_from,
+    new_id,
+    parse_time,
+)
+from .store import RecordFilter, SemanticStore
+
+STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
+MAX_CONTENT = 4000
+MAX_ACCESS_TIMES = 50
+HEBBIAN_TOP = 5
+
+
+class SemanticMemory(Announcer):
+    """Facts and concepts, their graph and their history. `name = "semantic"` in the layer protocol."""
+
+    name = "semantic"
+
+    def __init__(self, embedder: Embedder, vector_store: VectorStore, record_store: SemanticStore, *,
+                 thresholds: Thresholds | None = None, weights: ScoreWeights | None = None,
+                 clock: Callable[[], float] = time.time, rewriter: Callable[[str, str], str] | None = None) -> None:
+        super().__init__()
+        self.embedder, self.vectors, self.records = embedder, vector_store, record_store
+        self.thresholds = thresholds or thresholds_for(embedder.name)
+        self.weights = weights or ScoreWeights()
+        self.clock, self.rewriter = clock, rewriter
+        sig, recorded = signature(embedder), record_store.get_meta("embedder")
+        if recorded is None:
+            record_store.set_meta("embedder", sig)
+        elif recorded != sig:
+            raise ValueError(f"the semantic store was built with embedder {recorded!r}; this run uses {sig!r}. "
+                             "Use the same embedder, or point memoryDir at a fresh folder.")
+        self.relations = RelationRegistry(record_store)
+
+    # ------------------------------------------------------------------ writing
+    def learn(self, content: str, *, name: str | None = None, kind: str = "fact", category: str | None = None,
+              tags: Any = (), atom: str | None = None, source_episodes: Any = (), provenance: str = "direct_ingestion",
+              valid_from: str | float | None = None, properties: dict[str, Any] | None = None,
+              confidence: float | None = None) -> LearnResult:
+        """Reconcile one candidate and apply the decision (created/reinforced/merged/superseded)."""
+        cand, extra = self._candidate(content, name, kind, category, tags, atom, source_episodes, provenance,
+                                      valid_from, properties, confidence)
+        with self.records.transaction():
+            decision = decide(self.records, self.vectors, cand, self.thresholds)
+            if decision.action in ("reinforce", "merge"):
+                return self._strengthen(decision, cand, extra)
+            return self._insert(decision, cand, extra)
+
+    def _candidate(self, content: Any, name: str | None, kind: str, category: str | None, tags: Any, atom: str | None,
+                   episodes: Any, provenance: str, valid_from: Any, properties: Any, confidence: float | None,
+                   ) -> tuple[Candidate, dict[str, Any]]:
+        text = " ".join(str(content or "").split())
+        if not text:
+            raise ValueError("nothing to learn: the content is empty")
+        if len(text) > MAX_CONTENT:
+            raise ValueError(f"content is {len(text)} chars; a fact holds at most {MAX_CONTENT} (split it)")
+        if kind not in KINDS:
+            raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+        if provenance not in PROVENANCES:
+            raise ValueError(f"provenance {provenance!r} is not one of {', '.join(PROVENANCES)}")
+        if confidence is not None and not 0.0 <= confidence <= 1.0:
+            raise ValueError(f"confidence {confidence} is outside [0, 1]")
+        tag_list = [tags] if isinstance(tags, str) else list(tags)
+        clean_tags = sorted({str(t).strip().lower() for t in tag_list if str(t).strip()})
+        eps = [episodes] if isinstance(episodes, str) else [str(e) for e in episodes]
+        triple, truth = triple_from_atom(atom) if atom else (None, None)
+        triple = triple or extract_triple(text)
+        name = (name or "").strip() or (text if kind in ("concept", "theme") and len(text) <= 60 else "")
+        vf = parse_time(valid_from) or self.clock()
+        probe = SemanticRecord(text, kind, name, normalize_name(name) if name else "")
+        vector = self.embedder.embed([probe.embed_text()])[0]
+        cand = Candidate(text, kind, name, probe.name_norm, content_key(text), triple, vector, vf, list(dict.fromkeys(eps)))
+        if confidence is None and truth is not None and provenance == "agent_inference":
+            confidence = truth[1]
+        extra = {"category": category, "tags": clean_tags, "atom": atom, "truth": truth, "provenance": provenance,
+                 "properties": dict(properties or {}), "confidence": confidence}
+        return cand, extra
+
+    def _insert(self, decision: Decision, cand: Candidate, extra: dict[str, Any]) -> LearnResult:
+        now = self.clock()
+        t = cand.triple
+        rec = SemanticRecord(
+            cand.content, cand.kind, cand.name, cand.name_norm, cand.content_key, extra["category"], extra["properties"],
+            extra["atom"], extra["truth"], confidence_from(1) if extra["confidence"] is None else extra["confidence"],
+            extra["confidence"] is not None, 1, 1.0, STABILITY_DAYS[cand.kind], extra["provenance"],
+            list(cand.source_episodes), [now] * len(cand.source_episodes), extra["tags"], [], cand.valid_from, None,
+            now, now, None, "", t.subject if t else None, t.relation if t else None, t.object if t else None,
+            t.polarity if t else True, id=new_id(), embedding=cand.embedding)
+        rec.lineage = decision.targets[0].lineage if decision.targets else rec.id
+        closed: list[SemanticRecord] = []
+        if decision.action == "historical":  # an older value learned late: a closed past version
+            successor = min(decision.targets, key=lambda r: r.valid_from)
+            rec.valid_to, rec.superseded_by = successor.valid_from, successor.id
+        for old in decision.targets if decision.action == "supersede" else ():
+            old.valid_to, old.superseded_by, old.last_updated = max(cand.valid_from, old.valid_from), rec.id, now
+            closed.append(old)
+        self._write_vectors([rec, *closed])
+        self.records.put(rec)
+        self.records.log_version(rec.id, "created", now, rec.to_dict())
+        for old in closed:
+            self.records.put(old, reindex=False)
+            self.records.log_version(old.id, "superseded", now, {"superseded_by": rec.id, "valid_to": old.valid_to})
+        for ep in rec.source_episodes:
+            self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
+        update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
+        self.announce_capture(rec.id, rec)
+        action = "superseded" if closed else "created"
+        return LearnResult(rec.id, action, [o.id for o in closed], decision.similarity)
+
+    def _strengthen(self, decision: Decision, cand: Candidate, extra: dict[str, Any]) -> LearnResult:
+        rec, now = decision.targets[0], self.clock()
+        new_eps = [e for e in cand.source_episodes if e not in rec.source_episodes]
+        if cand.source_episodes and not new_eps and set(extra["tags"]) <= set(rec.tags):
+            return LearnResult(rec.id, "reinforced", similarity=decision.similarity, duplicate=True)
+        action, reindex = "reinforced", False
+        if decision.action == "merge":
+            action = "merged"
+            text = self.rewriter(rec.content, cand.content) if self.rewriter else more_specific(rec.content, cand.content)
+            if text != rec.content:
+                rec.content, rec.content_key, reindex = text, content_key(text), True
+                rec.embedding = cand.embedding if text == cand.content else self.embedder.embed([rec.embed_text()])[0]
+                if cand.triple and text == cand.content:
+                    rec.object = cand.triple.object
+        rec.reinforcements += 1
+        if not rec.confidence_set:
+            rec.confidence = confidence_from(rec.reinforcements)
+        rec.source_episodes += new_eps
+        rec.source_times += [now] * len(new_eps)
+        if rec.provenance != extra["provenance"]:
+            rec.provenance = "hybrid"
+        if not set(extra["tags"]) <= set(rec.tags):
+            rec.tags, reindex = sorted(set(rec.tags) | set(extra["tags"])), True
+        rec.category = rec.category or extra["category"]
+        rec.properties = {**extra["properties"], **rec.properties}
+        rec.last_updated = now
+        if reindex:
+            self._write_vectors([rec])
+        self.records.put(rec, reindex=reindex or bool(new_eps))
+        self.records.log_version(rec.id, action, now, {"content": rec.content, "reinforcements": rec.reinforcements,
+                                                       "source_episodes": new_eps})
+        for ep in new_eps:
+            self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
+        update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
+        return LearnResult(rec.id, action, similarity=decision.similarity)
+
+    def _write_vectors(self, recs: list[SemanticRecord]) -> None:
+        import numpy as np
+
+        self.vectors.add([r.id for r in recs], np.stack([r.embedding for r in recs]), [r.content for r in recs],
+                         [{"kind": r.kind, "name": r.name_norm, "current": r.current} for r in recs])
+
+    def supersede(self, old: str, new_content: str, *, valid_from: str | float | None = None) -> LearnResult:
+        """Replace a fact explicitly: the agent decided, so no similarity test; the old one is closed."""
+        target = self.resolve(old)
+        if not target.current:
+            raise ValueError(f"record {target.id} is already superseded by {target.superseded_by}; supersede that one")
+        cand, extra = self._candidate(new_content, target.name or None, target.kind, target.category, target.tags, None,
+                                      (), "direct_ingestion", valid_from, target.properties, None)
+        with self.records.transaction():
+            return self._insert(Decision("supersede", [target]), cand, extra)
+
+    def forget(self, id_or_name: str) -> list[str]:
+        """Delete one record for good (with its edges and vector); its older versions stay in history."""
+        rec = self.resolve(id_or_name)
+        self.remove(rec.id)
+        return [rec.id]
+
+    def relate(self, a: str, relation: str, b: str, weight: float | None = None) -> Edge:
+        """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""
+        if weight is not None and not 0.0 <= weight <= 1.0:
+            raise ValueError(f"weight {weight} is outside [0, 1]")
+        rel, _ = self.relations.ensure(relation)
+        if rel in CROSS_LAYER:
+            raise ValueError(f"{rel} links layers and is written by provenance, not by relate")
+        src, dst = self._concept(a), self._concept(b)
+        if src.id == dst.id:
+            raise ValueError(f"cannot relate {a!r} to itself")
+        s, d = edge_key(src.id, dst.id, rel, self.relations.is_symmetric(rel))
+        now = self.clock()
+        with self.records.transaction():
+            edge = self.records.get_edge(s, d, rel)
+            if edge is None:
+                edge = Edge(s, d, rel, INITIAL_WEIGHT if weight is None else weight, created_at=now)
+            else:
+                edge.weight = hebbian(edge.weight) if weight is None else weight
+            self.records.put_edge(edge)
+        return edge
+
+    def _concept(self, ref: str) -> SemanticRecord:
+        try:
+            return self.resolve(ref)
+        except LookupError:
+            return self.records.get(self.learn(ref, name=ref, kind="concept").id)  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ reading
+    def resolve(self, ref: str) -> SemanticRecord:
+        """An id, a concept's name, or a fact's exact text (current versions first)."""
+        ref = (ref or "").strip()
+        if not ref:
+            raise LookupError("no record named: the reference is empty")
+        rec = self.records.get(ref)
+        if rec is not None:
+            return rec
+        for current in (True, False):
+            found = (self.records.find_by_key(name_norm=normalize_name(ref), current_only=current)
+                     or self.records.find_by_key(content_key=content_key(ref), current_only=current))
+            if len(found) == 1 or (found and not current):
+                return max(found, key=lambda r: r.recorded_at)
+            if found:
+                ids = ", ".join(f"{r.id} ({r.content[:40]})" for r in found[:5])
+                raise LookupError(f"{ref!r} names {len(found)} records: {ids}; use an id")
+        raise LookupError(f"no record with id, name or text {ref!r}")
+
+    def recall(self, query: str | int | None = None, limit: int = 10, *, mode: str = "semantic", tags_all: Any = (),
+               tags_any: Any = (), tags_none: Any = (), kind: Any = None, category: str | None = None,
+               min_confidence: float | None = None, time_from: Any = None, time_to: Any = None,
+               name_pattern: str | None = None, as_of: Any = None, include_history: bool = False,
+               context: Any = (), explain: bool = False, touch: bool = True) -> list[RecallResult]:
+        """Ranked records. Also the layer protocol's `recall(limit, **filters)`: an int first argument is
+        the limit. Current facts only unless `as_of` (a time) or `include_history`."""
+        if isinstance(query, int) and not isinstance(query, bool):
+            query, limit = None, query
+        query = (query or "").strip()
+        if mode not in MODES:
+            raise ValueError(f"recall mode {mode!r} is not one of {', '.join(MODES)}")
+        if mode == "semantic" and not query:
+            raise ValueError("semantic recall needs a query (use mode='logical' to list by filters)")
+        if not 1 <= int(limit) <= 1000:
+            raise ValueError(f"limit {limit} is outside 1..1000")
+        as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
+        f = RecordFilter(as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none), as_tuple(kind), category,
+                         min_confidence, parse_time(time_from), parse_time(time_to), name_pattern, parse_time(as_of),
+                         include_history)
+        qvec = self.embedder.embed([query])[0] if query else None
+        cands = gather(self.records, self.vectors, qvec, query, mode, f, int(limit))
+        ranked = score(cands, self.records, self.clock(), list(as_tuple(context)), self.weights, mode != "logical")
+        top = ranked[: int(limit)]
+        if touch and top and f.as_of is None:
+            self._touch([rec for rec, _, _ in top])
+        return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)
+                for rec, s, parts in top]
+
+    def _touch(self, recs: list[SemanticRecord]) -> None:
+        """Use makes memory: access time, stability (spacing effect), Hebbian co-retrieval."""
+        now = self.clock()
+        with self.records.transaction():
+            for rec in recs:
+                r = retrievability(max([rec.recorded_at, *rec.access_times]), rec.stability, now)
+                rec.stability = min(3650.0, rec.stability * (1.0 + (1.0 - r)))
+                rec.strength = hebbian(rec.strength)
+                rec.access_times = [*rec.access_times, now][-MAX_ACCESS_TIMES:]
+                self.records.put(rec, reindex=False)
+            ids = [r.id for r in recs[:HEBBIAN_TOP]]
+            seen = set()
+            for a, b in itertools.combinations(ids, 2):
+                for edge in self.records.edges_of(a):
+                    if edge.other(a) == b and edge.key() not in seen:
+                        seen.add(edge.key())
+                        edge.weight, edge.co_access, edge.last_co_access = hebbian(edge.weight), edge.co_access + 1, now
+                        self.records.put_edge(edge)
+
+    def history(self, id_or_name: str) -> list[SemanticRecord]:
+        """Every version of a fact, oldest first (closed ones carry valid_to and superseded_by)."""
+        return self.records.by_lineage(self.resolve(id_or_name).lineage)
+
+    def changes(self, record_id: str) -> list[dict[str, Any]]:
+        """The write log of one record: created, reinforced, merged, superseded."""
+        return self.records.versions(record_id)
+
+    def provenance(self, record_id: str, trace: Any) -> list[tuple[str, Any]]:
+        """Source episodes of a record, resolved through anything with `get(episode_id)` (the trace)."""
+        rec = self.records.get(record_id)
+        if rec is None:
+            raise LookupError(f"no record {record_id!r}")
+        return [(ep, trace.get(ep)) for ep in rec.source_episodes]
+
+    def tags(self) -> dict[str, int]:
+        return self.records.tag_counts()
+
+    def knowledge_block(self, message: str, budget_chars: int) -> str:
+        """The few current facts most relevant to `message`, within `budget_chars` ("" when none is)."""
+        if budget_chars <= 0 or not (message or "").strip():
+            return ""
+        hits = self.recall(message, limit=8, explain=True, touch=False)
+        said = set(words(message))
+        relevant = [h for h in hits if h.record and h.parts and (
+            h.parts["cosine"] >= self.thresholds.relevant  # close in meaning, or about an entity the message names
+            or (h.record.subject and h.record.subject != "user" and set(h.record.subject.split()) <= said))]
+        return render_knowledge(self.records, relevant, budget_chars)
+
+    # ------------------------------------------------------------------ layer protocol
+    def store(self, record: Any) -> str:
+        if isinstance(record, SemanticRecord):
+            return self.learn(record.content, name=record.name or None, kind=record.kind, category=record.category,
+                              tags=record.tags, atom=record.atom, source_episodes=record.source_episodes,
+                              provenance=record.provenance, properties=record.properties).id
+        if isinstance(record, dict):
+            return self.learn(**record).id
+        return self.learn(str(record)).id
+
+    def get(self, record_id: str) -> SemanticRecord | None:
+        return self.records.get(record_id)
+
+    def remove(self, record_id: str) -> bool:
+        rec = self.records.get(record_id)
+        if rec is None or not self.records.delete(record_id):
+            return False
+        self.vectors.delete([record_id])
+        self.announce_delete(record_id, rec)
+        return True
+
+    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[RecallResult]:
+        out = []
+        for act in spread(self.records, list(seed_ids)):
+            rec = self.records.get(act.node) if act.layer == "semantic" else None
+            if act.layer == "semantic" and (rec is None or not rec.current):
+                continue
+            out.append(RecallResult(act.node, act.activation, rec, act.layer, list(rec.source_episodes) if rec else []))
+            if len(out) >= limit:
+                break
+        return out
+
+    def consolidate(self) -> dict[str, int]:
+        """Decay idle association edges and idle records' strength (records are never dropped here)."""
+        now = self.clock()
+        decayed, pruned = decay_edges(self.records, now)
+        weakened = 0
+        for rec in self.records.iter_records():
+            if rec.current and now - max([rec.recorded_at, *rec.access_times]) >= 30 * 86400.0:
+                rec.strength *= 0.95
+                self.records.put(rec, reindex=False)
+                weakened += 1
+        return {"edges_decayed": decayed, "edges_pruned": pruned, "records_weakened": weakened}
+
+    def stats(self) -> dict[str, Any]:
+        out = self.records.summary()
+        out["top_tags"] = dict(list(self.records.tag_counts().items())[:10])
+        out["relation_types"] = len(self.relations.types())
+        out["embedder"] = signature(self.embedder)
+        return out
+
+    def __len__(self) -> int:
+        return self.records.count()
+
+    def __iter__(self) -> Iterator[SemanticRecord]:
+        return self.records.iter_records()
+
+    def close(self) -> None:
+        self.records.close()
+        getattr(self.vectors, "close", lambda: None)()

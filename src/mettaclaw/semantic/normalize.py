@@ -1,0 +1,311 @@
+"""Name normalisation and (subject, relation, object) extraction for contradiction detection.
+
+Contradiction is decided on structure, never on vector distance alone: two facts conflict only when
+they name the same subject and the same *single-valued* relation (lives in, works at, is married to,
+favourite X is, age is, ...) with different objects, or the same triple with opposite polarity.
+Everything the extractor does not understand yields no triple, so an unclear sentence can be merged
+or added but never supersedes anything: the cost of a missed update is a duplicate, the cost of a
+false supersede is a lost fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+STOP_WORDS = frozenset(
+    ["a", "an", "the", "to", "of", "in", "on", "at", "for", "from", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "into", "onto"]
+)
+ARTICLES = frozenset({"a", "an", "the"})
+PRONOUNS = frozenset(["he", "she", "they", "it", "we", "you", "him", "her", "them", "his", "hers", "their", "theirs", "this", "that", "there", "one"])
+FIRST_PERSON = frozenset({"i", "me", "myself"})
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def normalize_name(name: str) -> str:
+    """`navigate_to_kitchen` -> `navigate kitchen`, `graspObject` -> `grasp object` (the dedup key)."""
+    spaced = _CAMEL.sub(" ", name.strip()).replace("_", " ").replace("-", " ")
+    tokens = [w.replace("'s", "") for w in words(spaced)]
+    kept = [w for w in tokens if w not in STOP_WORDS]
+    return " ".join(kept or tokens)
+
+
+def content_key(text: str) -> str:
+    """Exact-duplicate key for contents: case, punctuation and articles do not make a new fact."""
+    return " ".join(w for w in words(text) if w not in ARTICLES)
+
+
+def _phrase(text: str) -> str:
+    """A noun phrase for comparison: lower case, no leading articles, no possessive, no punctuation."""
+    tokens = words(text)
+    while tokens and tokens[0] in ARTICLES:
+        tokens = tokens[1:]
+    return " ".join(tokens)
+
+
+@dataclass(frozen=True)
+class Triple:
+    subject: str
+    relation: str
+    object: str
+    polarity: bool = True
+    functional: bool = False
+
+
+# Single-valued relations (canonical name -> phrases that express it, longest first when matched).
+VERB_RELATIONS: dict[str, list[str]] = {
+    "LIVES_IN": ["lives in", "lives at", "resides in", "resides at", "is living in", "is based in",
+                 "has moved to", "moved to", "relocated to", "has relocated to", "now lives in", "now resides in"],
+    "WORKS_AT": ["works at", "works for", "is employed by", "is employed at", "is working at",
+                 "is working for", "has a job at", "is now working at", "now works at", "now works for"],
+    "MARRIED_TO": ["is married to", "is wed to", "got married to", "is now married to"],
+    "BORN_IN": ["was born in"],
+    "BORN_ON": ["was born on"],
+    "LOCATED_IN": ["is located in", "is located at", "are located in", "is kept in", "are kept in",
+                   "is stored in", "are stored in", "is parked in", "is parked at", "is placed in",
+                   "are placed in", "is now in", "are now in"],
+}
+FUNCTIONAL_RELATIONS = frozenset(VERB_RELATIONS) | {"AGE", "BIRTH_YEAR", "TIME", "SPOUSE"}
+
+# Attribute synonyms ("X's <attr> is Y") and which attributes hold one value at a time.
+ATTR_SYNONYMS = {
+    "favorite": "favourite", "fav": "favourite", "color": "colour", "e mail": "email",
+    "email address": "email", "e mail address": "email", "phone number": "phone", "telephone number": "phone",
+    "telephone": "phone", "mobile number": "phone", "date of birth": "birthday", "birth date": "birthday",
+    "job": "occupation", "profession": "occupation", "home town": "hometown", "home address": "address",
+    "wife": "spouse", "husband": "spouse", "employer": "employer", "last name": "surname",
+    "family name": "surname", "first name": "given name",
+}
+FUNCTIONAL_ATTRS = frozenset({
+    "name", "given name", "surname", "full name", "age", "birthday", "email", "phone", "address", "hometown",
+    "nationality", "occupation", "employer", "boss", "manager", "spouse", "height", "weight", "timezone",
+    "time zone", "status", "salary", "rank", "title", "capital", "population", "price", "cost", "colour",
+    "size", "location", "owner", "password", "blood type", "native language", "deadline", "mother", "father",
+})
+FUNCTIONAL_ATTR_PREFIXES = ("favourite ", "preferred ", "current ", "main ", "primary ", "number of ")
+_ATTR_TO_RELATION = {"spouse": "MARRIED_TO", "age": "AGE", "birthday": "BORN_ON", "address": "LIVES_IN"}
+
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
+_TIME_OBJECT = re.compile(
+    r"^(\d{1,2}(:\d{2})?\s*(am|pm)?|noon|midnight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"\d{4}-\d{2}-\d{2}.*|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}.*|tomorrow|tonight|today)$")
+_NEGATIONS = [(r"\bdoes not\b|\bdoesn't\b|\bno longer\b|\bdo not\b|\bdon't\b", ""), (r"\bis not\b|\bisn't\b", "is"),
+              (r"\bare not\b|\baren't\b", "are"), (r"\bwas not\b|\bwasn't\b", "was")]
+_ATOM_STV = re.compile(r"\(\s*stv\s+([0-9.]+)\s+([0-9.]+)\s*\)")
+
+
+def _subject(raw: str) -> str | None:
+    """A resolvable subject or None: pronouns other than the first person cannot be compared."""
+    phrase = _phrase(raw)
+    tokens = phrase.split()
+    if not tokens or len(tokens) > 6 or tokens[0] in PRONOUNS:
+        return None
+    if phrase in FIRST_PERSON or phrase in {"the user", "user"}:
+        return "user"
+    return phrase
+
+
+def _canon_attr(attr: str) -> str:
+    phrase = _phrase(attr)
+    for old, new in sorted(ATTR_SYNONYMS.items(), key=lambda kv: -len(kv[0])):
+        phrase = re.sub(rf"\b{re.escape(old)}\b", new, phrase)
+    return phrase
+
+
+def _attr_functional(attr: str) -> bool:
+    return attr in FUNCTIONAL_ATTRS or attr.startswith(FUNCTIONAL_ATTR_PREFIXES)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
+
+
+def _strip_negation(sentence: str) -> tuple[str, bool]:
+    out = sentence
+    for pattern, repl in _NEGATIONS:
+        out = re.sub(pattern, repl, out)
+    out = re.sub(r"\s+", " ", out).strip()
+    if out == sentence:
+        return sentence, True
+    # "does not live in" -> "lives in": restore the third person the verb tables use
+    out = re.sub(r"\b(live|work|reside|own|like|play|love|use)\b", lambda m: m.group(1) + "s", out)
+    out = re.sub(r"\bhave\b", "has", out)
+    return out, False
+
+
+_CONJUGATE = {"am": "is", "have": "has", "was": "was", "do": "does"}
+
+
+def _first_person(sentence: str) -> str:
+    """`i live in paris` -> `user lives in paris`: the user is a subject like any other."""
+    m = re.match(r"^i (\w+)(.*)$", sentence)
+    if not m:
+        return sentence
+    verb = m[1]
+    if verb in _CONJUGATE:
+        verb = _CONJUGATE[verb]
+    elif not verb.endswith(("ed", "s")) and verb not in {"no", "never", "don't", "do"}:
+        verb += "es" if verb.endswith(("sh", "ch", "o", "x")) else "s"
+    return f"user {verb}{m[2]}"
+
+
+def _where_clause(sentence: str) -> str:
+    """`paris is where alice lives` -> `alice lives in paris` (`at` for work)."""
+    m = re.match(r"^(?P<o>.+?) is where (?P<rest>.+)$", sentence)
+    if not m:
+        return sentence
+    return f"{m['rest']} {'at' if m['rest'].endswith('works') else 'in'} {m['o']}"
+
+
+def _clean(text: str) -> str | None:
+    text = re.sub(r"\s+", " ", text.strip().lower().replace("\u2019", "'"))
+    text = text.rstrip(".!;")
+    if not text or re.search(r"[.!?;]\s", text) or "?" in text:
+        return None  # several sentences or a question: not a simple fact
+    return text
+
+
+def extract_triple(text: str) -> Triple | None:
+    """The (subject, relation, object) of a simple fact sentence, or None when it is not one."""
+    sentence = _clean(text)
+    if sentence is None:
+        return None
+    sentence, polarity = _strip_negation(_first_person(_where_clause(sentence)))
+    for fn in (_verb_fact, _age_fact, _count_fact, _possessive_fact, _location_fact, _copula_fact, _generic_fact):
+        triple = fn(sentence)
+        if triple is not None:
+            if not triple.object or triple.subject is None:
+                return None
+            return Triple(triple.subject, triple.relation, triple.object, polarity, triple.functional)
+    return None
+
+
+def _verb_fact(s: str) -> Triple | None:
+    for relation, phrases in VERB_RELATIONS.items():
+        for phrase in sorted(phrases, key=len, reverse=True):
+            m = re.match(rf"^(?P<s>.+?) {re.escape(phrase)} (?P<o>.+)$", s)
+            if m and (subj := _subject(m["s"])):
+                obj = _phrase(m["o"])
+                if relation == "BORN_IN" and re.fullmatch(r"\d{4}", obj):
+                    relation = "BIRTH_YEAR"
+                return Triple(subj, relation, obj, functional=True)
+    m = re.match(r"^(?P<s>.+?) is (?:the )?(?:wife|husband|spouse) of (?P<o>.+)$", s)
+    if m and (subj := _subject(m["s"])):
+        return Triple(subj, "MARRIED_TO", _phrase(m["o"]), functional=True)
+    return None
+
+
+def _age_fact(s: str) -> Triple | None:
+    m = re.match(r"^(?P<s>.+?) (?:is|turned|has turned|is now) (?P<n>\d{1,3}) (?:years old|years of age|yrs old)$", s)
+    if m is None:
+        m = re.match(r"^(?P<s>.+?) is aged (?P<n>\d{1,3})$", s)
+    if m and (subj := _subject(m["s"])):
+        return Triple(subj, "AGE", m["n"], functional=True)
+    return None
+
+
+def _count_fact(s: str) -> Triple | None:
+    m = re.match(r"^(?P<s>.+?) (?:has|owns|now has) (?P<n>\d+|" + "|".join(_NUMBER_WORDS) + r") (?P<t>[a-z ]+)$", s)
+    if m and (subj := _subject(m["s"])):
+        n = str(_NUMBER_WORDS.get(m["n"], m["n"]))
+        thing = " ".join(_singular(w) for w in _phrase(m["t"]).split())
+        return Triple(subj, f"COUNT:{thing}", n, functional=True)
+    return None
+
+
+def _possessive_fact(s: str) -> Triple | None:
+    m = re.match(r"^(?P<s>my|.+?'s|.+?s') (?P<a>[a-z0-9 ]+?) (?:is|are|was|is now) (?P<o>.+)$", s)
+    if m:
+        owner = m["s"]
+        subj = "user" if owner == "my" else _subject(re.sub(r"'s?$", "", owner))
+    else:
+        m = re.match(r"^the (?P<a>[a-z0-9 ]+?) of (?P<s>.+?) (?:is|are|was|is now) (?P<o>.+)$", s)
+        subj = _subject(m["s"]) if m else None
+    if not m or subj is None:
+        return None
+    attr = _canon_attr(m["a"])
+    if attr in _ATTR_TO_RELATION:
+        return Triple(subj, _ATTR_TO_RELATION[attr], _phrase(m["o"]), functional=True)
+    return Triple(subj, f"ATTR:{attr}", _phrase(m["o"]), functional=_attr_functional(attr))
+
+
+def _location_fact(s: str) -> Triple | None:
+    """`the keys are in the drawer`: things (article or `my`) have one place; a time is a schedule."""
+    m = re.match(r"^(?P<s>(?:the|my) .+?) (?:is|are) (?:in|at|on|inside|under) (?P<o>.+)$", s)
+    if not m:
+        return None
+    subj = "user " + _phrase(m["s"][3:]) if m["s"].startswith("my ") else _subject(m["s"])
+    obj = _phrase(m["o"])
+    if subj is None:
+        return None
+    return Triple(subj, "TIME" if _TIME_OBJECT.match(obj) else "LOCATED_IN", obj, functional=True)
+
+
+def _copula_fact(s: str) -> Triple | None:
+    m = re.match(r"^(?P<s>.+?) (?:is|are|was) (?P<o>.+)$", s)
+    if not m or not (subj := _subject(m["s"])):
+        return None
+    obj = m["o"]
+    if re.match(r"^(a|an) ", obj):
+        return Triple(subj, "IS_A", _phrase(obj))
+    return Triple(subj, "IS", _phrase(obj))
+
+
+def _generic_fact(s: str) -> Triple | None:
+    """`alice plays tennis`: the verb is the relation; multi-valued, so it only ever reinforces."""
+    m = re.match(r"^(?P<s>[a-z0-9']+(?: [a-z0-9']+)?) (?P<v>[a-z]+(?:s|ed)) (?P<o>.+)$", s)
+    if not m or not (subj := _subject(m["s"])):
+        return None
+    verb = m["v"]
+    lemma = verb[:-2] if verb.endswith("ed") else _singular(verb)
+    return Triple(subj, f"VERB:{lemma}", _phrase(m["o"]))
+
+
+def triple_from_atom(atom: str) -> tuple[Triple | None, tuple[float, float] | None]:
+    """`(lives_in alice paris) (stv 1 0.9)` or `(--> (x alice paris) lives_in)`: the triple and truth."""
+    truth = None
+    m = _ATOM_STV.search(atom)
+    if m:
+        truth = (float(m[1]), float(m[2]))
+        atom = atom[: m.start()] + atom[m.end() :]
+    tokens = re.findall(r"\(|\)|[^\s()]+", atom)
+    if tokens.count("(") != tokens.count(")"):
+        raise ValueError(f"atom {atom.strip()!r} has unbalanced parentheses")
+    flat = [t for t in tokens if t not in "()"]
+    if len(flat) == 5 and flat[0] == "-->" and flat[1] in {"x", "×", "*"}:
+        subj, obj, rel = flat[2], flat[3], flat[4]
+    elif len(flat) == 3 and flat[0] in {"-->", "<->", "==>"}:
+        return Triple(_phrase(flat[1].replace("_", " ")), "IS_A", _phrase(flat[2].replace("_", " "))), truth
+    elif len(flat) == 3:
+        rel, subj, obj = flat
+    else:
+        return None, truth
+    phrase = rel.replace("_", " ").replace("-", " ").lower()
+    relation = next((name for name, ps in VERB_RELATIONS.items() for p in ps if p == phrase or p == phrase + "s"),
+                    re.sub(r"[^A-Z0-9]+", "_", rel.upper()).strip("_"))
+    return (Triple(_phrase(subj.replace("_", " ")), relation, _phrase(obj.replace("_", " ")),
+                   functional=relation in FUNCTIONAL_RELATIONS), truth)
+
+
+def same_object(a: str, b: str) -> bool:
+    """Objects agree when equal, or one refines the other (token containment) with equal numbers."""
+    if a == b:
+        return True
+    ta, tb = set(a.split()), set(b.split())
+    nums_a = {t for t in ta if t.isdigit()}
+    nums_b = {t for t in tb if t.isdigit()}
+    return nums_a == nums_b and bool(ta) and bool(tb) and (ta <= tb or tb <= ta)
+
+
+def key_tokens(text: str) -> set[str]:
+    """Numbers and capitalised names: two texts that differ in these are not the same fact."""
+    found = set(re.findall(r"\b\d+(?:[.:]\d+)?\b", text))
+    found |= {w.lower() for i, w in enumerate(re.findall(r"\b[\w']+\b", text)) if i > 0 and w[:1].isupper()}
+    return found

@@ -1,0 +1,165 @@
+"""The semantic record, its edges and small value types shared by every module of the layer.
+
+Times are float seconds since the epoch so that "as of" and decay arithmetic never parse strings;
+strings in the trace's format (`YYYY-MM-DD HH:MM:SS`, local time) are converted at the boundary.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+KINDS = ("fact", "concept", "theme", "summary")
+PROVENANCES = ("episodic_consolidation", "agent_inference", "direct_ingestion", "hybrid")
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def parse_time(value: str | float | int | datetime | None) -> float | None:
+    """Accept the trace's time format, ISO 8601, a datetime or epoch seconds; refuse anything else."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"not a time: {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, datetime):
+        return value.timestamp()
+    text = str(value).strip()
+    for fmt in (TIME_FORMAT, "%Y-%m-%d %H:%M", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(text, fmt).timestamp()
+        except ValueError:
+            pass
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise ValueError(f"not a time: {text!r} (use YYYY-MM-DD HH:MM:SS)") from None
+
+
+def format_time(ts: float | None) -> str:
+    return "" if ts is None else datetime.fromtimestamp(ts).strftime(TIME_FORMAT)
+
+
+def confidence_from(reinforcements: int) -> float:
+    """The spec's evidence curve: more independent confirmations, more confidence, never certainty."""
+    return min(0.99, 0.5 + 0.1 * math.sqrt(max(0, reinforcements)))
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass
+class SemanticRecord:
+    """One fact, concept, theme or summary, with its evidence, validity interval and lineage.
+
+    `lineage` is shared by every version of one fact (the id of the first version), so the full
+    history of a fact is one lookup; `subject`/`relation`/`object`/`polarity` hold the extracted
+    triple that contradiction detection compares.
+    """
+
+    content: str
+    kind: str = "fact"
+    name: str = ""
+    name_norm: str = ""
+    content_key: str = ""
+    category: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict)
+    atom: str | None = None
+    truth: tuple[float, float] | None = None
+    confidence: float = 0.6
+    confidence_set: bool = False
+    reinforcements: int = 1
+    strength: float = 1.0
+    stability: float = 30.0
+    provenance: str = "direct_ingestion"
+    source_episodes: list[str] = field(default_factory=list)
+    source_times: list[float] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    access_times: list[float] = field(default_factory=list)
+    valid_from: float = 0.0
+    valid_to: float | None = None
+    recorded_at: float = 0.0
+    last_updated: float = 0.0
+    superseded_by: str | None = None
+    lineage: str = ""
+    subject: str | None = None
+    relation: str | None = None
+    object: str | None = None
+    polarity: bool = True
+    id: str = field(default_factory=new_id)
+    embedding: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def current(self) -> bool:
+        return self.valid_to is None
+
+    def valid_at(self, ts: float) -> bool:
+        return self.valid_from <= ts and (self.valid_to is None or ts < self.valid_to)
+
+    def embed_text(self) -> str:
+        """What the vector is made of: `name: content` (the spec), or the content when unnamed."""
+        return f"{self.name}: {self.content}" if self.name and self.name_norm not in self.content.lower() else self.content
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but the vector, JSON-safe (tuples become lists)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "embedding"}
+        out["truth"] = list(self.truth) if self.truth else None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], embedding: np.ndarray | None = None) -> SemanticRecord:
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in known and k != "embedding"}
+        if kwargs.get("truth") is not None:
+            kwargs["truth"] = tuple(kwargs["truth"])
+        return cls(**kwargs, embedding=embedding)
+
+
+@dataclass
+class Edge:
+    """A typed, weighted link; `dst_layer` other than "semantic" makes it a cross-layer edge."""
+
+    src: str
+    dst: str
+    type: str
+    weight: float = 0.1
+    co_access: int = 0
+    last_co_access: float | None = None
+    created_at: float = 0.0
+    src_layer: str = "semantic"
+    dst_layer: str = "semantic"
+
+    def key(self) -> tuple[str, str, str]:
+        return (self.src, self.dst, self.type)
+
+    def other(self, node: str) -> str:
+        return self.dst if node == self.src else self.src
+
+
+@dataclass
+class LearnResult:
+    """What a write did, so callers (skills, the dream phase) can report it precisely."""
+
+    id: str
+    action: str  # created | reinforced | merged | superseded
+    superseded: list[str] = field(default_factory=list)
+    similarity: float | None = None
+    duplicate: bool = False  # True when a replay of an already-counted confirmation changed nothing
+
+
+@dataclass
+class RecallResult:
+    """One hit: the record (or a bare id in another layer), its score and, on request, the parts."""
+
+    id: str
+    score: float
+    record: SemanticRecord | None = None
+    layer: str = "semantic"
+    provenance: list[str] = field(default_factory=list)
+    parts: dict[str, float] | None = None

@@ -1,0 +1,186 @@
+"""The semantic-memory skills as plain functions `(mem, arg) -> str`, with their help text.
+
+The runtime declares them in MeTTa from `HELP`. An error the model caused (bad argument, unknown
+record) comes back as a string starting with "ERROR:" that names the cause; our own bugs raise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .memory import SemanticMemory
+from .records import KINDS, format_time
+
+EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, limit) -> [(time, text, id)]
+
+HELP: dict[str, str] = {
+    "learn": "learn <fact> [#tag ...] [category=<c>] | learn concept <name>: <definition> -- store a fact or "
+             "concept in semantic memory; a paraphrase reinforces the existing record, and a changed fact "
+             "(e.g. a new address) supersedes the old one, which stays in history.",
+    "relate": "relate <a> <RELATION> <b> [weight=<0..1>] -- link two records or names with a typed relation "
+              "(IS_A, HAS_PART, PART_OF, CAUSES, USES, PRODUCES, REQUIRES, IMPLEMENTS, SIMILAR_TO, PREDICTS, "
+              "RELATED_TO, or a new one in capitals); relating again strengthens the link.",
+    "recall": "recall [semantic:|episodic:|hybrid:] <query> [#tag] [-#tag] [kind=<k>] [as_of=<YYYY-MM-DD HH:MM:SS>] "
+              "-- search memory: semantic = facts and concepts (default), episodic = what happened when "
+              "(trace and raw memories), hybrid = both merged; results carry ids and source episodes.",
+    "supersede": "supersede <id or name> => <new fact> -- replace a fact that is no longer true; the old version "
+                 "is closed, not deleted (see history).",
+    "forget": "forget <id or name> -- delete one semantic record for good, with its links.",
+    "history": "history <id or name> -- every version of a fact, oldest first, with when each was valid.",
+}
+
+_TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
+_OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
+_AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)")
+_MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+")
+
+
+def _error(skill: str, err: Exception) -> str:
+    return f"ERROR: {skill}: {err}"
+
+
+def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
+    """Split `#tags`, `-#excluded` and `key=value` options off the free text."""
+    tags = [t for neg, t in _TAG.findall(arg) if not neg]
+    excluded = [t for neg, t in _TAG.findall(arg) if neg]
+    opts = {k: v for k, v in _OPTION.findall(arg)}
+    text = _OPTION.sub("", _TAG.sub("", arg))
+    return " ".join(text.split()), opts, tags, excluded
+
+
+def learn(mem: SemanticMemory, arg: str) -> str:
+    text, opts, tags, _ = _options(arg or "")
+    atom = None
+    if " :: " in text:
+        text, atom = (p.strip() for p in text.split(" :: ", 1))
+    kind, name = opts.get("kind", "fact"), None
+    first, _, rest = text.partition(" ")
+    if first.lower() in KINDS and rest:
+        kind = first.lower()
+        name_part, colon, definition = rest.partition(":")
+        name, text = (name_part.strip(), definition.strip()) if colon else (None, rest.strip())
+    if not text:
+        return "ERROR: learn: nothing to learn; give a fact, e.g. learn Alice lives in Paris"
+    episodes = [e for e in opts.get("episodes", "").split(",") if e]
+    try:
+        res = mem.learn(text, name=name, kind=kind, category=opts.get("category"), tags=tags, atom=atom,
+                        source_episodes=episodes)
+    except (ValueError, LookupError) as err:
+        return _error("learn", err)
+    rec = mem.get(res.id)
+    conf = f"confidence {rec.confidence:.2f}" if rec else ""
+    if res.action == "superseded":
+        return f"LEARN-SUCCESS superseded {', '.join(res.superseded)} with {res.id} ({conf})"
+    if rec is not None and not rec.current:
+        return f"LEARN-SUCCESS stored {res.id} as a past version (a newer value is current: {rec.superseded_by})"
+    return f"LEARN-SUCCESS {res.action} {res.id} ({conf})"
+
+
+def relate(mem: SemanticMemory, arg: str) -> str:
+    text, opts, _, _ = _options(arg or "")
+    if "|" in text:
+        parts = [p.strip() for p in text.split("|")]
+        if len(parts) != 3:
+            return "ERROR: relate: use `relate a | RELATION | b` or `relate a RELATION b`"
+        a, rel, b = parts
+    else:
+        tokens = text.split()
+        known = mem.relations.types()
+        caps = [i for i, t in enumerate(tokens) if re.fullmatch(r"[A-Z][A-Z0-9_]+", t) and 0 < i < len(tokens) - 1]
+        pick = next((i for i in caps if tokens[i] in known), caps[0] if caps else None)
+        if pick is None:
+            return ("ERROR: relate: no RELATION in capitals between two names, e.g. "
+                    "relate coffee mug IS_A container")
+        a, rel, b = " ".join(tokens[:pick]), tokens[pick], " ".join(tokens[pick + 1 :])
+    try:
+        weight = float(opts["weight"]) if "weight" in opts else None
+        is_new = rel.strip() and rel.upper() not in mem.relations.types()
+        edge = mem.relate(a, rel, b, weight)
+    except (ValueError, LookupError) as err:
+        return _error("relate", err)
+    note = f" (new relation type {edge.type})" if is_new else ""
+    return f"RELATE-SUCCESS {a} {edge.type} {b} (weight {edge.weight:.2f}){note}"
+
+
+def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None) -> str:
+    text = (arg or "").strip()
+    mode = "semantic"
+    m = _MODE.match(text)
+    if m:
+        mode, text = m[1] or m[2], text[m.end() :]
+    as_of = _AS_OF.search(text)
+    text = _AS_OF.sub("", text)
+    query, opts, tags, excluded = _options(text)
+    if not query and not tags:
+        return "ERROR: recall: give a query, e.g. recall where does Alice live"
+    if mode != "semantic" and episodic is None:
+        return f"ERROR: recall: {mode} recall is not available here (no episodic memory is connected); use semantic"
+    try:
+        limit = int(opts.get("limit", 10))
+        lines = []
+        if mode in ("semantic", "hybrid"):
+            hits = mem.recall(query or None, limit, mode="semantic" if query else "logical", tags_all=tags,
+                              tags_none=excluded, kind=opts.get("kind"), category=opts.get("category"),
+                              as_of=as_of[1] if as_of else None)
+            for h in hits:
+                rec = h.record
+                src = f", from {', '.join(rec.source_episodes[:3])}" if rec.source_episodes else ""
+                old = "" if rec.current else f", valid until {format_time(rec.valid_to)}"
+                lines.append(f"[{rec.kind} c={rec.confidence:.2f}] {rec.content} (id {rec.id}{src}{old})")
+        if mode in ("episodic", "hybrid") and episodic is not None:
+            eps = [f"[episode {t}] {txt} (id {i})" for t, txt, i in episodic(query, limit)]
+            lines = eps if mode == "episodic" else _interleave(lines, eps)
+    except (ValueError, LookupError) as err:
+        return _error("recall", err)
+    if not lines:
+        return f"RECALL: nothing found for {query!r} ({mode})"
+    return "\n".join(f"{i}. {line}" for i, line in enumerate(lines[:limit], start=1))
+
+
+def _interleave(a: list[str], b: list[str]) -> list[str]:
+    out = []
+    for i in range(max(len(a), len(b))):
+        out += ([a[i]] if i < len(a) else []) + ([b[i]] if i < len(b) else [])
+    return out
+
+
+def supersede(mem: SemanticMemory, arg: str) -> str:
+    for sep in ("=>", "->", "|"):
+        if sep in (arg or ""):
+            old, new = (p.strip() for p in arg.split(sep, 1))
+            break
+    else:
+        return "ERROR: supersede: use `supersede <id or name> => <new fact>`"
+    if not old or not new:
+        return "ERROR: supersede: both the old record and the new fact are needed"
+    try:
+        res = mem.supersede(old, new)
+    except (ValueError, LookupError) as err:
+        return _error("supersede", err)
+    return f"SUPERSEDE-SUCCESS {', '.join(res.superseded)} -> {res.id}"
+
+
+def forget(mem: SemanticMemory, arg: str) -> str:
+    try:
+        rec = mem.resolve(arg or "")
+        mem.forget(rec.id)
+    except (ValueError, LookupError) as err:
+        return _error("forget", err)
+    return f"FORGET-SUCCESS {rec.id} ({rec.content[:80]})"
+
+
+def history(mem: SemanticMemory, arg: str) -> str:
+    try:
+        versions = mem.history(arg or "")
+    except (ValueError, LookupError) as err:
+        return _error("history", err)
+    lines = []
+    for rec in versions:
+        until = "now (current)" if rec.current else format_time(rec.valid_to)
+        lines.append(f"{format_time(rec.valid_from)} .. {until}: {rec.content} (id {rec.id}, c={rec.confidence:.2f})")
+    return "\n".join(lines)
+
+
+SKILLS: dict[str, Callable[..., str]] = {"learn": learn, "relate": relate, "recall": recall,
+                                         "supersede": supersede, "forget": forget, "history": history}

@@ -1,0 +1,304 @@
+"""SQLite record store: records, tags, source episodes, edges, relation types and versions in one
+file (stdlib sqlite3, WAL), each write a transaction, lexical search by FTS5's BM25.
+
+WAL with synchronous=NORMAL survives a killed process without losing a committed write; a power cut
+may lose the last few commits (set `synchronous="FULL"` to trade latency for that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .records import Edge, SemanticRecord
+from .store import RecordFilter, lexical_terms
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    id TEXT PRIMARY KEY, kind TEXT NOT NULL, name TEXT, name_norm TEXT, content TEXT NOT NULL,
+    content_key TEXT, category TEXT, confidence REAL, valid_from REAL, valid_to REAL, recorded_at REAL,
+    lineage TEXT, subject TEXT, relation TEXT, data TEXT NOT NULL, embedding BLOB);
+CREATE INDEX IF NOT EXISTS records_key ON records(content_key);
+CREATE INDEX IF NOT EXISTS records_name ON records(name_norm);
+CREATE INDEX IF NOT EXISTS records_subject ON records(subject, relation);
+CREATE INDEX IF NOT EXISTS records_lineage ON records(lineage);
+CREATE INDEX IF NOT EXISTS records_recorded ON records(recorded_at);
+CREATE TABLE IF NOT EXISTS record_tags (record_id TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (record_id, tag));
+CREATE INDEX IF NOT EXISTS record_tags_tag ON record_tags(tag);
+CREATE TABLE IF NOT EXISTS record_episodes (record_id TEXT NOT NULL, episode_id TEXT NOT NULL,
+    PRIMARY KEY (record_id, episode_id));
+CREATE INDEX IF NOT EXISTS record_episodes_ep ON record_episodes(episode_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text);
+CREATE TABLE IF NOT EXISTS edges (src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL, weight REAL,
+    co_access INTEGER, last_co_access REAL, created_at REAL, src_layer TEXT, dst_layer TEXT,
+    PRIMARY KEY (src, dst, type));
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+CREATE TABLE IF NOT EXISTS relation_types (name TEXT PRIMARY KEY, symmetric INTEGER, builtin INTEGER);
+CREATE TABLE IF NOT EXISTS versions (seq INTEGER PRIMARY KEY AUTOINCREMENT, record_id TEXT NOT NULL,
+    action TEXT, at REAL, snapshot TEXT);
+CREATE INDEX IF NOT EXISTS versions_record ON versions(record_id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+_COLUMNS = ("id, kind, name, name_norm, content, content_key, category, confidence, valid_from, valid_to, "
+            "recorded_at, lineage, subject, relation, data, embedding")
+_EDGE_COLUMNS = "src, dst, type, weight, co_access, last_co_access, created_at, src_layer, dst_layer"
+
+
+def _row_to_record(row: sqlite3.Row) -> SemanticRecord:
+    blob = row["embedding"]
+    vec = None if blob is None else np.frombuffer(blob, dtype=np.float32).copy()
+    return SemanticRecord.from_dict(json.loads(row["data"]), vec)
+
+
+class SqliteSemanticStore:
+    """One SQLite file; safe to share between threads of one process (one lock around the connection)."""
+
+    def __init__(self, path: str | Path, synchronous: str = "NORMAL") -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(f"PRAGMA synchronous={synchronous}")
+        self._db.execute("PRAGMA foreign_keys=OFF")
+        self._db.executescript(SCHEMA)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Nestable: only the outermost level commits, and any exception rolls the whole write back."""
+        with self._lock:
+            if self._depth == 0:
+                self._db.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if self._depth == 0:
+                self._db.execute("COMMIT")
+
+    def _all(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    # --- records
+    def put(self, record: SemanticRecord, reindex: bool = True) -> None:
+        """Upsert; `reindex=False` (usage updates: access times, stability) skips text, tags, episodes."""
+        emb = None if record.embedding is None else np.asarray(record.embedding, dtype=np.float32).tobytes()
+        values = (record.id, record.kind, record.name, record.name_norm, record.content, record.content_key,
+                  record.category, record.confidence, record.valid_from, record.valid_to, record.recorded_at,
+                  record.lineage, record.subject, record.relation, json.dumps(record.to_dict()), emb)
+        updates = ", ".join(f"{c.strip()}=excluded.{c.strip()}" for c in _COLUMNS.split(",")[1:])
+        with self.transaction():
+            db = self._db
+            db.execute(f"INSERT INTO records ({_COLUMNS}) VALUES ({','.join('?' * 16)}) "
+                       f"ON CONFLICT(id) DO UPDATE SET {updates}", values)
+            if not reindex:
+                return
+            rowid = db.execute("SELECT rowid FROM records WHERE id=?", (record.id,)).fetchone()[0]
+            db.execute("DELETE FROM records_fts WHERE rowid=?", (rowid,))
+            db.execute("INSERT INTO records_fts(rowid, text) VALUES (?, ?)", (rowid, f"{record.name} {record.content}"))
+            db.execute("DELETE FROM record_tags WHERE record_id=?", (record.id,))
+            db.executemany("INSERT OR IGNORE INTO record_tags VALUES (?, ?)", [(record.id, t) for t in record.tags])
+            db.execute("DELETE FROM record_episodes WHERE record_id=?", (record.id,))
+            db.executemany("INSERT OR IGNORE INTO record_episodes VALUES (?, ?)",
+                           [(record.id, e) for e in record.source_episodes])
+
+    def get(self, record_id: str) -> SemanticRecord | None:
+        rows = self._all("SELECT data, embedding FROM records WHERE id=?", (record_id,))
+        return _row_to_record(rows[0]) if rows else None
+
+    def get_many(self, ids: list[str]) -> list[SemanticRecord]:
+        out: dict[str, SemanticRecord] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in self._all(f"SELECT data, embedding FROM records WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                rec = _row_to_record(row)
+                out[rec.id] = rec
+        return [out[i] for i in ids if i in out]
+
+    def delete(self, record_id: str) -> bool:
+        with self.transaction():
+            db = self._db
+            row = db.execute("SELECT rowid FROM records WHERE id=?", (record_id,)).fetchone()
+            if row is None:
+                return False
+            db.execute("DELETE FROM records_fts WHERE rowid=?", (row[0],))
+            db.execute("DELETE FROM records WHERE id=?", (record_id,))
+            db.execute("DELETE FROM record_tags WHERE record_id=?", (record_id,))
+            db.execute("DELETE FROM record_episodes WHERE record_id=?", (record_id,))
+            db.execute("DELETE FROM edges WHERE src=? OR dst=?", (record_id, record_id))
+            return True
+
+    def count(self, current_only: bool = False) -> int:
+        where = " WHERE valid_to IS NULL" if current_only else ""
+        return int(self._all(f"SELECT COUNT(*) FROM records{where}")[0][0])
+
+    def iter_records(self) -> Iterator[SemanticRecord]:
+        last = ""
+        while True:
+            rows = self._all("SELECT id, data, embedding FROM records WHERE id > ? ORDER BY id LIMIT 500", (last,))
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_record(row)
+            last = rows[-1]["id"]
+
+    def _records(self, where: str, params: Any) -> list[SemanticRecord]:
+        return [_row_to_record(r) for r in self._all(f"SELECT data, embedding FROM records WHERE {where}", params)]
+
+    def find_by_key(self, *, content_key: str | None = None, name_norm: str | None = None,
+                    current_only: bool = True) -> list[SemanticRecord]:
+        clauses, params = [], []
+        if content_key is not None:
+            clauses.append("content_key=?")
+            params.append(content_key)
+        if name_norm is not None:
+            clauses.append("name_norm=?")
+            params.append(name_norm)
+        if current_only:
+            clauses.append("valid_to IS NULL")
+        return self._records(" AND ".join(clauses) or "1", params)
+
+    def find_by_subject(self, subject: str, relation: str, current_only: bool = True) -> list[SemanticRecord]:
+        extra = " AND valid_to IS NULL" if current_only else ""
+        return self._records(f"subject=? AND relation=?{extra}", (subject, relation))
+
+    def by_lineage(self, lineage: str) -> list[SemanticRecord]:
+        return sorted(self._records("lineage=?", (lineage,)), key=lambda r: (r.valid_from, r.recorded_at))
+
+    def sharing_episodes(self, episode_ids: list[str]) -> dict[str, set[str]]:
+        if not episode_ids:
+            return {}
+        marks = ",".join("?" * len(episode_ids))
+        rows = self._all("SELECT record_id, episode_id FROM record_episodes WHERE record_id IN "
+                         f"(SELECT record_id FROM record_episodes WHERE episode_id IN ({marks}))", list(episode_ids))
+        out: dict[str, set[str]] = {}
+        for row in rows:
+            out.setdefault(row[0], set()).add(row[1])
+        return out
+
+    def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if f.as_of is not None:
+            clauses.append("valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)")
+            params += [f.as_of, f.as_of]
+        elif not f.include_history:
+            clauses.append("valid_to IS NULL")
+        tag_sql = "EXISTS (SELECT 1 FROM record_tags t WHERE t.record_id = records.id AND t.tag IN ({}))"
+        for tag in f.tags_all:
+            clauses.append(tag_sql.format("?"))
+            params.append(tag)
+        if f.tags_any:
+            clauses.append(tag_sql.format(",".join("?" * len(f.tags_any))))
+            params += list(f.tags_any)
+        if f.tags_none:
+            clauses.append("NOT " + tag_sql.format(",".join("?" * len(f.tags_none))))
+            params += list(f.tags_none)
+        if f.kinds:
+            clauses.append(f"kind IN ({','.join('?' * len(f.kinds))})")
+            params += list(f.kinds)
+        for sql, value in (("category = ?", f.category), ("confidence >= ?", f.min_confidence),
+                           ("recorded_at >= ?", f.time_from), ("recorded_at <= ?", f.time_to)):
+            if value is not None:
+                clauses.append(sql)
+                params.append(value)
+        if f.name_pattern:
+            pat = f.name_pattern.lower()
+            clauses.append("(name_norm GLOB ? OR lower(name) GLOB ? OR lower(content) GLOB ?)")
+            params += [pat, pat, pat]
+        sql = f"{' AND '.join(clauses) or '1'} ORDER BY recorded_at DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return self._records(sql, params)
+
+    def lexical(self, query: str, limit: int) -> list[tuple[str, float]]:
+        terms = sorted(set(lexical_terms(query)))
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+        rows = self._all("SELECT r.id, -bm25(records_fts) AS s FROM records_fts JOIN records r "
+                         "ON r.rowid = records_fts.rowid WHERE records_fts MATCH ? ORDER BY bm25(records_fts) "
+                         "LIMIT ?", (match, limit))
+        return [(row[0], float(row[1])) for row in rows]
+
+    def tag_counts(self, current_only: bool = True) -> dict[str, int]:
+        where = "WHERE r.valid_to IS NULL" if current_only else ""
+        rows = self._all(f"SELECT t.tag, COUNT(*) FROM record_tags t JOIN records r ON r.id = t.record_id {where} "
+                         "GROUP BY t.tag ORDER BY 2 DESC, 1")
+        return {row[0]: int(row[1]) for row in rows}
+
+    def summary(self) -> dict[str, Any]:
+        total, current, oldest, newest = self._all(
+            "SELECT COUNT(*), SUM(valid_to IS NULL), MIN(recorded_at), MAX(recorded_at) FROM records")[0]
+        kinds = self._all("SELECT kind, COUNT(*) FROM records WHERE valid_to IS NULL GROUP BY kind")
+        edges = self._all("SELECT COUNT(*) FROM edges")[0][0]
+        return {"records": int(total), "current": int(current or 0), "by_kind": {k: int(n) for k, n in kinds},
+                "oldest": oldest, "newest": newest, "edges": int(edges)}
+
+    # --- edges
+    def put_edge(self, edge: Edge) -> None:
+        with self.transaction():
+            self._db.execute(f"INSERT OR REPLACE INTO edges ({_EDGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
+                             (edge.src, edge.dst, edge.type, edge.weight, edge.co_access, edge.last_co_access,
+                              edge.created_at, edge.src_layer, edge.dst_layer))
+
+    def get_edge(self, src: str, dst: str, type_: str) -> Edge | None:
+        rows = self._all(f"SELECT {_EDGE_COLUMNS} FROM edges WHERE src=? AND dst=? AND type=?", (src, dst, type_))
+        return Edge(*rows[0]) if rows else None
+
+    def edges_of(self, node: str) -> list[Edge]:
+        rows = self._all(f"SELECT {_EDGE_COLUMNS} FROM edges WHERE src=? UNION ALL "
+                         f"SELECT {_EDGE_COLUMNS} FROM edges WHERE dst=? AND src<>?", (node, node, node))
+        return [Edge(*row) for row in rows]
+
+    def delete_edge(self, src: str, dst: str, type_: str) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM edges WHERE src=? AND dst=? AND type=?", (src, dst, type_))
+
+    def iter_edges(self) -> Iterator[Edge]:
+        yield from (Edge(*row) for row in self._all(f"SELECT {_EDGE_COLUMNS} FROM edges"))
+
+    # --- relation registry, versions, meta
+    def put_relation_type(self, name: str, symmetric: bool, builtin: bool) -> None:
+        with self.transaction():
+            self._db.execute("INSERT OR REPLACE INTO relation_types VALUES (?, ?, ?)", (name, int(symmetric), int(builtin)))
+
+    def relation_types(self) -> dict[str, tuple[bool, bool]]:
+        return {row[0]: (bool(row[1]), bool(row[2])) for row in self._all("SELECT * FROM relation_types")}
+
+    def log_version(self, record_id: str, action: str, at: float, snapshot: dict[str, Any]) -> None:
+        with self.transaction():
+            self._db.execute("INSERT INTO versions (record_id, action, at, snapshot) VALUES (?, ?, ?, ?)",
+                             (record_id, action, at, json.dumps(snapshot)))
+
+    def versions(self, record_id: str) -> list[dict[str, Any]]:
+        rows = self._all("SELECT record_id, action, at, snapshot FROM versions WHERE record_id=? ORDER BY seq",
+                         (record_id,))
+        return [{"record_id": r[0], "action": r[1], "at": r[2], "snapshot": json.loads(r[3])} for r in rows]
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._all("SELECT value FROM meta WHERE key=?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction():
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
