@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .terms import SExprError, Term, format_number, has_vars, is_var, parse_all, render, shape
@@ -47,16 +48,21 @@ class Belief:
     term: Term
     f: float
     c: float
-    statement: str = field(default="", compare=False)
-    has_vars: bool = field(default=False, init=False, compare=False, repr=False)
-    shape: Any = field(default=None, init=False, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        # computed once: the engines read them on every call
-        if not self.statement:
-            object.__setattr__(self, "statement", render(self.term))
-        object.__setattr__(self, "has_vars", has_vars(self.term))
-        object.__setattr__(self, "shape", shape(self.term))
+    # Computed on first use and cached: chaining creates many beliefs that are never printed.
+    @cached_property
+    def statement(self) -> str:
+        """Canonical MeTTa text of the statement."""
+        return render(self.term)
+
+    @cached_property
+    def has_vars(self) -> bool:
+        return has_vars(self.term)
+
+    @cached_property
+    def shape(self) -> Any:
+        """Index key the engines use to pick candidate rules."""
+        return shape(self.term)
 
     def text(self) -> str:
         """``(--> cat animal) (stv 1.0 0.9)``: the form `remember` stores and skills print."""

@@ -28,6 +28,7 @@ class Conclusion(NamedTuple):
     term: Term
     f: float
     c: float
+    swapped: bool = False  # True when the second premise given matched the rule's first premise
 
     @property
     def statement(self) -> str:
@@ -49,6 +50,10 @@ class Engine:
         self.copulas = frozenset(rs.copulas)
         self._cands2: dict[tuple[Any, Any], list[tuple[CompiledRule, bool]]] = {}
         self._cands1: dict[Any, list[CompiledRule]] = {}
+        # Every two-premise rule whose premises share a variable needs premises sharing a symbol;
+        # infer relies on this to skip unrelated pairs, so it is checked here, on the actual rules.
+        self.premises_share_symbols = all(_vars(cr.rule.premises[0][0]) & _vars(cr.rule.premises[1][0])
+                                          for cr in self.rules2)
         expectation = [n for n in self.functions if n.endswith("_Expectation")]
         self._expectation: Callable[[tuple[float, float]], float] | None = (
             self.functions[expectation[0]] if expectation else None)
@@ -74,7 +79,7 @@ class Engine:
             except _FAIL:
                 continue
             if r is not None:
-                self._emit(cr, r, seen, out)
+                self._emit(cr, r, seen, out, swapped)
         return out
 
     def derive1(self, b: Belief) -> list[Conclusion]:
@@ -110,7 +115,8 @@ class Engine:
         return None
 
     # ---- internals
-    def _emit(self, cr: CompiledRule, r: tuple[Term, tuple[float, float]], seen: set, out: list) -> None:
+    def _emit(self, cr: CompiledRule, r: tuple[Term, tuple[float, float]], seen: set, out: list,
+              swapped: bool = False) -> None:
         stmt, tv = r
         if (stmt.__class__ is tuple and len(stmt) == 3 and stmt[1] == stmt[2]
                 and stmt[0] in self.copulas):
@@ -119,12 +125,20 @@ class Engine:
         if key in seen:
             return
         seen.add(key)
-        out.append(Conclusion(cr.rule.name, stmt, float(tv[0]), float(tv[1])))
+        out.append(Conclusion(cr.rule.name, stmt, float(tv[0]), float(tv[1]), swapped))
 
     def _candidates2(self, k1: Any, k2: Any) -> list[tuple[CompiledRule, bool]]:
         fwd = [(cr, False) for cr in self.rules2 if compatible(cr.keys[0], k1) and compatible(cr.keys[1], k2)]
         rev = [(cr, True) for cr in self.rules2 if compatible(cr.keys[0], k2) and compatible(cr.keys[1], k1)]
         return fwd + rev
+
+
+def _vars(t: Any) -> set[int]:
+    if t.__class__ is RVar:
+        return {id(t)}
+    if t.__class__ is tuple:
+        return set().union(*(_vars(x) for x in t)) if t else set()
+    return set()
 
 
 # ---------------------------------------------------------------- general unifier (premises with variables)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .atoms import Belief, parse_belief
+from .atoms import MAX_CHILDREN, MAX_TOKENS, AtomError, Belief, parse_belief
 from .fast import Conclusion
 from .rulefile import LIB_DIR
 from .terms import Term
@@ -56,13 +56,13 @@ class Interpreter:
     def derive(self, lib: str, p1: Belief | str, p2: Belief | str | None = None) -> list[Conclusion]:
         """Conclusions with rule names, from ``(|-named P1 P2)`` / ``(|~named P)``."""
         op = _OPS[lib][0]
-        args = " ".join(_b(p).metta() for p in (p1, p2) if p is not None)
+        args = _args(p1, p2)
         return [_conclusion(a) for a in self._run(f"!({op} {args})")]
 
     def run_plain(self, lib: str, p1: Belief | str, p2: Belief | str | None = None) -> list[tuple[Term, float, float]]:
         """``(|- P1 P2)`` itself: (statement, f, c) triples without rule names."""
         op = _OPS[lib][1]
-        args = " ".join(_b(p).metta() for p in (p1, p2) if p is not None)
+        args = _args(p1, p2)
         out = []
         for a in self._run(f"!({op} {args})"):
             stmt, tv = a.get_children()
@@ -84,6 +84,28 @@ class Interpreter:
 
 def _b(p: Belief | str) -> Belief:
     return p if isinstance(p, Belief) else parse_belief(p)
+
+
+def _args(p1: Belief | str, p2: Belief | str | None) -> str:
+    """Premise text for the runner; beliefs built in code are size-checked like parsed ones."""
+    beliefs = [_b(p) for p in (p1, p2) if p is not None]
+    for b in beliefs:
+        check_size(b.term)
+    return " ".join(b.metta() for b in beliefs)
+
+
+def check_size(t: Term, max_children: int = MAX_CHILDREN, max_nodes: int = MAX_TOKENS) -> None:
+    """Refuse terms hyperon could choke on (an expression of 1024 children kills the process)."""
+    stack, nodes = [t], 0
+    while stack:
+        x = stack.pop()
+        nodes += 1
+        if x.__class__ is tuple:
+            if len(x) > max_children:
+                raise AtomError(f"expression has {len(x)} children (limit {max_children})")
+            stack.extend(x)
+        if nodes > max_nodes:
+            raise AtomError(f"expression too large (over {max_nodes} atoms)")
 
 
 def _conclusion(atom: Any) -> Conclusion:

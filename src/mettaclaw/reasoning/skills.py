@@ -1,0 +1,125 @@
+"""The agent's reasoning skills: `nal`, `pln` and `infer`.
+
+The runtime declares the skills in MeTTa and calls these functions with the model's argument text.
+Errors the model caused (a malformed atom, a truth value out of range, an unknown copula) come back
+as text starting with ``ERROR:``; nothing derived is stored here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .atoms import AtomError, Belief, looks_like_belief, parse_belief, parse_beliefs
+from .fast import Conclusion, engine
+from .infer import MAX_PREMISES, chain
+from .terms import is_var
+
+RECALL_LIMIT = 60
+SHOW_LIMIT = 10
+
+HELP: dict[str, str] = {
+    "nal": (
+        "NAL inference (|-) on one or two beliefs, each a statement with a truth value (stv frequency confidence); "
+        "returns every conclusion with the rule that gave it, nothing is stored. Copulas: --> inheritance, "
+        "<-> similarity, ==> implication; ¬ ∧ ∨; compound terms (× a b), ({} a), ([] a), (∩ a b), (∪ a b). "
+        "Example: (nal \"(--> sam human) (stv 1.0 0.9) (--> human mortal) (stv 1.0 0.9)\") gives "
+        "[deduction] (--> sam mortal) (stv 1.0 0.81)."
+    ),
+    "pln": (
+        "PLN inference (|~) on one or two beliefs with links Inheritance, Implication, Similarity, Member, "
+        "Evaluation, Equivalence, Not; returns conclusions with rule names, nothing is stored. "
+        "Example: (pln \"(Inheritance cat mammal) (stv 0.9 0.9) (Inheritance mammal animal) (stv 1.0 0.9)\")."
+    ),
+    "infer": (
+        "Multi-step reasoning: recalls the memories that carry an atom (remember one with a truth value, "
+        "e.g. (remember \"(--> cat animal) (stv 1.0 0.9)\")), chains NAL/PLN rules up to 3 steps, and returns "
+        "the strongest conclusions by expectation with their proof trail (rule, premises, memory ids). "
+        "Argument: a question or one or more beliefs. Nothing is stored: remember a conclusion yourself "
+        "if you want to keep it. Example: (infer \"is sam mortal?\")."
+    ),
+}
+
+
+def format_conclusions(conclusions: list[Conclusion]) -> str:
+    """One line per conclusion: ``[rule] STATEMENT (stv f c)``."""
+    return "\n".join(f"[{c.rule}] {c.text()}" for c in conclusions)
+
+
+def _one_step(lib: str, arg: str) -> str:
+    try:
+        beliefs = parse_beliefs(arg, limit=2)
+    except AtomError as e:
+        return f"ERROR: {e}"
+    if len(beliefs) > 2:
+        return f"ERROR: {lib} takes one or two beliefs, got {len(beliefs)}; use infer to chain more"
+    eng = engine(lib)
+    out = eng.derive1(beliefs[0]) if len(beliefs) == 1 else eng.derive2(beliefs[0], beliefs[1])
+    if not out:
+        op = "|-" if lib == "nal" else "|~"
+        why = ("no single-premise rule applies to it" if len(beliefs) == 1 else
+               "no rule applies to this pair (unrelated premises, or a truth function was undefined)")
+        return f"No conclusions from ({op} ...): {why}."
+    return format_conclusions(out)
+
+
+def nal_skill(arg: str) -> str:
+    """`(|- P1 P2)` / `(|- P)` through the compiled rules of lib/nal.metta."""
+    return _one_step("nal", arg)
+
+
+def pln_skill(arg: str) -> str:
+    """`(|~ P1 P2)` / `(|~ P)` through the compiled rules of lib/pln.metta."""
+    return _one_step("pln", arg)
+
+
+def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 3) -> str:
+    """Recall atom-bearing memories for a question or beliefs, chain forward, report with proof trails."""
+    if not arg or not arg.strip():
+        return "ERROR: infer needs a question or one or more beliefs, e.g. (infer \"is sam mortal?\")"
+    premises: list[tuple[Belief, str | None]] = []
+    query = arg
+    if looks_like_belief(arg):
+        try:
+            given = parse_beliefs(arg, limit=MAX_PREMISES // 2)
+        except AtomError as e:
+            return f"ERROR: {e}"
+        premises = [(b, None) for b in given]
+        query = " ".join(sorted({s for b in given for s in _words(b.term)}))
+    memories = recall(query, RECALL_LIMIT)
+    skipped = 0
+    seen = {b for b, _ in premises}
+    for m in memories:
+        atom = getattr(m, "atom", None)
+        if not atom:
+            continue
+        try:
+            b = parse_belief(atom)
+        except AtomError:
+            skipped += 1
+            continue
+        if b in seen:
+            continue
+        seen.add(b)
+        premises.append((b, str(getattr(m, "id", "?"))))
+        if len(premises) >= MAX_PREMISES:
+            break
+    if not premises:
+        return ("No atom-bearing memories match this question, so there is nothing to reason over. Store facts "
+                "as atoms first, e.g. (remember \"(--> sam human) (stv 1.0 0.9)\").")
+    result = chain(premises, depth=depth)
+    if skipped:
+        result.notes.append(f"({skipped} recalled memories carried malformed atoms and were left out.)")
+    if not result.conclusions:
+        listed = "; ".join(b.text() for b, _ in premises[:5])
+        return f"No conclusions from {len(premises)} beliefs ({listed}{' ...' if len(premises) > 5 else ''})."
+    return result.render(SHOW_LIMIT)
+
+
+def _words(t: object) -> set[str]:
+    if isinstance(t, tuple):
+        out: set[str] = set()
+        for x in t[1:]:
+            out |= _words(x)
+        return out
+    return set() if is_var(t) else {str(t)}
