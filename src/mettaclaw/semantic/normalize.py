@@ -71,7 +71,7 @@ VERB_RELATIONS: dict[str, list[str]] = {
                    "is stored in", "are stored in", "is parked in", "is parked at", "is placed in",
                    "are placed in", "is now in", "are now in"],
 }
-FUNCTIONAL_RELATIONS = frozenset(VERB_RELATIONS) | {"AGE", "BIRTH_YEAR", "TIME", "SPOUSE"}
+FUNCTIONAL_RELATIONS = frozenset(VERB_RELATIONS) | {"AGE", "BIRTH_YEAR", "TIME", "LOCATED_ON", "LOCATED_UNDER"}
 
 # Attribute synonyms ("X's <attr> is Y") and which attributes hold one value at a time.
 ATTR_SYNONYMS = {
@@ -237,15 +237,24 @@ def _possessive_fact(s: str) -> Triple | None:
 
 
 def _location_fact(s: str) -> Triple | None:
-    """`the keys are in the drawer`: things (article or `my`) have one place; a time is a schedule."""
-    m = re.match(r"^(?P<s>(?:the|my) .+?) (?:is|are) (?:in|at|on|inside|under) (?P<o>.+)$", s)
+    """`the keys are in the drawer`: a thing (article or `my`) has one place per preposition.
+
+    The object must carry a determiner (`in the hallway`, not the state `in need of repair`), and the
+    preposition stays in the relation (`on a ring` and `in a bowl` can both hold); a time is a schedule.
+    """
+    m = re.match(r"^(?P<s>(?:the|my) .+?) (?:is|are) (?P<p>in|at|on|inside|under) (?P<o>.+)$", s)
     if not m:
         return None
     subj = "user " + _phrase(m["s"][3:]) if m["s"].startswith("my ") else _subject(m["s"])
     obj = _phrase(m["o"])
     if subj is None:
         return None
-    return Triple(subj, "TIME" if _TIME_OBJECT.match(obj) else "LOCATED_IN", obj, functional=True)
+    if _TIME_OBJECT.match(obj):
+        return Triple(subj, "TIME", obj, functional=True)
+    if not re.match(r"^(the|a|an|my|his|her|their|our|your|room|\d)\b", m["o"]):
+        return None
+    prep = {"inside": "in", "at": "in"}.get(m["p"], m["p"])
+    return Triple(subj, "LOCATED_IN" if prep == "in" else f"LOCATED_{prep.upper()}", obj, functional=True)
 
 
 def _copula_fact(s: str) -> Triple | None:

@@ -1,0 +1,84 @@
+"""Name normalisation and the triple extractor that contradiction detection rests on."""
+
+import pytest
+
+from mettaclaw.semantic.normalize import (
+    content_key,
+    extract_triple,
+    normalize_name,
+    same_object,
+    triple_from_atom,
+)
+
+
+@pytest.mark.parametrize("raw, norm", [
+    ("navigate_to_kitchen", "navigate kitchen"),
+    ("graspObject", "grasp object"),
+    ("Coffee-Mug", "coffee mug"),
+    ("HTTPServer", "http server"),
+    ("the", "the"),  # all stop words: keep them rather than return an empty key
+])
+def test_normalize_name_follows_the_spec_examples(raw, norm):
+    assert normalize_name(raw) == norm
+
+
+def test_content_key_ignores_case_punctuation_and_articles():
+    assert content_key("The cat sat on a mat.") == content_key("the cat sat on mat")
+    assert content_key("Alice lives in Paris") != content_key("Alice lives in Rome")
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Alice lives in Paris.", ("alice", "LIVES_IN", "paris", True, True)),
+    ("Alice moved to Berlin", ("alice", "LIVES_IN", "berlin", True, True)),
+    ("Paris is where Alice lives", ("alice", "LIVES_IN", "paris", True, True)),
+    ("I work at Google", ("user", "WORKS_AT", "google", True, True)),
+    ("Bob is employed by Acme", ("bob", "WORKS_AT", "acme", True, True)),
+    ("Carol is married to Dan", ("carol", "MARRIED_TO", "dan", True, True)),
+    ("My favorite color is blue", ("user", "ATTR:favourite colour", "blue", True, True)),
+    ("The favourite food of Bob is pizza", ("bob", "ATTR:favourite food", "pizza", True, True)),
+    ("Alice is 30 years old", ("alice", "AGE", "30", True, True)),
+    ("Alice has three cats", ("alice", "COUNT:cat", "3", True, True)),
+    ("Alice no longer lives in Paris", ("alice", "LIVES_IN", "paris", False, True)),
+    ("The keys are in the drawer", ("keys", "LOCATED_IN", "drawer", True, True)),
+    ("The meeting is at 3pm", ("meeting", "TIME", "3pm", True, True)),
+    ("Alice is a doctor", ("alice", "IS_A", "doctor", True, False)),
+    ("Alice likes jazz", ("alice", "VERB:like", "jazz", True, False)),
+    ("Alice's sister is Carol", ("alice", "ATTR:sister", "carol", True, False)),
+])
+def test_extract_triple(sentence, expected):
+    t = extract_triple(sentence)
+    assert t is not None
+    assert (t.subject, t.relation, t.object, t.polarity, t.functional) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "She lives in Rome",  # unresolved pronoun: cannot be compared, so can never supersede
+    "Where does Alice live?",
+    "Alice lives in Paris. Bob lives in Rome.",
+    "",
+])
+def test_no_triple_for_what_is_not_a_simple_resolvable_fact(sentence):
+    assert extract_triple(sentence) is None
+
+
+def test_states_are_not_places():
+    t = extract_triple("The printer is in need of repair")
+    assert t is not None and not t.functional
+
+
+def test_atoms_give_triples_and_truth_values():
+    t, truth = triple_from_atom("(lives_in alice paris) (stv 1 0.9)")
+    assert (t.subject, t.relation, t.object, t.functional) == ("alice", "LIVES_IN", "paris", True)
+    assert truth == (1.0, 0.9)
+    t, _ = triple_from_atom("(--> (× alice paris) lives_in)")
+    assert (t.subject, t.relation, t.object) == ("alice", "LIVES_IN", "paris")
+    t, _ = triple_from_atom("(--> coffee_mug container)")
+    assert (t.subject, t.relation, t.object, t.functional) == ("coffee mug", "IS_A", "container", False)
+    with pytest.raises(ValueError, match="unbalanced"):
+        triple_from_atom("(lives_in alice paris")
+
+
+def test_same_object_allows_refinement_but_not_a_changed_number():
+    assert same_object("paris", "paris france")
+    assert not same_object("paris", "berlin")
+    assert not same_object("555 1234", "555 1234 5")

@@ -1,0 +1,204 @@
+"""Writing through reconciliation: dedup, reinforcement, merge, supersede, history, idempotence."""
+
+import math
+
+import pytest
+
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.semantic.factgen import contradicting_pairs, unrelated_pairs
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+DAY = 86400.0
+
+
+class Clock:
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def make_memory(clock=None, store=None) -> SemanticMemory:
+    return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store or InMemorySemanticStore(),
+                          clock=clock or Clock())
+
+
+PARAPHRASES = [
+    ["Alice lives in Paris", "alice lives in paris.", "Alice resides in Paris", "Paris is where Alice lives",
+     "ALICE LIVES IN PARIS!"],
+    ["Bob works at Acme", "Bob is employed by Acme", "Bob works for Acme", "Acme is where Bob works"],
+    ["Carol's favourite colour is green", "Carol's favorite color is green", "The favourite colour of Carol is green"],
+    ["The office coffee machine needs descaling every month", "Every month the office coffee machine needs descaling",
+     "the office coffee machine needs descaling every month.",
+     "The office coffee machine needs to be descaled every month"],
+    ["Backups of the project server run nightly at 2am", "The project server backups run nightly at 2am",
+     "Nightly at 2am, backups of the project server run"],
+]
+
+
+def test_paraphrases_of_five_facts_are_five_records():
+    mem = make_memory()
+    for group in PARAPHRASES:
+        for sentence in group:
+            mem.learn(sentence)
+    records = list(mem)
+    assert len(records) == 5
+    by_count = sorted(r.reinforcements for r in records)
+    assert by_count == sorted(len(g) for g in PARAPHRASES)
+    for rec in records:
+        assert rec.confidence == pytest.approx(min(0.99, 0.5 + 0.1 * math.sqrt(rec.reinforcements)))
+
+
+def test_same_fact_twice_is_one_record_reinforced_and_a_replayed_episode_is_idempotent():
+    mem = make_memory()
+    first = mem.learn("Dana plays the cello", source_episodes=["ep-0"])
+    again = mem.learn("Dana plays the cello", source_episodes=["ep-0"])
+    assert again.id == first.id and again.duplicate
+    assert mem.get(first.id).reinforcements == 1
+    third = mem.learn("Dana plays the cello.", source_episodes=["ep-120"])
+    assert third.action == "reinforced" and not third.duplicate
+    rec = mem.get(first.id)
+    assert rec.reinforcements == 2 and rec.source_episodes == ["ep-0", "ep-120"] and len(mem) == 1
+
+
+def test_a_contradiction_supersedes_and_as_of_still_sees_the_old_fact():
+    clock = Clock()
+    mem = make_memory(clock)
+    old = mem.learn("Alice lives in Paris")
+    before_change = clock.now + 0.5
+    clock.now += 10 * DAY
+    new = mem.learn("Alice moved to Berlin")
+    assert new.action == "superseded" and new.superseded == [old.id]
+    closed = mem.get(old.id)
+    assert closed is not None and closed.valid_to is not None and closed.superseded_by == new.id
+    assert len(mem) == 2  # nothing deleted
+    now_hits = [h.record.content for h in mem.recall("where does Alice live")]
+    assert "Alice moved to Berlin" in now_hits and "Alice lives in Paris" not in now_hits
+    then_hits = [h.record.content for h in mem.recall("where does Alice live", as_of=before_change)]
+    assert then_hits == ["Alice lives in Paris"]
+    assert [r.content for r in mem.history("Alice moved to Berlin")] == ["Alice lives in Paris", "Alice moved to Berlin"]
+
+
+def test_negation_closes_the_fact_it_denies():
+    mem = make_memory()
+    old = mem.learn("Alice works at Initech")
+    res = mem.learn("Alice no longer works at Initech")
+    assert res.action == "superseded" and res.superseded == [old.id]
+
+
+def test_an_older_value_learned_late_becomes_history_not_current():
+    clock = Clock()
+    mem = make_memory(clock)
+    current = mem.learn("Erin lives in Oslo")
+    res = mem.learn("Erin lives in Lima", valid_from=clock.now - 365 * DAY)
+    past = mem.get(res.id)
+    assert res.action == "created" and not past.current and past.superseded_by == current.id
+    assert mem.get(current.id).current
+
+
+def test_other_subjects_are_not_merged_however_close_the_vectors():
+    mem = make_memory()
+    a = mem.learn("Alice lives in Paris")
+    b = mem.learn("Bob lives in Paris")
+    c = mem.learn("The server room is on floor 3")
+    d = mem.learn("The server room is on floor 4")  # numbers differ: a different fact, not a paraphrase
+    assert len({a.id, b.id, c.id, d.id}) == 4
+
+
+def test_merge_keeps_the_more_specific_text_and_both_provenances():
+    mem = make_memory()
+    first = mem.learn("The office coffee machine needs descaling every month", source_episodes=["ep-1"])
+    res = mem.learn("The office coffee machine needs to be descaled every month", source_episodes=["ep-9"])
+    assert res.action == "merged" and res.id == first.id
+    rec = mem.get(first.id)
+    assert rec.source_episodes == ["ep-1", "ep-9"] and rec.reinforcements == 2
+
+
+def test_concepts_are_found_by_normalised_name():
+    mem = make_memory()
+    a = mem.learn("a container for hot drinks", name="coffee_mug", kind="concept")
+    b = mem.learn("a ceramic container for hot drinks with a handle", name="Coffee Mug", kind="concept")
+    assert b.id == a.id and b.action == "merged"
+    assert mem.get(a.id).content == "a ceramic container for hot drinks with a handle"
+
+
+def test_supersede_forget_and_history_by_name():
+    mem = make_memory()
+    first = mem.learn("a small cup", name="espresso cup", kind="concept")
+    res = mem.supersede("espresso cup", "a small cup of about 60 ml")
+    assert res.superseded == [first.id]
+    assert [r.current for r in mem.history("espresso cup")] == [False, True]
+    with pytest.raises(ValueError, match="already superseded"):
+        mem.supersede(first.id, "anything")
+    assert mem.forget(res.id) == [res.id]
+    assert mem.get(res.id) is None and mem.get(first.id) is not None
+
+
+def test_false_supersede_rate_on_generated_unrelated_facts():
+    """Each pair alone, and all statements in one store: unrelated facts must not supersede."""
+    pairs = unrelated_pairs()
+    false = sum(1 for a, b, _ in pairs if (m := make_memory()).learn(a) and m.learn(b).action == "superseded")
+    mem = make_memory()
+    statements = list(dict.fromkeys(s for a, b, _ in pairs for s in (a, b)))
+    false_one_store = sum(1 for s in statements if mem.learn(s).action == "superseded")
+    rate, rate_store = false / len(pairs), false_one_store / len(statements)
+    print(f"false-supersede: {false}/{len(pairs)} pairs = {rate:.2%}; "
+          f"one store: {false_one_store}/{len(statements)} = {rate_store:.2%}")
+    assert len(pairs) >= 500
+    assert rate <= 0.01 and rate_store <= 0.01
+
+
+def test_true_contradictions_are_detected():
+    pairs = contradicting_pairs()
+    hits = sum(1 for a, b, _ in pairs if (m := make_memory()).learn(a) and m.learn(b).action == "superseded")
+    print(f"contradictions detected: {hits}/{len(pairs)}")
+    assert hits / len(pairs) >= 0.95
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"content": "  "}, "empty"),
+    ({"content": "x" * 5000}, "at most"),
+    ({"content": "a fact", "kind": "opinion"}, "kind"),
+    ({"content": "a fact", "provenance": "rumour"}, "provenance"),
+    ({"content": "a fact", "confidence": 1.5}, "confidence"),
+    ({"content": "a fact", "valid_from": "next tuesday"}, "not a time"),
+    ({"content": "a fact", "atom": "(lives_in alice"}, "unbalanced"),
+])
+def test_bad_input_is_refused_and_loses_nothing(kwargs, message):
+    mem = make_memory()
+    kept = mem.learn("Alice lives in Paris")
+    with pytest.raises(ValueError, match=message):
+        mem.learn(**kwargs)
+    assert len(mem) == 1 and mem.get(kept.id).current
+
+
+def test_capture_and_delete_callbacks():
+    mem = make_memory()
+    captured, deleted = [], []
+    mem.on_capture(lambda rid, rec: captured.append(rid))
+    mem.on_delete(lambda rid, rec: deleted.append(rid))
+    mem.on_capture(lambda rid, rec: 1 / 0)  # a broken listener must not break the write
+    res = mem.learn("Frank owns a boat")
+    mem.learn("Frank owns a boat")  # reinforcement: no new capture
+    assert captured == [res.id]
+    assert mem.remove(res.id) and deleted == [res.id]
+    assert not mem.remove(res.id)
+
+
+def test_a_store_made_by_another_embedder_is_refused():
+    store = InMemorySemanticStore()
+    SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store)
+    with pytest.raises(ValueError, match="embedder"):
+        SemanticMemory(HashEmbedder(64), InMemoryVectorStore(), store)
+
+
+def test_atom_with_truth_value_from_inference_sets_confidence():
+    mem = make_memory()
+    res = mem.learn("Grace lives in Rome", atom="(lives_in grace rome) (stv 1 0.8)", provenance="agent_inference")
+    rec = mem.get(res.id)
+    assert rec.truth == (1.0, 0.8) and rec.confidence == 0.8 and rec.confidence_set
+    again = mem.learn("Grace moved to Vienna")
+    assert again.superseded == [res.id]
