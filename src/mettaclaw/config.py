@@ -61,7 +61,7 @@ class Config(BaseModel):
 
     # --- skills
     skillsDir: str = "metta/skills"
-    workspaceDir: str = "workspace"
+    workspaceDir: str = ""  # empty: <memoryDir>/workspace, so one setting moves all state
     allowOutsideWorkspace: bool = False
     shellTimeout: float = Field(5.0, gt=0)
     maxSkillOutput: int = Field(20_000, gt=0)
@@ -74,9 +74,6 @@ class Config(BaseModel):
     def memory_path(self, *parts: str) -> Path:
         """Every piece of runtime state lives under memoryDir, so one setting moves it all."""
         return Path(self.memoryDir).expanduser().joinpath(*parts)
-
-    def api_key(self) -> str | None:
-        return os.environ.get(self.apiKeyEnv) or None
 
 
 _FIELDS = set(Config.model_fields)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol, TextIO, runtime_checkable
 
@@ -132,7 +132,12 @@ PRESETS = {
 }
 
 
-def make_llm(config: Config, read_line: Callable[[], str | None], notice: Callable[[str], None]) -> LLM:
+def make_llm(
+    config: Config,
+    read_line: Callable[[], str | None],
+    notice: Callable[[str], None],
+    env: Mapping[str, str] | None = None,
+) -> LLM:
     """Pick the provider; with `provider=auto` and no key, say so in one line and use the console."""
     provider = config.provider
     if provider == "scripted":
@@ -147,7 +152,7 @@ def make_llm(config: Config, read_line: Callable[[], str | None], notice: Callab
         base_url = base_url or preset_url
         if preset_env and key_env == Config.model_fields["apiKeyEnv"].default:
             key_env = preset_env
-    key = os.environ.get(key_env) or None
+    key = (os.environ if env is None else env).get(key_env) or None
     if provider == "ollama":
         key = key or "ollama"  # a local server takes any key
     if not key:

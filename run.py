@@ -1,0 +1,58 @@
+"""Start the agent: config -> stores -> model -> runner -> loop.
+
+    python run.py [key=value ...]      e.g. python run.py provider=scripted scriptFile=demo.txt
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the embedder ships in a package; never reach for a hub
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from mettaclaw.channels import TerminalChannel  # noqa: E402
+from mettaclaw.config import ConfigError, load_config  # noqa: E402
+from mettaclaw.llm import make_llm  # noqa: E402
+from mettaclaw.lock import AgentLocked, memory_lock  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    try:
+        config = load_config(argv)
+    except ConfigError as err:
+        print(f"config error: {err}", file=sys.stderr)
+        return 2
+    memory_dir = config.memory_path()
+    try:
+        with memory_lock(memory_dir):
+            logging.basicConfig(filename=memory_dir / "agent.log", level=logging.INFO,
+                                format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+            from mettaclaw.longterm import open_longterm
+            from mettaclaw.priors import index_priors
+            from mettaclaw.runtime import Agent
+
+            channel = TerminalChannel()
+            llm = make_llm(config, channel.read_model_line, notice=print)          # model
+            memory = open_longterm(config)                                         # stores
+            index_priors(memory, Path(config.knowledgePriorsDir))
+            agent = Agent(config, llm, channel, memory=memory)                    # runner
+            print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.")
+            for error in agent.skill_errors:
+                print(f"skill file not loaded: {error}", file=sys.stderr)
+            try:
+                agent.run(config.maxTurns)                                         # loop
+            except KeyboardInterrupt:
+                print("\nstopped.")
+            finally:
+                agent.close()
+    except (AgentLocked, ConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,54 @@
+"""Channels: a burst of messages between two turns is delivered whole; the console shares the terminal."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+
+from mettaclaw.channels import QueueChannel, TerminalChannel
+
+
+def test_queue_channel_delivers_every_queued_message_once() -> None:
+    channel = QueueChannel()
+    for i in range(100):
+        channel.put(f"m{i}")
+    got = channel.receive()
+    assert got.split("\n") == [f"m{i}" for i in range(100)]
+    assert channel.receive() == ""
+
+
+def test_terminal_burst_typed_between_turns_is_not_lost() -> None:
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd) as stdin, os.fdopen(write_fd, "w") as typist:
+        out = io.StringIO()
+        channel = TerminalChannel(stdin, out)
+        for i in range(50):
+            typist.write(f"line {i}\n")
+        typist.flush()
+        received: list[str] = []
+        deadline = time.monotonic() + 10
+        while len(received) < 50 and time.monotonic() < deadline:
+            got = channel.receive()
+            received += got.split("\n") if got else []
+            time.sleep(0.01)
+        assert received == [f"line {i}" for i in range(50)]
+        channel.send("hello")
+        assert out.getvalue() == "agent> hello\n"
+
+
+def test_terminal_end_of_input_closes_the_channel() -> None:
+    channel = TerminalChannel(io.StringIO("only line\n"), io.StringIO())
+    deadline = time.monotonic() + 5
+    got = ""
+    while not channel.closed and time.monotonic() < deadline:
+        got += channel.receive()
+        time.sleep(0.01)
+    assert got == "only line" and channel.closed
+
+
+def test_console_model_reads_the_terminal_lines() -> None:
+    channel = TerminalChannel(io.StringIO("send hi\n\n"), io.StringIO())
+    assert channel.read_model_line() == "send hi"
+    assert channel.read_model_line() == ""
+    assert channel.read_model_line() is None and channel.closed

@@ -1,0 +1,97 @@
+"""Configuration: precedence, refusal of unknown keys and bad values, one folder for all state, the lock."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from mettaclaw.config import ConfigError, load_config
+from mettaclaw.lock import AgentLocked, memory_lock
+
+
+def test_precedence_defaults_file_environment_arguments(tmp_path) -> None:
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text('maxHistory = 100\nmaxRecallItems = 7\nLLM = "from-file"\nsleepInterval = 2.5\n')
+    env = {"METTACLAW_maxRecallItems": "8", "METTACLAW_LLM": "from-env"}
+    config = load_config(["LLM=from-args", f"config={cfg_file}"], env=env)
+    assert config.maxNewInputLoops == 50  # default
+    assert config.maxHistory == 100 and config.sleepInterval == 2.5  # file
+    assert config.maxRecallItems == 8  # environment beats file
+    assert config.LLM == "from-args"  # arguments beat all
+
+
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        (["maxNewInputLoop=5"], "maxNewInputLoop"),
+        (["maxHistory=-1"], "maxHistory"),
+        (["sleepInterval=soon"], "sleepInterval"),
+        (["provider=gpt"], "provider"),
+        (["chromaPort=70000"], "chromaPort"),
+        (["spamShield=perhaps"], "spamShield"),
+    ],
+)
+def test_unknown_keys_and_bad_values_are_refused_naming_the_key(args, key) -> None:
+    with pytest.raises(ConfigError, match=repr(key)):
+        load_config(args, env={})
+
+
+def test_bad_environment_value_names_the_key() -> None:
+    with pytest.raises(ConfigError, match="'maxCommands'"):
+        load_config([], env={"METTACLAW_maxCommands": "many"})
+
+
+def test_malformed_argument_and_missing_or_broken_file(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="not of the form key=value"):
+        load_config(["verbose"], env={})
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config([f"config={tmp_path / 'none.toml'}"], env={})
+    bad = tmp_path / "bad.toml"
+    bad.write_text("maxHistory = = 3")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config([f"config={bad}"], env={})
+
+
+def test_one_setting_moves_all_state(make_agent, tmp_path) -> None:
+    agent, llm, channel, _ = make_agent(["pin keep this\nwrite-file a.txt hello"], ["hi"])
+    agent.turn()
+    state = tmp_path / "memory"
+    assert (state / "history.metta").is_file() and (state / "pins.txt").is_file()
+    assert (state / "workspace" / "a.txt").read_text() == "hello"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory"]
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from mettaclaw.lock import memory_lock
+with memory_lock(Path(sys.argv[1])):
+    print("locked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_second_agent_on_the_same_memory_folder_is_refused(tmp_path) -> None:
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(AgentLocked, match="another agent is already running"), memory_lock(tmp_path):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with memory_lock(tmp_path):  # free again once the holder is gone
+        pass
+
+
+def test_run_py_refuses_a_bad_setting_in_one_line(tmp_path) -> None:
+    from mettaclaw.runtime import PROJECT_ROOT
+
+    proc = subprocess.run(
+        [sys.executable, str(PROJECT_ROOT / "run.py"), "maxTurns=lots", f"memoryDir={tmp_path}"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("config error: bad value for setting 'maxTurns'")

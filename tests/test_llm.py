@@ -1,0 +1,132 @@
+"""Model providers: the OpenAI-compatible path against a loopback server, scripted, console, no-key start."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from mettaclaw.config import ConfigError, load_config
+from mettaclaw.llm import Console, LLMError, OpenAICompatible, Scripted, make_llm
+
+
+class FakeChat(BaseHTTPRequestHandler):
+    """A minimal OpenAI-compatible /chat/completions endpoint; the model name picks the behaviour."""
+
+    seen: list[dict] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        FakeChat.seen.append({"body": body, "auth": self.headers.get("Authorization")})
+        if body["model"] == "slow":
+            time.sleep(3)
+        if body["model"] == "broken":
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b'{"error": {"message": "upstream exploded"}}')
+            return
+        reply = {
+            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": "send echo " + body["messages"][1]["content"]}}],
+        }
+        data = json.dumps(reply).encode()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the slow case's client gave up
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeChat)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+
+
+def test_openai_compatible_round_trip(server) -> None:
+    llm = OpenAICompatible("tiny", "sk-test", server, timeout=10, max_tokens=50)
+    assert llm.complete("SYSTEM PROMPT", "(HUMAN-MSG: hi)") == "send echo (HUMAN-MSG: hi)"
+    sent = FakeChat.seen[-1]
+    assert sent["auth"] == "Bearer sk-test"
+    assert sent["body"]["messages"][0] == {"role": "system", "content": "SYSTEM PROMPT"}
+
+
+def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None:
+    with pytest.raises(LLMError, match="model call failed"):
+        OpenAICompatible("broken", "k", server, timeout=10, max_tokens=5).complete("p", "m")
+    with pytest.raises(LLMError, match="timed out"):
+        OpenAICompatible("slow", "k", server, timeout=0.5, max_tokens=5).complete("p", "m")
+
+
+def test_agent_on_an_endpoint_reports_a_timeout_in_the_next_prompt(tmp_path, server) -> None:
+    from mettaclaw.channels import QueueChannel
+    from mettaclaw.runtime import Agent
+
+    config = load_config([f"memoryDir={tmp_path}", "provider=openai", f"base_url={server}", "LLM=slow", "llmTimeout=0.5"],
+                         env={"OPENAI_API_KEY": "k"})
+    llm = make_llm(config, lambda: None, notice=print, env={"OPENAI_API_KEY": "k"})
+    agent = Agent(config, llm, QueueChannel(["hello"]))
+    try:
+        outcome = agent.turn()
+        assert any("timed out" in e for e in outcome.errors)
+        assert "timed out" in agent.last_results
+        assert list(agent.trace)[0].message == "hello"  # the message is kept in the trace all the same
+    finally:
+        agent.close()
+
+
+def test_no_key_starts_on_the_console_with_a_one_line_notice(monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    notices: list[str] = []
+    llm = make_llm(load_config([], env={}), lambda: None, notices.append)
+    assert isinstance(llm, Console)
+    assert len(notices) == 1 and "OPENAI_API_KEY" in notices[0] and "\n" not in notices[0]
+
+
+def test_named_provider_without_key_is_refused(monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+        make_llm(load_config(["provider=anthropic"], env={}), lambda: None, print)
+
+
+def test_scripted_replies_from_a_file(tmp_path) -> None:
+    script = tmp_path / "s.txt"
+    script.write_text("send one\npin two\n---\n!error rate limited\n---\nsend three\n")
+    llm = make_llm(load_config(["provider=scripted", f"scriptFile={script}"], env={}), lambda: None, print)
+    assert llm.complete("p", "m") == "send one\npin two"
+    with pytest.raises(LLMError, match="rate limited"):
+        llm.complete("p", "m")
+    assert llm.complete("p", "m") == "send three"
+    assert llm.complete("p", "m") == ""
+    with pytest.raises(ConfigError, match="scriptFile"):
+        make_llm(load_config(["provider=scripted"], env={}), lambda: None, print)
+
+
+def test_console_reads_lines_until_an_empty_one() -> None:
+    lines = iter(["send hi", "pin x", "", "send later"])
+    out = io.StringIO()
+    llm = Console(lambda: next(lines, None), out)
+    assert llm.complete("prompt", "(HUMAN-MSG: yo)") == "send hi\npin x"
+    assert "(HUMAN-MSG: yo)" in out.getvalue()
+    assert llm.complete("prompt", "m") == "send later"  # end of input ends the reply
+    with pytest.raises(LLMError, match="end of input"):
+        llm.complete("prompt", "m")
+
+
+def test_scripted_llm_from_list_keeps_prompts() -> None:
+    llm = Scripted(["a"])
+    llm.complete("P", "M")
+    assert llm.prompts == [("P", "M")]

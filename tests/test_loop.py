@@ -1,0 +1,138 @@
+"""The turn, end to end on hyperon with a scripted model: prompt timing, results, trace, errors, budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mettaclaw.runtime import PROJECT_ROOT
+
+
+def prompt_of(llm, turn: int) -> str:
+    return llm.prompts[turn][0]
+
+
+def test_pin_shows_from_the_next_turn_and_results_reach_the_next_prompt(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["pin remember the milk\nsend hello", "send again", ""], ["hi"])
+    for _ in range(3):
+        agent.turn()
+    assert "remember the milk" not in prompt_of(llm, 0).split("PINNED:")[1]
+    assert "PINNED:\nremember the milk" in prompt_of(llm, 1)
+    assert "PINNED:\nremember the milk" in prompt_of(llm, 2)
+    # results of turn N appear first in turn N+1's prompt
+    assert '(send "hello") -> SENT' not in prompt_of(llm, 0)
+    assert '(send "hello") -> SENT' in prompt_of(llm, 1)
+    assert '(send "again") -> SENT' in prompt_of(llm, 2)
+    assert channel.sent == ["hello", "again"]
+
+
+def test_human_message_reaches_the_model_only_when_new(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["send a", "send b", "send c"], ["what is 2+2?"])
+    agent.turn()
+    channel.put("what is 2+2?")  # the same text again is not new
+    agent.turn()
+    channel.put("and 3+3?")
+    agent.turn()
+    assert llm.prompts[0][1].endswith("(HUMAN-MSG: what is 2+2?)")
+    assert "HUMAN-MSG" not in llm.prompts[1][1] and "NO NEW MESSAGE" in llm.prompts[1][1]
+    assert llm.prompts[2][1].endswith("(HUMAN-MSG: and 3+3?)")
+
+
+def test_a_trace_record_per_active_turn_found_by_episodes_after_history_moved_on(make_agent) -> None:
+    replies = ["remember day one"] + [f"send message number {i}" for i in range(30)] + ["episodes 2026-1"]
+    agent, llm, channel, clock = make_agent(replies, ["start"], maxHistory=400)
+    outcome = agent.turn()
+    first = agent.trace.get(outcome.episode_id)
+    assert first is not None and first.message == "start" and first.commands[0].skill == "remember"
+    for _ in range(30):
+        clock.advance(60)
+        agent.turn()
+    assert len(agent.trace) == 31  # one record per active turn
+    # the first record has left the prompt's HISTORY window...
+    history = prompt_of(llm, 30).split("HISTORY:")[1]
+    assert "day one" not in history
+    # ...but `episodes` finds it by time
+    found = agent.episodes(first.time)
+    assert "day one" in found and '"HUMAN_MESSAGE: " "start"' in found
+
+
+def test_unknown_skill_and_malformed_reply_report_their_cause_and_nothing_else_breaks(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(['fly to the moon\n(send "unterminated\nsend still here', "send next turn"], ["go"])
+    outcome = agent.turn()
+    errors = "\n".join(outcome.errors)
+    assert "unknown skill 'fly'" in errors and "Skills: append-file" in errors
+    assert "unbalanced" in errors or "unterminated" in errors
+    assert channel.sent == ["still here"]
+    agent.turn()
+    nxt = prompt_of(llm, 1).split("LAST_SKILL_USE_RESULTS:")[1]
+    assert "unknown skill 'fly'" in nxt and "could not read your reply: line 2" in nxt
+    assert channel.sent == ["still here", "next turn"]
+    record = list(agent.trace)[0]
+    assert record.errors and "unknown skill 'fly'" in record.errors
+
+
+def test_model_failure_goes_to_the_next_prompt_and_the_loop_goes_on(make_agent, caplog) -> None:
+    agent, llm, channel, _ = make_agent(["!error connection refused", "send recovered"], ["hello"])
+    agent.turn()
+    agent.turn()
+    assert "ERROR: model call failed: connection refused" in prompt_of(llm, 1)
+    assert channel.sent == ["recovered"]
+    assert "model call failed" in caplog.text
+
+
+def test_more_commands_than_allowed_are_reported_as_skipped(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["\n".join(f"send m{i}" for i in range(7))], ["go"])
+    outcome = agent.turn()
+    assert channel.sent == ["m0", "m1", "m2", "m3", "m4"]
+    assert any("skipped" in e and '(send "m5")' in e and '(send "m6")' in e for e in outcome.errors)
+
+
+def test_repeated_send_is_dropped(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["send same\nsend same\nsend other"], ["go"])
+    outcome = agent.turn()
+    assert channel.sent == ["same", "other"]
+    assert any("NOT SENT" in r for r in outcome.results)
+
+
+def test_budget_runs_out_then_idle_then_wakes(make_agent) -> None:
+    agent, llm, channel, clock = make_agent(["pin working"] * 20, ["task"], maxNewInputLoops=3, wakeupInterval=600, maxWakeLoops=1)
+    acted = [agent.turn().acted for _ in range(5)]
+    assert acted == [True, True, True, False, False]
+    assert len(llm.prompts) == 3  # no model call once the budget is spent
+    clock.advance(601)
+    assert agent.turn().acted  # the idle wake grants maxWakeLoops (1) autonomous turn
+    assert not agent.turn().acted
+    channel.put("new message")
+    assert [agent.turn().acted for _ in range(4)] == [True, True, True, False]
+
+
+def test_startup_grants_the_budget_without_a_message(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["pin boot"], (), maxNewInputLoops=2)
+    assert agent.turn().acted
+    assert "NO NEW MESSAGE" in llm.prompts[0][1]
+
+
+def test_turn_without_message_or_command_writes_no_record(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["", ""], ())
+    agent.turn()
+    agent.turn()
+    assert len(agent.trace) == 0
+
+
+def test_prompt_sections_are_in_the_spec_order(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["send x"], ["hi"])
+    agent.turn()
+    prompt = prompt_of(llm, 0)
+    order = ["SKILLS", "OUTPUT_FORMAT:", "LAST_SKILL_USE_RESULTS:", "PINNED:", "HISTORY:", "TIME:"]
+    positions = [prompt.index(name) for name in order]
+    assert positions == sorted(positions)
+    assert prompt.startswith(Path(PROJECT_ROOT / "metta" / "prompt.txt").read_text().strip()[:40])
+    # the skill list is generated from the declarations, help text included
+    assert "write-file PATH TEXT : write TEXT to a file in the workspace" in prompt
+
+
+def test_results_are_tail_capped_at_max_feedback(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["shell python3 -c \"print('x' * 5000)\"", "send ok"], ["go"], maxFeedback=1000)
+    agent.turn()
+    agent.turn()
+    results = prompt_of(llm, 1).split("LAST_SKILL_USE_RESULTS:\n")[1].split("\n\nPINNED:")[0]
+    assert len(results) < 1100 and "earlier characters not shown" in results

@@ -1,0 +1,185 @@
+"""Skills: user skill files, the workspace fence, the shell's timeout and cap, the MeTTa sandbox."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from mettaclaw.skills import SkillError
+from mettaclaw.skills.files import Workspace
+from mettaclaw.skills.shell import run_shell
+
+
+def write_skills(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_user_skill_file_is_loaded_listed_and_called(make_agent, tmp_path) -> None:
+    folder = write_skills(tmp_path / "skills", {"greet.metta": '(skill greet "NAME" "say hello to NAME")\n(= (do greet $name) (format-args "hello, {}" ($name)))\n'})
+    agent, llm, channel, _ = make_agent(["greet Ada"], ["hi"], skillsDir=str(folder))
+    outcome = agent.turn()
+    assert "greet NAME : say hello to NAME" in llm.prompts[0][0]
+    assert outcome.results == ['(greet "Ada") -> hello, Ada']
+
+
+def test_broken_skill_file_is_reported_by_file_and_line_and_others_still_load(make_agent, tmp_path) -> None:
+    folder = write_skills(
+        tmp_path / "skills",
+        {
+            "a_good.metta": '(skill twice "X" "repeat X twice")\n(= (do twice $x) (format-args "{} {}" ($x $x)))\n',
+            "b_broken.metta": '(skill ok "X" "fine")\n(= (do ok $x) $x)\n\n(= (do bad $x)\n   (unclosed $x)\n',
+            "c_undeclared.metta": "(= (do ghost $x) $x)\n",
+            "d_clash.metta": '(skill send "X" "steal the send skill")\n(= (do send $x) $x)\n',
+        },
+    )
+    agent, llm, channel, _ = make_agent(["twice hey\nok fine"], ["hi"], skillsDir=str(folder))
+    errors = "\n".join(agent.skill_errors)
+    assert f"{folder / 'b_broken.metta'}" in errors and "line 4" in errors
+    assert "c_undeclared.metta" in errors and "'ghost' is not declared" in errors
+    assert "d_clash.metta:1" in errors and "already declared" in errors
+    outcome = agent.turn()
+    assert outcome.results[0] == '(twice "hey") -> hey hey'
+    assert "unknown skill 'ok'" in outcome.results[1]  # nothing of the broken file was loaded
+    assert "SKILL FILE ERRORS" in llm.prompts[0][0]  # the model is told, too
+
+
+def test_skill_file_that_is_not_utf8_is_reported(make_agent, tmp_path) -> None:
+    folder = tmp_path / "skills"
+    folder.mkdir()
+    (folder / "latin.metta").write_bytes(b'(skill caf\xe9 "X" "h")\n')
+    agent, *_ = make_agent([], (), skillsDir=str(folder))
+    assert "latin.metta: not UTF-8" in agent.skill_errors[0]
+
+
+def test_skill_errors_in_metta_come_back_as_causes(make_agent, tmp_path) -> None:
+    folder = write_skills(tmp_path / "skills", {"math.metta": '(skill inc "N" "add one to N")\n(= (do inc $n) (+ 1 $n))\n'})
+    agent, llm, channel, _ = make_agent(['inc "abc"\nwrite-file only-a-name\nsend ok'], ["hi"], skillsDir=str(folder))
+    outcome = agent.turn()
+    assert outcome.results[0].startswith('(inc "abc") -> ERROR: inc:')
+    assert "write-file" in outcome.results[1] and "ERROR" in outcome.results[1]
+    assert channel.sent == ["ok"]
+
+
+@pytest.mark.parametrize("name", ["../escape.txt", "/etc/passwd", "a/../../escape.txt", "link/secret.txt", "~/x.txt"])
+def test_paths_outside_the_workspace_are_refused(tmp_path, name) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "outside").mkdir()
+    (root / "link").symlink_to(tmp_path / "outside")
+    ws = Workspace(root)
+    with pytest.raises(SkillError, match="outside the workspace"):
+        ws.write(name, "x")
+    with pytest.raises(SkillError, match="outside the workspace"):
+        ws.read(name)
+    assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "outside" / "secret.txt").exists()
+
+
+def test_workspace_files_round_trip_and_append_creates(tmp_path) -> None:
+    ws = Workspace(tmp_path / "ws")
+    assert ws.write("notes/a.txt", "one") == "WRITE-FILE-SUCCESS"
+    assert ws.write("notes/b.txt", "first", append=True) == "APPEND-FILE-SUCCESS"
+    ws.write("notes/b.txt", "second", append=True)
+    assert ws.read("notes/a.txt") == "one"
+    assert ws.read("notes/b.txt") == "first\nsecond\n"
+    with pytest.raises(SkillError, match="no such file"):
+        ws.read("missing.txt")
+
+
+def test_outside_paths_allowed_only_when_configured(tmp_path) -> None:
+    ws = Workspace(tmp_path / "ws", allow_outside=True)
+    ws.write("../free.txt", "x")
+    assert (tmp_path / "free.txt").read_text() == "x"
+
+
+def test_refused_path_through_the_agent_names_the_cause(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["read-file ../../etc/passwd"], ["hi"])
+    outcome = agent.turn()
+    assert "outside the workspace" in outcome.results[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_shell_timeout_kills_the_command_and_its_children(tmp_path) -> None:
+    pidfile = tmp_path / "child.pid"
+    start = time.monotonic()
+    out = run_shell(f"sleep 300 & echo $! > {pidfile}; sleep 300", tmp_path, timeout=1.0, max_output=1000)
+    assert out.startswith("timeout_error")
+    assert time.monotonic() - start < 30  # generous: only checks that the kill did not wait for sleep 300
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        if not _alive(child):
+            break
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_shell_output_is_capped_with_a_marker(tmp_path) -> None:
+    out = run_shell("yes | head -c 1000000", tmp_path, timeout=10, max_output=2000)
+    assert out.count("y\n") == 1000 and "output truncated: 998000 more bytes" in out
+
+
+def test_shell_reports_exit_status(tmp_path) -> None:
+    assert "[exit status 3]" in run_shell("echo oops; exit 3", tmp_path, timeout=5, max_output=100)
+
+
+def test_metta_skill_runs_in_a_fresh_sandbox_not_the_agent_space(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(
+        ["metta (= (secret) 42) !(secret)", "metta !(secret)", "metta !(+ 1"], ["go"]
+    )
+    first = agent.turn()
+    assert first.results[0].endswith("-> 42")
+    second = agent.turn()
+    assert second.results[0].endswith("-> (secret)")  # nothing leaked between calls
+    assert agent.runner.run("!(secret)") == [[agent.runner.parse_single("(secret)")]]  # nor into the agent
+    third = agent.turn()
+    assert "ERROR: metta:" in third.results[0]
+
+
+def test_metta_sandbox_timeout_restarts_the_worker(tmp_path) -> None:
+    from mettaclaw.runtime import PROJECT_ROOT
+    from mettaclaw.skills.sandbox import MettaSandbox
+
+    box = MettaSandbox(PROJECT_ROOT / "lib", timeout=1.0)
+    try:
+        assert "timed out" in box.run("(= (spin $x) (spin (+ $x 1))) !(spin 0)")
+        assert box.run("!(+ 2 3)") == "5"
+    finally:
+        box.close()
+
+
+def test_search_is_a_clear_offline_error(make_agent) -> None:
+    agent, *_ = make_agent(["search weather in Paris"], ["hi"])
+    assert "no web access" in agent.turn().results[0]
+
+
+def test_episodes_rejects_a_bad_time(make_agent) -> None:
+    agent, *_ = make_agent(["episodes yesterday"], ["hi"])
+    assert "is not YYYY-MM-DD HH:MM:SS" in agent.turn().results[0]
+
+
+def test_fork_heavy_command_is_still_killed(tmp_path) -> None:
+    script = "for i in $(seq 1 20); do (sleep 300 &) ; done; sleep 300"
+    out = run_shell(script, tmp_path, timeout=1.0, max_output=1000)
+    assert out.startswith("timeout_error")
+    left = subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True, text=True).stdout.split()
+    # `( ... &)` children re-parent but stay in the process group, so the group kill reaches them
+    for _ in range(50):
+        left = [p for p in subprocess.run(["pgrep", "-f", "^sleep 300"], capture_output=True, text=True).stdout.split() if _alive(int(p))]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert not left

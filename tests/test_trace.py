@@ -1,0 +1,89 @@
+"""The episodic trace: record format, seek-based reads, torn records, and kill -9 during writes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mettaclaw.parser import Command
+from mettaclaw.trace import EpisodicTrace, parse_record
+
+
+def stamp(i: int) -> str:
+    return f"2026-03-{1 + i // 86400:02d} {(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}"
+
+
+def test_record_format_matches_the_spec(tmp_path) -> None:
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    trace.append("2026-03-01 10:00:00", 'say "hi"', [Command("send", ("hello\nthere",)), Command("query", ())], "boom")
+    line = (tmp_path / "history.metta").read_text()
+    assert line == '("2026-03-01 10:00:00" "HUMAN_MESSAGE: " "say \\"hi\\"" (send "hello\\nthere") (query) "ERROR_FEEDBACK: boom")\n'
+    episode = parse_record(line.rstrip("\n"), 0)
+    assert episode and episode.message == 'say "hi"' and episode.commands[0].args == ("hello\nthere",)
+    assert episode.errors == "boom"
+
+
+def test_tail_reads_whole_records_within_the_budget(tmp_path) -> None:
+    trace = EpisodicTrace(tmp_path / "h.metta")
+    for i in range(500):
+        trace.append(stamp(i), f"message {i}", [])
+    tail = trace.tail(300)
+    lines = tail.split("\n")
+    assert len(tail) <= 300 and lines[-1].find("message 499") > 0
+    assert all(parse_record(line, 0) for line in lines)
+
+
+def test_around_finds_records_by_time_and_get_by_id(tmp_path) -> None:
+    trace = EpisodicTrace(tmp_path / "h.metta")
+    ids = [trace.append(stamp(i * 30), f"m{i}", []) for i in range(2000)]
+    found = trace.around(stamp(1000 * 30), 3)
+    assert [e.message for e in found] == ["m997", "m998", "m999", "m1000", "m1001", "m1002", "m1003"]
+    assert [e.message for e in trace.around("2026-03-01", 1)] == ["m0", "m1"]
+    assert trace.get(ids[1234]).message == "m1234"
+    assert trace.get("ep-5") is None and trace.get("nonsense") is None
+
+
+def test_a_torn_last_record_is_skipped_and_the_next_write_is_clean(tmp_path) -> None:
+    path = tmp_path / "h.metta"
+    trace = EpisodicTrace(path)
+    trace.append(stamp(1), "one", [])
+    with open(path, "ab") as fh:
+        fh.write(b'("2026-03-01 00:00:02" "HUMAN_MESSAGE: " "tor')
+    assert [e.message for e in trace] == ["one"]
+    assert "tor" not in trace.tail(1000)
+    trace.append(stamp(3), "three", [])
+    assert [e.message for e in EpisodicTrace(path)] == ["one", "three"]
+
+
+WRITER = """
+import sys
+from mettaclaw.trace import EpisodicTrace
+from mettaclaw.parser import Command
+trace = EpisodicTrace(sys.argv[1])
+i = 0
+while True:
+    trace.append("2026-03-01 00:00:00", "m" + str(i) + " " + "x" * 3000, [Command("send", ("y" * 2000,))])
+    print(i, flush=True)
+    i += 1
+"""
+
+
+def test_kill_during_trace_writes_leaves_a_readable_trace(tmp_path) -> None:
+    path = tmp_path / "h.metta"
+    for trial in range(5):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+        acknowledged = -1
+        deadline = time.monotonic() + 60
+        while acknowledged < 20 + trial * 7 and time.monotonic() < deadline:
+            acknowledged = int(proc.stdout.readline())
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        messages = [e.message.split()[0] for e in EpisodicTrace(path)]
+        # every acknowledged record of this trial is there, in order, and the file still reads
+        assert f"m{acknowledged}" in messages
+        assert messages.count("m0") == trial + 1
+    assert len(EpisodicTrace(Path(path)).tail(10_000)) > 0
