@@ -31,7 +31,7 @@ class Thresholds:
     relevant: float = 0.30  # knowledge block: below this a fact is not shown
 
 
-THRESHOLDS_BY_EMBEDDER = {"hash": Thresholds(reinforce=0.90, merge=0.75, relevant=0.25)}
+THRESHOLDS_BY_EMBEDDER = {"hash": Thresholds(reinforce=0.90, merge=0.75, relevant=0.50)}
 
 
 def thresholds_for(embedder_name: str) -> Thresholds:

@@ -1,0 +1,145 @@
+"""Recall modes, filters, score parts, as-of, tags, stats and the KNOWLEDGE block."""
+
+import math
+
+import pytest
+
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.semantic.recall import sigmoid
+from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+DAY = 86400.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def mem(request, tmp_path):
+    store = InMemorySemanticStore() if request.param == "memory" else SqliteSemanticStore(tmp_path / "r.sqlite3")
+    m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store, clock=Clock())
+    m.learn("Open the gripper before grasping a cup", tags=["action", "success", "action_type:plan"], category="action_pattern")
+    m.learn("Grasping a wet cup failed twice", tags=["action", "failure"], category="action_pattern")
+    m.learn("The kitchen is next to the hallway", tags=["place"], category="place")
+    m.learn("a cup for hot drinks", name="coffee mug", kind="concept", tags=["object"], category="object")
+    yield m
+    m.close()
+
+
+def contents(hits):
+    return [h.record.content for h in hits]
+
+
+def test_tag_filters_all_any_none(mem):
+    assert set(contents(mem.recall("cup", tags_all=["action", "success"]))) == {"Open the gripper before grasping a cup"}
+    assert set(contents(mem.recall("cup", tags_any=["failure", "object"]))) == {"Grasping a wet cup failed twice",
+                                                                                 "a cup for hot drinks"}
+    got = set(contents(mem.recall("cup", tags_none=["action"])))
+    assert "Grasping a wet cup failed twice" not in got and "a cup for hot drinks" in got
+
+
+def test_logical_mode_lists_by_filters_without_a_query(mem):
+    assert set(contents(mem.recall(mode="logical", kind="concept"))) == {"a cup for hot drinks"}
+    assert set(contents(mem.recall(mode="logical", category="place"))) == {"The kitchen is next to the hallway"}
+    assert len(mem.recall(mode="logical", min_confidence=0.55)) == 4
+    assert mem.recall(mode="logical", min_confidence=0.7) == []
+    assert set(contents(mem.recall(mode="logical", name_pattern="coffee*"))) == {"a cup for hot drinks"}
+    assert len(mem.recall(4, mode="logical")) == 4  # the layer protocol's recall(limit, **filters)
+
+
+def test_hybrid_filters_then_ranks(mem):
+    hits = mem.recall("grasping a cup", mode="hybrid", tags_all=["action"], explain=True)
+    assert contents(hits)[0] in {"Open the gripper before grasping a cup", "Grasping a wet cup failed twice"}
+    assert all("action" in h.record.tags for h in hits) and len(hits) == 2
+    assert hits[0].parts["cosine"] > 0
+
+
+def test_time_range_filter(mem):
+    first = mem.recall(mode="logical", kind="fact")[-1].record
+    assert set(contents(mem.recall(mode="logical", time_to=first.recorded_at))) == {first.content}
+
+
+def test_score_parts_add_up_to_the_spec_formula(mem):
+    for hit in mem.recall("cup for drinks", explain=True):
+        p = hit.parts
+        expected = 0.4 * p["similarity"] + 0.35 * sigmoid(p["activation"]) + 0.25 * p["retrievability"]
+        assert hit.score == pytest.approx(expected) == pytest.approx(p["score"])
+        assert 0 < p["retrievability"] <= 1
+    assert mem.recall("cup")[0].parts is None  # only on request
+
+
+def test_activation_and_retrievability_follow_use():
+    clock = Clock()
+    m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=clock)
+    res = m.learn("the boiler pressure should be 1.5 bar")
+    clock.now += 10 * DAY
+    first = m.recall("boiler pressure", explain=True)[0].parts
+    assert first["retrievability"] == pytest.approx(1 / (1 + 10 / (9 * 30)), rel=1e-3)
+    assert first["base_level"] == pytest.approx(math.log((10 * DAY + 1) ** -0.5), rel=1e-3)
+    second = m.recall("boiler pressure", explain=True)[0].parts
+    assert second["base_level"] > first["base_level"] and second["retrievability"] > first["retrievability"]
+    assert m.get(res.id).stability > 30.0
+
+
+def test_spreading_from_context_raises_a_linked_record():
+    m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=Clock())
+    a = m.learn("Project Falcon ships in March")
+    b = m.learn("Project Heron ships in March")
+    ctx = m.learn("Falcon's lead is Judy", kind="summary")
+    m.relate(ctx.id, "RELATED_TO", b.id, weight=0.9)
+    plain = {h.id: h.parts for h in m.recall("project ships in march", explain=True, touch=False)}
+    with_ctx = {h.id: h.parts for h in m.recall("project ships in march", explain=True, touch=False, context=[ctx.id])}
+    assert with_ctx[b.id]["spreading"] == pytest.approx(0.9 * 1.6) and with_ctx[a.id]["spreading"] == 0
+    assert with_ctx[b.id]["score"] > plain[b.id]["score"]
+
+
+def test_as_of_and_history(mem):
+    clock = mem.clock
+    old = mem.learn("The kitchen light switch is broken")
+    t = clock.now + 0.5
+    clock.now += DAY
+    mem.supersede(old.id, "The kitchen light switch was repaired")
+    assert "The kitchen light switch is broken" not in contents(mem.recall("kitchen light switch"))
+    assert "The kitchen light switch is broken" in contents(mem.recall("kitchen light switch", as_of=t))
+    assert "The kitchen light switch is broken" in contents(mem.recall("kitchen light switch", include_history=True))
+
+
+def test_tags_and_stats(mem):
+    assert mem.tags() == {"action": 2, "action_type:plan": 1, "failure": 1, "object": 1, "place": 1, "success": 1}
+    st = mem.stats()
+    assert st["records"] == 4 and st["by_kind"] == {"fact": 3, "concept": 1}
+    assert st["top_tags"]["action"] == 2 and st["oldest"] <= st["newest"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"query": "x", "mode": "fuzzy"}, "mode"),
+    ({"query": ""}, "needs a query"),
+    ({"query": "x", "limit": 0}, "limit"),
+    ({"query": "x", "as_of": "someday"}, "not a time"),
+])
+def test_bad_recall_arguments_are_refused(mem, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        mem.recall(**kwargs)
+
+
+def test_knowledge_block_shows_relevant_current_facts_within_budget(mem):
+    mem.learn("Alice lives in Paris")
+    mem.learn("Alice moved to Berlin")
+    mem.relate("coffee mug", "IS_A", "container")
+    block = mem.knowledge_block("Where does Alice live these days?", 400)
+    assert block.startswith("KNOWLEDGE") and "Alice moved to Berlin" in block and "Paris" not in block
+    assert len(block) <= 400
+    mug = mem.knowledge_block("I need a coffee mug for hot drinks", 400)
+    assert "[concept c=" in mug and "IS_A container" in mug
+    assert mem.knowledge_block("zzz qqq", 400) == ""
+    assert mem.knowledge_block("Where does Alice live?", 0) == ""
+    tight = mem.knowledge_block("Where does Alice live these days?", 120)
+    assert 0 < len(tight) <= 120

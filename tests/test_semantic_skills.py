@@ -1,0 +1,91 @@
+"""The skill functions: argument parsing, success strings, and ERROR strings naming the cause."""
+
+import re
+
+import pytest
+
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory, skills
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+
+@pytest.fixture
+def mem():
+    return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore())
+
+
+def ids_in(text):
+    return re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", text)
+
+
+def test_help_covers_every_skill():
+    assert set(skills.HELP) == set(skills.SKILLS) == {"learn", "relate", "recall", "supersede", "forget", "history"}
+    assert all(text.startswith(name) and " -- " in text for name, text in skills.HELP.items())
+
+
+def test_learn_with_tags_category_concepts_and_atoms(mem):
+    out = skills.learn(mem, "Alice lives in Paris #person #home category=place episodes=ep-0,ep-12")
+    assert out.startswith("LEARN-SUCCESS created")
+    rec = mem.get(ids_in(out)[0])
+    assert rec.tags == ["home", "person"] and rec.category == "place" and rec.source_episodes == ["ep-0", "ep-12"]
+    assert skills.learn(mem, "alice lives in paris").startswith("LEARN-SUCCESS reinforced")
+    out = skills.learn(mem, "Alice moved to Berlin")
+    assert out.startswith(f"LEARN-SUCCESS superseded {rec.id} with ")
+    out = skills.learn(mem, "concept coffee mug: a cup for hot drinks #object")
+    concept = mem.get(ids_in(out)[0])
+    assert concept.kind == "concept" and concept.name == "coffee mug" and concept.content == "a cup for hot drinks"
+    out = skills.learn(mem, "Bob lives in Rome :: (lives_in bob rome) (stv 1 0.9)")
+    assert mem.get(ids_in(out)[0]).truth == (1.0, 0.9)
+
+
+@pytest.mark.parametrize("arg, cause", [
+    ("", "nothing to learn"),
+    ("#tag-only", "nothing to learn"),
+    ("Bob lives in Rome :: (lives_in bob", "unbalanced"),
+    ("kind=opinion water is wet", "kind"),
+])
+def test_learn_errors_name_the_cause(mem, arg, cause):
+    out = skills.learn(mem, arg)
+    assert out.startswith("ERROR: learn:") and cause in out
+    assert len(mem) == 0
+
+
+def test_relate_forms_and_errors(mem):
+    out = skills.relate(mem, "coffee mug IS_A container")
+    assert out == "RELATE-SUCCESS coffee mug IS_A container (weight 0.10)"
+    assert "weight 0.19" in skills.relate(mem, "coffee mug | is a | container")
+    out = skills.relate(mem, "NASA BUILDS rockets weight=0.5")
+    assert "BUILDS" in out and "new relation type BUILDS" in out and "weight 0.50" in out
+    assert skills.relate(mem, "tea and coffee").startswith("ERROR: relate: no RELATION")
+    assert skills.relate(mem, "a | b").startswith("ERROR: relate:")
+    assert "outside" in skills.relate(mem, "tea IS_A drink weight=3")
+
+
+def test_recall_modes_and_formats(mem):
+    skills.learn(mem, "Alice lives in Paris #person episodes=ep-5")
+    out = skills.recall(mem, "where does Alice live")
+    assert out.startswith("1. [fact c=0.60] Alice lives in Paris (id ") and "from ep-5" in out
+    assert skills.recall(mem, "semantic: Alice #person").startswith("1. ")
+    assert skills.recall(mem, "Alice -#person").startswith("RECALL: nothing found")
+    episodic = lambda q, n: [("2026-01-01 10:00:00", f"talked about {q}", "ep-5")]  # noqa: E731
+    ep = skills.recall(mem, "episodic: Alice", episodic=episodic)
+    assert ep == "1. [episode 2026-01-01 10:00:00] talked about Alice (id ep-5)"
+    both = skills.recall(mem, "hybrid: Alice", episodic=episodic).splitlines()
+    assert both[0].startswith("1. [fact") and both[1].startswith("2. [episode")
+    assert skills.recall(mem, "episodic: Alice").startswith("ERROR: recall: episodic recall is not available")
+    assert skills.recall(mem, "  ").startswith("ERROR: recall: give a query")
+    assert skills.recall(mem, "Alice as_of=2020-01-01").startswith("RECALL: nothing found")
+
+
+def test_supersede_history_forget(mem):
+    first = ids_in(skills.learn(mem, "concept espresso cup: a small cup"))[0]
+    out = skills.supersede(mem, "espresso cup => a small cup of about 60 ml")
+    assert out.startswith(f"SUPERSEDE-SUCCESS {first} -> ")
+    new = ids_in(out)[1]
+    hist = skills.history(mem, "espresso cup").splitlines()
+    assert len(hist) == 2 and "a small cup (id" in hist[0] and "now (current)" in hist[1]
+    assert skills.supersede(mem, "espresso cup").startswith("ERROR: supersede: use")
+    assert skills.supersede(mem, "no such thing => x").startswith("ERROR: supersede: no record")
+    assert skills.forget(mem, new).startswith(f"FORGET-SUCCESS {new}")
+    assert skills.forget(mem, new).startswith("ERROR: forget: no record")
+    assert skills.history(mem, "").startswith("ERROR: history:")

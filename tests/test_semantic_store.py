@@ -1,0 +1,121 @@
+"""Both record stores honour one contract; the SQLite one also persists and rolls back."""
+
+import numpy as np
+import pytest
+
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.semantic import InMemorySemanticStore, RecordFilter, SemanticMemory, SemanticRecord
+from mettaclaw.semantic.records import Edge
+from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    s = InMemorySemanticStore() if request.param == "memory" else SqliteSemanticStore(tmp_path / "sem.sqlite3")
+    yield s
+    s.close()
+
+
+def rec(content, **kw):
+    kw.setdefault("recorded_at", 100.0)
+    kw.setdefault("valid_from", 100.0)
+    r = SemanticRecord(content, **kw)
+    r.lineage = r.lineage or r.id
+    return r
+
+
+def test_put_get_delete_roundtrip_keeps_every_field_and_the_vector(store):
+    r = rec("Alice lives in Paris", tags=["person", "place"], source_episodes=["ep-0", "ep-9"], truth=(1.0, 0.9),
+            properties={"k": "v"}, subject="alice", relation="LIVES_IN", object="paris", embedding=np.ones(4, np.float32))
+    store.put(r)
+    got = store.get(r.id)
+    assert got.to_dict() == r.to_dict() and np.allclose(got.embedding, r.embedding)
+    got.content = "mutated"
+    assert store.get(r.id).content == "Alice lives in Paris"  # a returned copy is not the stored record
+    store.put_edge(Edge(r.id, "ep-0", "DERIVED_FROM", 1.0, dst_layer="episodic"))
+    assert store.delete(r.id) and store.get(r.id) is None and store.edges_of(r.id) == []
+    assert not store.delete(r.id)
+
+
+def test_select_filters(store):
+    a = rec("alpha fact", tags=["x", "y"], kind="fact", category="place", confidence=0.9, recorded_at=10.0, name_norm="alpha")
+    b = rec("beta concept", tags=["y"], kind="concept", confidence=0.6, recorded_at=20.0, name_norm="beta")
+    c = rec("gamma old", tags=["x"], valid_from=5.0, valid_to=15.0, recorded_at=30.0, name_norm="gamma")
+    for r in (a, b, c):
+        store.put(r)
+
+    def ids(**kw):
+        return {r.content.split()[0] for r in store.select(RecordFilter(**kw))}
+
+    assert ids() == {"alpha", "beta"}  # current only
+    assert ids(include_history=True) == {"alpha", "beta", "gamma"}
+    assert ids(as_of=12.0) == {"gamma"}  # alpha and beta became valid at 100
+    assert ids(tags_all=("x", "y")) == {"alpha"}
+    assert ids(tags_any=("x",), include_history=True) == {"alpha", "gamma"}
+    assert ids(tags_none=("x",)) == {"beta"}
+    assert ids(kinds=("concept",)) == {"beta"}
+    assert ids(category="place") == {"alpha"}
+    assert ids(min_confidence=0.7) == {"alpha"}
+    assert ids(time_from=15.0, include_history=True) == {"beta", "gamma"}
+    assert ids(time_to=15.0) == {"alpha"}
+    assert ids(name_pattern="al*") == {"alpha"}
+    assert ids(name_pattern="*concept") == {"beta"}
+    assert [r.content for r in store.select(RecordFilter(), limit=1)] == ["beta concept"]  # newest first
+
+
+def test_lexical_tags_summary_edges_versions_meta(store):
+    a, b = rec("the red kettle boils water", tags=["kitchen"]), rec("the blue car needs fuel", tags=["kitchen", "car"])
+    store.put(a)
+    store.put(b)
+    assert store.lexical("kettle water", 5)[0][0] == a.id
+    assert store.lexical("the of", 5) == []
+    assert store.tag_counts() == {"kitchen": 2, "car": 1}
+    summary = store.summary()
+    assert summary["records"] == 2 and summary["current"] == 2 and summary["by_kind"] == {"fact": 2}
+    store.put_edge(Edge(a.id, b.id, "RELATED_TO", 0.3))
+    assert [e.other(b.id) for e in store.edges_of(b.id)] == [a.id]
+    store.put_relation_type("FOO", False, False)
+    assert store.relation_types()["FOO"] == (False, False)
+    store.log_version(a.id, "created", 1.0, {"x": 1})
+    assert store.versions(a.id)[0]["snapshot"] == {"x": 1}
+    store.set_meta("embedder", "hash:8")
+    assert store.get_meta("embedder") == "hash:8" and store.get_meta("nope") is None
+    assert store.sharing_episodes([]) == {}
+
+
+def test_sqlite_rolls_back_a_failed_transaction(tmp_path):
+    store = SqliteSemanticStore(tmp_path / "s.sqlite3")
+    r = rec("kept")
+    store.put(r)
+    with pytest.raises(RuntimeError), store.transaction():
+        store.put(rec("lost"))
+        store.delete(r.id)
+        raise RuntimeError("boom")
+    assert [x.content for x in store.iter_records()] == ["kept"]
+    store.close()
+
+
+def test_memory_on_sqlite_survives_a_restart(tmp_path):
+    """Records, edges, versions and learned relation types are on disk; vectors come from the store
+    that holds them (here a fresh in-memory one is refilled from the records' stored vectors)."""
+    path = tmp_path / "sem.sqlite3"
+    mem = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), SqliteSemanticStore(path))
+    old = mem.learn("Heidi lives in Prague", tags=["person"], source_episodes=["ep-10"])
+    new = mem.learn("Heidi moved to Vienna", tags=["person"])
+    edge = mem.relate("Heidi", "MENTORS", "Ivan")
+    mem.close()
+
+    store = SqliteSemanticStore(path)
+    vectors = InMemoryVectorStore()
+    recs = list(store.iter_records())
+    vectors.add([r.id for r in recs], np.stack([r.embedding for r in recs]), [r.content for r in recs],
+                [{} for _ in recs])
+    again = SemanticMemory(HashEmbedder(256), vectors, store)
+    assert again.get(old.id).superseded_by == new.id
+    assert [r.id for r in again.history(new.id)] == [old.id, new.id]
+    assert "MENTORS" in again.relations.types() and not again.relations.types()["MENTORS"]["builtin"]
+    assert store.get_edge(edge.src, edge.dst, "MENTORS").weight == pytest.approx(0.1)
+    assert again.tags() == {"person": 1}
+    assert again.learn("Heidi lives in Vienna").action == "reinforced"
+    again.close()
