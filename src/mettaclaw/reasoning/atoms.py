@@ -95,8 +95,8 @@ def parse_beliefs(text: str, limit: int = 64) -> list[Belief]:
     if not text or not text.strip():
         raise AtomError("no belief given: write e.g. (--> cat animal) (stv 1.0 0.9)")
     try:
-        items = parse_all(text, max_tokens=max(MAX_TOKENS, 12 * limit), max_children=max(MAX_CHILDREN, 2 * limit),
-                          max_depth=MAX_DEPTH)
+        items = parse_all(text, max_tokens=max(MAX_TOKENS, 12 * limit), max_children=MAX_CHILDREN,
+                          max_depth=MAX_DEPTH, max_top=2 * limit + 1)
     except SExprError as e:
         raise AtomError(f"malformed atom: {e}") from None
     beliefs: list[Belief] = []
@@ -174,6 +174,8 @@ def _check_term(t: Term) -> None:
         raise AtomError("empty expression () is not a term")
     if t[0].__class__ is not str:
         raise AtomError(f"a compound term must start with a symbol: {render(t)[:60]}")
+    if t[0] == "stv":
+        raise AtomError("'stv' cannot appear inside a statement")
     for x in t[1:]:
         _check_term(x)
 

@@ -205,11 +205,13 @@ def compile_ruleset(rs: RuleSet) -> tuple[list[CompiledRule], list[CompiledRule]
     # Every definition that translates is compiled (expectation, helpers); the ones that do not
     # (e.g. the interpreter's own plumbing) are skipped unless a rule needs them.
     pieces: dict[str, tuple[list[str], set[str]]] = {}
+    failed: dict[str, str] = {}
     for name in rs.functions:
         sub = _Gen(rs)
         try:
             sub.function(name)
-        except CompileError:
+        except CompileError as e:
+            failed[name] = str(e)
             continue
         pieces[name] = (sub.lines, sub.needed)
     changed = True
@@ -220,7 +222,8 @@ def compile_ruleset(rs: RuleSet) -> tuple[list[CompiledRule], list[CompiledRule]
             changed = True
     missing = g.needed - pieces.keys()
     if missing:
-        raise CompileError(f"rules need functions that do not compile: {sorted(missing)}")
+        why = "; ".join(f"{n}: {failed.get(n, 'calls a function that does not compile')}" for n in sorted(missing))
+        raise CompileError(f"rules need functions that do not compile ({why})")
     done = set(pieces)
     for lines, _ in pieces.values():
         g.lines.extend(lines)

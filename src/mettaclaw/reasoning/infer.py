@@ -126,8 +126,6 @@ class _Space:
         old_i = self.active.get(node.belief.term)
         if old_i is not None:
             old = self.nodes[old_i]
-            if old.belief.f == node.belief.f and old.belief.c == node.belief.c:
-                return None
             if old.evidence.isdisjoint(node.evidence):
                 revised = self.engines[logic_of(old.belief)].revise(old.belief, node.belief)
                 if revised is None:

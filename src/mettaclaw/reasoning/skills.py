@@ -48,7 +48,7 @@ def format_conclusions(conclusions: list[Conclusion]) -> str:
 
 def _one_step(lib: str, arg: str) -> str:
     try:
-        beliefs = parse_beliefs(arg, limit=2)
+        beliefs = parse_beliefs(arg, limit=8)
     except AtomError as e:
         return f"ERROR: {e}"
     if len(beliefs) > 2:

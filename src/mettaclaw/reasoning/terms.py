@@ -46,7 +46,8 @@ def tokenize(text: str, max_tokens: int) -> list[str]:
     return tokens
 
 
-def parse_all(text: str, *, max_tokens: int = 2000, max_children: int = 64, max_depth: int = 16) -> list[Term]:
+def parse_all(text: str, *, max_tokens: int = 2000, max_children: int = 64, max_depth: int = 16,
+              max_top: int = 256) -> list[Term]:
     """Parse every top-level s-expression, enforcing size caps (hyperon dies at 1024 children)."""
     stack: list[list[Term]] = [[]]
     for tok in tokenize(text, max_tokens):
@@ -61,8 +62,9 @@ def parse_all(text: str, *, max_tokens: int = 2000, max_children: int = 64, max_
             stack[-1].append(tuple(items))
         else:
             stack[-1].append(tok)
-        if len(stack[-1]) > max_children:
-            raise SExprError(f"expression has more than {max_children} children")
+        if len(stack[-1]) > (max_children if len(stack) > 1 else max_top):
+            raise SExprError(f"expression has more than {max_children} children" if len(stack) > 1
+                             else f"more than {max_top} top-level expressions")
     if len(stack) != 1:
         raise SExprError("unbalanced '(': missing ')'")
     return stack[0]

@@ -1,0 +1,97 @@
+"""parse_belief and friends: the forms accepted, and a clear AtomError for everything else."""
+
+from __future__ import annotations
+
+import pytest
+
+from mettaclaw.reasoning.atoms import AtomError, Belief, looks_like_belief, parse_belief, parse_beliefs
+
+
+@pytest.mark.parametrize("text", [
+    "(--> cat animal) (stv 1 0.9)",
+    "((--> cat animal) (stv 1 0.9))",
+    "  (-->   cat  animal)\n(stv 1.0 .9) ",
+    "((--> cat animal) (stv 1. 0.90))",
+])
+def test_accepted_forms_give_one_canonical_belief(text: str) -> None:
+    b = parse_belief(text)
+    assert b.statement == "(--> cat animal)"
+    assert (b.f, b.c) == (1.0, 0.9)
+    assert b.text() == "(--> cat animal) (stv 1.0 0.9)"
+    assert b.metta() == "((--> cat animal) (stv 1.0 0.9))"
+    assert isinstance(b.f, float) and isinstance(b.c, float)
+
+
+def test_atomic_statement_and_pln_links() -> None:
+    assert parse_belief("wetGrass (stv 1 0.9)").statement == "wetGrass"
+    b = parse_belief("(Evaluation (Predicate likes) (List (Concept a) (Concept b))) (stv 0.9 0.8)")
+    assert b.statement == "(Evaluation (Predicate likes) (List (Concept a) (Concept b)))"
+
+
+def test_set_spellings_are_mapped_to_the_rule_files_symbols() -> None:
+    assert parse_belief("(--> x (IntSet red)) (stv 1 0.9)").statement == "(--> x ([] red))"
+    assert parse_belief("(--> (ExtSet a) x) (stv 1 0.9)").statement == "(--> ({} a) x)"
+
+
+def test_several_beliefs_in_both_forms() -> None:
+    bs = parse_beliefs("(--> sam human) (stv 1 0.9) ((--> human mortal) (stv 1 0.9)) rain (stv 0.5 0.5)")
+    assert [b.statement for b in bs] == ["(--> sam human)", "(--> human mortal)", "rain"]
+
+
+def test_beliefs_compare_by_value() -> None:
+    assert parse_belief("(--> a b) (stv 1 0.9)") == Belief(("-->", "a", "b"), 1.0, 0.9)
+    assert parse_belief("(--> $1 b) (stv 1 0.9)").has_vars
+
+
+@pytest.mark.parametrize(("text", "cause"), [
+    ("(--> cat animal (stv 1 0.9)", "malformed"),
+    ("(--> cat animal)) (stv 1 0.9)", "malformed"),
+    ("(--> cat animal)", "no truth value"),
+    ("(stv 1 0.9)", "no statement"),
+    ("", "no belief"),
+    ("(--> cat animal) (stv 1.5 0.9)", "frequency"),
+    ("(--> cat animal) (stv -0.1 0.9)", "frequency"),
+    ("(--> cat animal) (stv 1 1)", "confidence"),
+    ("(--> cat animal) (stv 1 1.2)", "confidence"),
+    ("(--> cat animal) (stv 1 nan)", "confidence"),
+    ("(--> cat animal) (stv high 0.9)", "frequency"),
+    ("(--> cat animal) (stv 1)", "(stv f c)"),
+    ("(-> cat animal) (stv 1 0.9)", "unknown copula"),
+    ("(isa cat animal) (stv 1 0.9)", "unknown copula"),
+    ("($r cat animal) (stv 1 0.9)", "unknown copula"),
+    ("(--> cat) (stv 1 0.9)", "arguments"),
+    ("(==> (foo a) b) (stv 1 0.9)", "unknown copula"),
+    ("$x (stv 1 0.9)", "bare variable"),
+    ("(--> cat (stv 1 0.9)) (stv 1 0.9)", "stv"),
+    ("(--> cat \"animal) (stv 1 0.9)", "malformed"),
+])
+def test_bad_atoms_raise_a_clear_error(text: str, cause: str) -> None:
+    with pytest.raises(AtomError) as e:
+        parse_belief(text)
+    assert cause in str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_oversize_expressions_are_refused_before_hyperon_sees_them() -> None:
+    wide = "(--> cat (× " + " ".join(f"a{i}" for i in range(1100)) + ")) (stv 1 0.9)"
+    with pytest.raises(AtomError, match="too large|children"):
+        parse_belief(wide)
+    deep = "(--> cat " + "(× a " * 40 + "b" + ")" * 40 + ") (stv 1 0.9)"
+    with pytest.raises(AtomError, match="deeper"):
+        parse_belief(deep)
+    with pytest.raises(AtomError, match="children"):
+        parse_belief("(--> cat (× " + " ".join(f"a{i}" for i in range(40)) + ")) (stv 1 0.9)")
+
+
+def test_two_beliefs_where_one_is_expected() -> None:
+    with pytest.raises(AtomError, match="one belief"):
+        parse_belief("(--> a b) (stv 1 0.9) (--> b c) (stv 1 0.9)")
+
+
+def test_looks_like_belief() -> None:
+    assert looks_like_belief("(--> cat animal) (stv 1 0.9)")
+    assert looks_like_belief("((--> cat animal) (stv 1 0.9))")
+    assert looks_like_belief("rain (stv 0.5 0.5)")
+    assert not looks_like_belief("cats are animals")
+    assert not looks_like_belief("(--> cat animal)")
+    assert not looks_like_belief("I like the stv of it (stv")

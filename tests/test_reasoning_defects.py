@@ -1,0 +1,82 @@
+"""The reference's three defects, fixed on both paths, and bad input that must not crash or leak errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from mettaclaw.reasoning import fast
+from mettaclaw.reasoning.interpreted import Interpreter
+from mettaclaw.reasoning.terms import render
+
+
+@pytest.fixture(scope="module")
+def interp() -> Interpreter:
+    return Interpreter()
+
+
+def _statements(conclusions: list) -> set[str]:
+    return {render(c.term) for c in conclusions}
+
+
+@pytest.mark.parametrize("path", ["fast", "interpreted"])
+def test_revision_emits_no_tautologies(path: str, interp: Interpreter) -> None:
+    run = fast.nal if path == "fast" else interp.nal
+    out = run("(--> wolf animal) (stv 1 0.45)", "(--> wolf animal) (stv 1 0.45)")
+    assert _statements(out) == {"(--> wolf animal)"}
+    out = run("(--> cat x) (stv 0.2 0.8)", "(--> cat x) (stv 0.9 0.5)")
+    assert _statements(out) == {"(--> cat x)"}
+    for c in fast.pln("(Inheritance a b) (stv 1 0.45)", "(Inheritance a b) (stv 1 0.5)"):
+        assert c.term[1] != c.term[2]
+
+
+@pytest.mark.parametrize("path", ["fast", "interpreted"])
+def test_binary_argument_substitution_fires(path: str, interp: Interpreter) -> None:
+    run = fast.pln if path == "fast" else interp.pln
+    ev = "(Evaluation (Predicate likes) (List (Concept a) (Concept b))) (stv 0.9 0.9)"
+    first = run(ev, "(Inheritance (Concept s) (Concept a)) (stv 0.9 0.9)")
+    second = run("(Inheritance (Concept s) (Concept b)) (stv 0.9 0.9)", ev)
+    assert "(Evaluation (Predicate likes) (List (Concept s) (Concept b)))" in _statements(first)
+    assert "(Evaluation (Predicate likes) (List (Concept a) (Concept s)))" in _statements(second)
+    assert {c.rule for c in first} == {"argument-substitution"}
+    unary = run("(Evaluation (Predicate red) (List (Concept a))) (stv 0.9 0.9)",
+                "(Inheritance (Concept s) (Concept a)) (stv 1 0.9)")
+    assert _statements(unary) == {"(Evaluation (Predicate red) (List (Concept s)))"}
+
+
+@pytest.mark.parametrize("path", ["fast", "interpreted"])
+def test_single_premise_rules_are_reachable(path: str, interp: Interpreter) -> None:
+    nal = fast.nal if path == "fast" else interp.nal
+    pln = fast.pln if path == "fast" else interp.pln
+    assert "(<-> b a)" in _statements(nal("(<-> a b) (stv 0.8 0.9)"))
+    assert _statements(nal("(--> ({} a b) M) (stv 1 0.9)")) == {"(--> ({} a) M)", "(--> ({} b) M)"}
+    assert _statements(nal("(∧ rain wet) (stv 1 0.9)")) == {"rain", "wet"}
+    assert _statements(pln("(Equivalence a b) (stv 0.9 0.9)")) == {"(Implication a b)", "(Implication b a)"}
+    assert _statements(pln("(Not rain) (stv 0.8 0.9)")) == {"rain"}
+
+
+@pytest.mark.parametrize("path", ["fast", "interpreted"])
+def test_zero_denominator_gives_no_conclusion(path: str, interp: Interpreter) -> None:
+    nal = fast.nal if path == "fast" else interp.nal
+    pln = fast.pln if path == "fast" else interp.pln
+    assert nal("(--> a b) (stv 1 0)", "(--> a b) (stv 1 0)") == []
+    assert pln("(Inheritance a b) (stv 1 0)", "(Inheritance a b) (stv 1 0)") == []
+
+
+@pytest.mark.parametrize("path", ["fast", "interpreted"])
+def test_unrelated_premises_give_nothing(path: str, interp: Interpreter) -> None:
+    nal = fast.nal if path == "fast" else interp.nal
+    assert nal("(--> a b) (stv 1 0.9)", "(--> c d) (stv 1 0.9)") == []
+
+
+def test_both_orders_give_the_same_set() -> None:
+    a, b = "(--> sam human) (stv 1 0.9)", "(--> human mortal) (stv 0.8 0.7)"
+    key = lambda cs: sorted((render(c.term), c.f, c.c) for c in cs)  # noqa: E731
+    assert key(fast.nal(a, b)) == key(fast.nal(b, a))
+
+
+def test_truth_functions_that_divide_by_zero_are_caught_in_compiled_code() -> None:
+    e = fast.engine("pln")
+    # s_A = 0 makes PLN induction divide by zero: no value, no exception
+    from mettaclaw.reasoning.compiler import NoConclusion
+    with pytest.raises(NoConclusion):
+        e.functions["PLN_Induction"]((0.0, 0.9), (0.1, 0.9), (0.1, 0.9), (0.9, 0.9), (0.9, 0.9))

@@ -1,0 +1,94 @@
+"""Forward chaining: multi-step conclusions, proof trails with memory ids, revision, budgets."""
+
+from __future__ import annotations
+
+from mettaclaw.reasoning import generate
+from mettaclaw.reasoning.atoms import parse_belief
+from mettaclaw.reasoning.infer import chain, chain_beliefs
+
+
+def _premises(*pairs: tuple[str, str]) -> list:
+    return [(parse_belief(text), mid) for text, mid in pairs]
+
+
+def _find(result, statement: str):
+    hits = [n for n in result.conclusions if n.belief.statement == statement]
+    assert hits, f"{statement} not among {[n.belief.statement for n in result.conclusions]}"
+    return hits[0]
+
+
+def test_two_step_chain_with_trail_and_memory_ids() -> None:
+    r = chain(_premises(("(--> sam human) (stv 1 0.9)", "m1"), ("(--> human mortal) (stv 1 0.9)", "m2"),
+                        ("(--> mortal fragile) (stv 0.8 0.9)", "m3")), depth=2)
+    node = _find(r, "(--> sam fragile)")
+    assert node.depth == 2
+    assert abs(node.belief.f - 0.8) < 1e-9 and abs(node.belief.c - 0.81 * 0.9 * 0.8) < 1e-9
+    trail = r.trail(node)
+    assert [s["rule"] for s in trail] == ["deduction", "deduction"]
+    assert trail[0]["conclusion"] == "(--> sam mortal) (stv 1.0 0.81)"
+    first_ids = {p["memory_id"] for p in trail[0]["premises"]}
+    assert first_ids == {"m1", "m2"}
+    last = trail[-1]["premises"]
+    assert [p["derived"] for p in last] == [True, False] and last[1]["memory_id"] == "m3"
+    assert node.evidence == {"m1", "m2", "m3"}
+
+
+def test_depth_one_stops_after_one_round() -> None:
+    r = chain(_premises(("(--> sam human) (stv 1 0.9)", "m1"), ("(--> human mortal) (stv 1 0.9)", "m2"),
+                        ("(--> mortal fragile) (stv 0.8 0.9)", "m3")), depth=1)
+    assert "(--> sam fragile)" not in {n.belief.statement for n in r.conclusions}
+    assert r.rounds == 1
+
+
+def test_conclusions_are_ranked_by_expectation() -> None:
+    r = chain_beliefs(generate.knowledge_base(30, seed=3), depth=2)
+    exps = [n.expectation for n in r.conclusions]
+    assert exps == sorted(exps, reverse=True) and len(exps) > 5
+    for n in r.conclusions[:20]:
+        assert abs(n.expectation - (n.belief.c * (n.belief.f - 0.5) + 0.5)) < 1e-12
+
+
+def test_duplicates_from_independent_evidence_are_revised() -> None:
+    r = chain(_premises(("(--> a b) (stv 1 0.9)", "m1"), ("(--> b c) (stv 1 0.9)", "m2"),
+                        ("(--> a d) (stv 1 0.9)", "m3"), ("(--> d c) (stv 1 0.9)", "m4")), depth=1)
+    node = _find(r, "(--> a c)")
+    assert node.rule == "revision"
+    assert node.belief.c > 0.81  # two independent deductions of (--> a c) at 0.81 each
+    assert node.evidence == {"m1", "m2", "m3", "m4"}
+
+
+def test_the_same_memory_is_not_counted_twice() -> None:
+    # identical premises from one memory id: no revision with itself
+    same = parse_belief("(--> a b) (stv 1 0.9)")
+    r = chain([(same, "m1"), (same, "m1")], depth=2)
+    assert r.conclusions == []
+    # two memories saying the same thing do revise
+    r = chain([(same, "m1"), (same, "m2")], depth=1)
+    assert [n.rule for n in r.nodes if n.rule] == ["revision"]
+
+
+def test_budget_stops_the_chaining_and_says_so() -> None:
+    r = chain_beliefs(generate.knowledge_base(60, seed=5), depth=3, max_pairs=50)
+    assert r.truncated and r.pairs_tried == 50
+    assert "budget reached" in r.render()
+
+
+def test_nothing_leaks_between_calls() -> None:
+    a = chain(_premises(("(--> sam human) (stv 1 0.9)", "m1"), ("(--> human mortal) (stv 1 0.9)", "m2")))
+    b = chain(_premises(("(--> tom cat) (stv 1 0.9)", "m9")))
+    assert a.conclusions and not b.conclusions
+    assert all(n.source in (None, "m9") for n in b.nodes)
+
+
+def test_pln_statements_chain_with_pln_rules() -> None:
+    r = chain(_premises(("(Inheritance cat mammal) (stv 0.9 0.9)", "m1"),
+                        ("(Inheritance mammal animal) (stv 1 0.9)", "m2")), depth=1)
+    node = _find(r, "(Inheritance cat animal)")
+    assert node.rule == "deduction" and abs(node.belief.f - 0.9) < 1e-9
+
+
+def test_premise_cap() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="too many premises"):
+        chain_beliefs(generate.knowledge_base(201, seed=1))

@@ -1,0 +1,106 @@
+"""The nal, pln and infer skills: text in, text out, model errors as 'ERROR: ...' strings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from mettaclaw.reasoning.skills import HELP, infer_skill, nal_skill, pln_skill
+
+
+@dataclass
+class Memory:
+    id: str
+    atom: str | None
+    text: str = ""
+
+
+class Recorder:
+    """A recall function over fixed memories that remembers what it was asked."""
+
+    def __init__(self, memories: list[Memory]) -> None:
+        self.memories = memories
+        self.calls: list[tuple[str, int]] = []
+
+    def __call__(self, query: str, limit: int) -> list[Memory]:
+        self.calls.append((query, limit))
+        return self.memories[:limit]
+
+
+FACTS = [Memory("m1", "(--> sam human) (stv 1 0.9)"), Memory("m2", "(--> human mortal) (stv 1 0.9)"),
+         Memory("m3", None, "sam likes tea"), Memory("m4", "(--> broken (stv 1 0.9)")]
+
+
+def test_nal_skill_lists_conclusions_with_rules() -> None:
+    out = nal_skill("(--> sam human) (stv 1 0.9) (--> human mortal) (stv 1 0.9)")
+    assert out.splitlines() == ["[deduction] (--> sam mortal) (stv 1.0 0.81)",
+                                "[exemplification] (--> mortal sam) (stv 1.0 0.447514)"]
+    assert nal_skill("((<-> a b) (stv 0.8 0.9))") == "[similarity-symmetry] (<-> b a) (stv 0.8 0.81)"
+
+
+def test_pln_skill() -> None:
+    out = pln_skill("(Inheritance a b) (stv 1 0.9) (Inheritance b c) (stv 1 0.9)")
+    assert out == "[deduction] (Inheritance a c) (stv 1.0 0.81)"
+
+
+def test_no_conclusion_is_a_clear_message_not_an_error() -> None:
+    out = nal_skill("(--> a b) (stv 1 0.9) (--> c d) (stv 1 0.9)")
+    assert out.startswith("No conclusions") and "ERROR" not in out
+
+
+@pytest.mark.parametrize(("arg", "cause"), [
+    ("(--> a b) (stv 1 1.5)", "confidence"),
+    ("(--> a b (stv 1 0.9)", "malformed"),
+    ("(isa a b) (stv 1 0.9)", "unknown copula"),
+    ("(--> a b)", "no truth value"),
+    ("", "no belief"),
+    ("(--> a b) (stv 1 0.9) (--> b c) (stv 1 0.9) (--> c d) (stv 1 0.9)", "one or two beliefs"),
+    ("(--> a (× " + " ".join(f"x{i}" for i in range(1500)) + ")) (stv 1 0.9)", "too large"),
+])
+@pytest.mark.parametrize("skill", [nal_skill, pln_skill])
+def test_bad_input_comes_back_as_error_text(skill, arg: str, cause: str) -> None:
+    out = skill(arg)
+    assert out.startswith("ERROR:") and cause in out
+    assert "Traceback" not in out and "(Error" not in out
+
+
+def test_infer_from_a_question_uses_only_atom_bearing_memories() -> None:
+    recall = Recorder(FACTS)
+    out = infer_skill("is sam mortal?", recall)
+    assert recall.calls and recall.calls[0][0] == "is sam mortal?"
+    assert "1. (--> sam mortal) (stv 1.0 0.81)" in out
+    assert "[memory m1]" in out and "[memory m2]" in out
+    assert "malformed atoms" in out and "nothing was stored" in out
+    assert "m3" not in out
+
+
+def test_infer_from_beliefs_recalls_by_their_terms() -> None:
+    recall = Recorder(FACTS[1:2])
+    out = infer_skill("(--> sam human) (stv 1 0.9)", recall)
+    assert set(recall.calls[0][0].split()) == {"human", "sam"}
+    assert "(--> sam mortal) (stv 1.0 0.81)" in out and "[given]" in out
+
+
+def test_infer_without_atoms_explains_what_to_do() -> None:
+    out = infer_skill("anything?", Recorder([Memory("m3", None, "text only")]))
+    assert out.startswith("No atom-bearing memories") and "remember" in out
+
+
+def test_infer_errors() -> None:
+    assert infer_skill("", Recorder(FACTS)).startswith("ERROR:")
+    assert infer_skill("(--> a b) (stv 2 0.9)", Recorder(FACTS)).startswith("ERROR: frequency")
+
+
+def test_infer_does_not_store_anything() -> None:
+    class NoWrites(Recorder):
+        def __getattr__(self, name: str):  # any store-like call would land here
+            raise AssertionError(f"infer touched {name}")
+
+    infer_skill("is sam mortal?", NoWrites(FACTS))
+
+
+def test_help_texts() -> None:
+    assert set(HELP) == {"nal", "pln", "infer"}
+    for name, text in HELP.items():
+        assert "Example" in text and f"({name} " in text
