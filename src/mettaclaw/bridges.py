@@ -64,6 +64,7 @@ def install(agent: Agent) -> None:
         "now": agent.now_text,
         "receive": agent.receive,
         "ask-llm": agent.ask_llm,
+        "keep-prompt": agent.keep_prompt,
         "finish-turn": agent.finish_turn,
         "knowledge": agent.knowledge,
         # prompt sections

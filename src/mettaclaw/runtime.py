@@ -41,6 +41,7 @@ SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
 class TurnState:
     """What the steps of one turn share; reset when a turn starts."""
 
+    prompt: str = ""
     message: str = ""
     new: bool = False
     commands: list[Command] = field(default_factory=list)
@@ -159,9 +160,13 @@ class Agent:
         provider = self.extra_bridges.get("knowledge-block")
         return provider(message) if provider else ""
 
-    def ask_llm(self, prompt: str, message: str) -> str:
+    def keep_prompt(self, prompt: str) -> str:
+        self.turn_state.prompt = prompt
+        return "prompt-held"
+
+    def ask_llm(self, message: str) -> str:
         try:
-            return self.llm.complete(prompt, message)
+            return self.llm.complete(self.turn_state.prompt, message)
         except LLMError as err:
             log.warning("model call failed: %s", err)
             self.turn_state.error(f"ERROR: model call failed: {err}")

@@ -71,6 +71,7 @@ class EpisodicTrace(Announcer):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch(exist_ok=True)
+        self._readable_cache: dict[str, bool] = {}
 
     # --- writing
     def append(self, time: str, message: str, commands: list[Command], errors: str | None = None) -> str:
@@ -137,13 +138,22 @@ class EpisodicTrace(Announcer):
         kept: list[str] = []
         used = 0
         for line in reversed(lines):
-            if not line or parse_record(line, 0) is None:
+            if not line or not self._readable(line):
                 continue
             if used + len(line) + 1 > max_chars:
                 break
             kept.append(line)
             used += len(line) + 1
         return "\n".join(reversed(kept))
+
+    def _readable(self, line: str) -> bool:
+        """parse_record(line) is not None, remembered: the same lines are re-read every turn."""
+        known = self._readable_cache.get(line)
+        if known is None:
+            if len(self._readable_cache) > 4096:
+                self._readable_cache.clear()
+            known = self._readable_cache[line] = parse_record(line, 0) is not None
+        return known
 
     def _record_start_at_or_after(self, fh: Any, pos: int) -> tuple[int, str | None]:
         """The first readable record starting at or after byte pos: (offset, line)."""

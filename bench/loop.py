@@ -1,0 +1,75 @@
+"""Turn overhead without the model call, and resident memory over many scripted turns.
+
+    python bench/loop.py [--turns 2000] [--early 200] [--json bench/results/loop.json]
+
+Each turn runs the whole MeTTa turn on hyperon (prompt, receive, budget, parse, skills, trace) with a
+scripted model that answers at once, so the time is the runtime's own overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import median, percentile, report, rss_mb  # noqa: E402
+
+from mettaclaw.channels import QueueChannel  # noqa: E402
+from mettaclaw.config import load_config  # noqa: E402
+from mettaclaw.embedders import HashEmbedder  # noqa: E402
+from mettaclaw.llm import Scripted  # noqa: E402
+from mettaclaw.longterm import LongTermMemory  # noqa: E402
+from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
+
+REPLY = "pin step {i}: keep going\nsend progress report {i}\nremember note number {i}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--early", type=int, default=200, help="turn count of the first memory reading")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+
+    from rich.progress import track
+
+    from mettaclaw.runtime import Agent
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = load_config([f"memoryDir={tmp}", "sleepInterval=0", f"maxNewInputLoops={args.turns + 10}"], env={})
+        llm = Scripted([REPLY.format(i=i) for i in range(args.turns)])
+        llm.keep_prompts = False
+        channel = QueueChannel(["start the long task"])
+        memory = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+        agent = Agent(config, llm, channel, memory=memory)
+        times: list[float] = []
+        rss_early = rss_start = rss_mb()
+        for i in track(range(args.turns), description="scripted turns"):
+            start = time.perf_counter()
+            agent.turn()
+            times.append(time.perf_counter() - start)
+            channel.sent.clear()
+            if i + 1 == args.early:
+                rss_early = rss_mb()
+        rss_end = rss_mb()
+        agent.close()
+    steady = times[args.early :] or times
+    payload = {
+        "turns": args.turns,
+        "turn_ms_p50": median(steady) * 1000,
+        "turn_ms_p95": percentile(steady, 95) * 1000,
+        "turn_ms_p50_first_early": median(times[: args.early]) * 1000,
+        "rss_mb_start": rss_start,
+        f"rss_mb_after_{args.early}": rss_early,
+        f"rss_mb_after_{args.turns}": rss_end,
+        "rss_growth_ratio": rss_end / rss_early,
+    }
+    report("turn overhead (no model call) and resident memory", list(payload.items()), args.json, payload)
+
+
+if __name__ == "__main__":
+    main()
