@@ -29,6 +29,7 @@ class Conclusion(NamedTuple):
     f: float
     c: float
     swapped: bool = False  # True when the second premise given matched the rule's first premise
+    ground: bool = False  # from ground premises, hence ground itself (the compiler checks rules bind all)
 
     @property
     def statement(self) -> str:
@@ -38,7 +39,10 @@ class Conclusion(NamedTuple):
         return f"{self.statement} (stv {format_number(self.f)} {format_number(self.c)})"
 
     def belief(self) -> Belief:
-        return Belief(self.term, self.f, self.c)
+        b = Belief(self.term, self.f, self.c)
+        if self.ground:
+            b.__dict__["has_vars"] = False  # pre-fills the cached property; saves a walk per conclusion
+        return b
 
 
 class Engine:
@@ -50,6 +54,7 @@ class Engine:
         self.copulas = frozenset(rs.copulas)
         self._cands2: dict[tuple[Any, Any], list[tuple[CompiledRule, bool]]] = {}
         self._cands1: dict[Any, list[CompiledRule]] = {}
+        self._revision: CompiledRule | None = None
         # Every two-premise rule whose premises share a variable needs premises sharing a symbol;
         # infer relies on this to skip unrelated pairs, so it is checked here, on the actual rules.
         self.premises_share_symbols = all(_vars(cr.rule.premises[0][0]) & _vars(cr.rule.premises[1][0])
@@ -79,7 +84,7 @@ class Engine:
             except _FAIL:
                 continue
             if r is not None:
-                self._emit(cr, r, seen, out, swapped)
+                self._emit(cr, r, seen, out, swapped, ground)
         return out
 
     def derive1(self, b: Belief) -> list[Conclusion]:
@@ -98,7 +103,7 @@ class Engine:
             except _FAIL:
                 continue
             if r is not None:
-                self._emit(cr, r, seen, out)
+                self._emit(cr, r, seen, out, False, ground)
         return out
 
     def expectation(self, f: float, c: float) -> float:
@@ -108,15 +113,25 @@ class Engine:
         return float(self._expectation((f, c)))
 
     def revise(self, b1: Belief, b2: Belief) -> Belief | None:
-        """Revision of two beliefs about one statement (the library's revision rule)."""
-        for c in self.derive2(b1, b2):
-            if c.rule == "revision" and c.term == b1.term:
-                return c.belief()
-        return None
+        """Revision of two beliefs about one statement, by the library's rule named ``revision``."""
+        if self._revision is None:
+            found = [cr for cr in self.rules2 if cr.rule.name == "revision"]
+            if not found:
+                raise LookupError(f"{self.ruleset.path.name} defines no revision rule")
+            self._revision = found[0]
+        prem = ((b1.term, (b1.f, b1.c)), (b2.term, (b2.f, b2.c)))
+        try:
+            r = (self._revision.ground(*prem[0], *prem[1]) if not (b1.has_vars or b2.has_vars)
+                 else _unify_rule(self._revision, prem))
+        except _FAIL:
+            return None
+        if r is None:
+            return None
+        return Belief(r[0], float(r[1][0]), float(r[1][1]))
 
     # ---- internals
     def _emit(self, cr: CompiledRule, r: tuple[Term, tuple[float, float]], seen: set, out: list,
-              swapped: bool = False) -> None:
+              swapped: bool, ground: bool) -> None:
         stmt, tv = r
         if (stmt.__class__ is tuple and len(stmt) == 3 and stmt[1] == stmt[2]
                 and stmt[0] in self.copulas):
@@ -125,7 +140,7 @@ class Engine:
         if key in seen:
             return
         seen.add(key)
-        out.append(Conclusion(cr.rule.name, stmt, float(tv[0]), float(tv[1]), swapped))
+        out.append(Conclusion(cr.rule.name, stmt, float(tv[0]), float(tv[1]), swapped, ground))
 
     def _candidates2(self, k1: Any, k2: Any) -> list[tuple[CompiledRule, bool]]:
         fwd = [(cr, False) for cr in self.rules2 if compatible(cr.keys[0], k1) and compatible(cr.keys[1], k2)]

@@ -175,8 +175,12 @@ class _Space:
 
 
 def chain(premises: Sequence[tuple[Belief, str | None]], depth: int = 3, max_pairs: int = 30000,
-          max_new_per_round: int = 120, single_premise: bool = True) -> InferResult:
-    """Forward-chain from (belief, memory id) premises for up to `depth` rounds within `max_pairs`."""
+          max_new_per_round: int = 80, max_keep_per_round: int = 5000,
+          single_premise: bool = True) -> InferResult:
+    """Forward-chain from (belief, memory id) premises for up to `depth` rounds within `max_pairs`.
+
+    Each round keeps its `max_keep_per_round` best conclusions (by expectation) and pairs the best
+    `max_new_per_round` of them with everything in the space in the next round."""
     if len(premises) > MAX_PREMISES:
         raise ValueError(f"too many premises: {len(premises)} (limit {MAX_PREMISES})")
     space = _Space({"nal": engine("nal"), "pln": engine("pln")})
@@ -227,7 +231,7 @@ def chain(premises: Sequence[tuple[Belief, str | None]], depth: int = 3, max_pai
                 break
         produced.sort(key=lambda x: -x[0])
         frontier = []
-        for e, c, parents, ev in produced:
+        for e, c, parents, ev in produced[:max_keep_per_round]:
             added = space.add(Node(c.belief(), 0, c.rule, parents, None, ev, d, e))
             if added is not None and len(frontier) < max_new_per_round:
                 frontier.append(added)
