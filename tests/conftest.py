@@ -33,18 +33,18 @@ class FakeClock:
 
 @pytest.fixture
 def make_agent(tmp_path: Path) -> Iterator[AgentFactory]:
-    """make_agent(replies, messages=(), memory=None, **settings) -> (agent, llm, channel, clock)."""
+    """make_agent(replies, messages=(), memory=None, semantic=None, **settings) -> (agent, llm, channel, clock)."""
     from mettaclaw.runtime import Agent
 
     made = []
 
-    def factory(replies: list[str], messages: tuple[str, ...] | list[str] = (), memory=None, **settings):
+    def factory(replies: list[str], messages: tuple[str, ...] | list[str] = (), memory=None, semantic=None, **settings):
         args = [f"memoryDir={tmp_path / 'memory'}", "sleepInterval=0", *(f"{k}={v}" for k, v in settings.items())]
         config = load_config(args, env={})
         llm = Scripted(replies)
         channel = QueueChannel(messages)
         clock = FakeClock()
-        agent = Agent(config, llm, channel, memory=memory, clock=clock)
+        agent = Agent(config, llm, channel, memory=memory, semantic=semantic, clock=clock)
         made.append(agent)
         return agent, llm, channel, clock
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAtom, ValueAtom
 
+from mettaclaw.reasoning import skills as reasoning_skills
 from mettaclaw.skills import SkillError
 
 if TYPE_CHECKING:
@@ -77,8 +78,17 @@ def install(agent: Agent) -> None:
         # skills
         "pin-set": agent.pins.pin,
         "channel-send": agent.send,
-        "memory-remember": agent.remember,
-        "memory-query": agent.query,
+        "memory-remember": agent.memory_skills.remember,
+        "memory-query": agent.memory_skills.query,
+        "semantic-learn": agent.memory_skills.semantic_skill("learn"),
+        "semantic-relate": agent.memory_skills.semantic_skill("relate"),
+        "semantic-recall": agent.memory_skills.recall,
+        "semantic-supersede": agent.memory_skills.semantic_skill("supersede"),
+        "semantic-forget": agent.memory_skills.semantic_skill("forget"),
+        "semantic-history": agent.memory_skills.semantic_skill("history"),
+        "reason-nal": reasoning_skills.nal_skill,
+        "reason-pln": reasoning_skills.pln_skill,
+        "reason-infer": agent.memory_skills.infer,
         "trace-around": agent.episodes,
         "shell-run": agent.shell,
         "file-read": agent.workspace.read,

@@ -24,6 +24,7 @@ from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
 from mettaclaw.skills import SkillError
 from mettaclaw.skills.files import Workspace
+from mettaclaw.skills.memory import MemorySkills
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell
 from mettaclaw.textutil import cap_tail, now_text
@@ -33,7 +34,7 @@ from mettaclaw.workingmemory import WorkingMemory
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-CORE_FILES = ("skills.metta", "prompt.metta", "loop.metta")
+CORE_FILES = ("skills.metta", "memory-skills.metta", "prompt.metta", "loop.metta")
 SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
 
 
@@ -70,6 +71,7 @@ class Agent:
         channel: Channel,
         *,
         memory: Any = None,
+        semantic: Any = None,
         clock: Callable[[], float] = time.time,
         root: Path = PROJECT_ROOT,
         extra_bridges: dict[str, Callable[..., Any]] | None = None,
@@ -78,6 +80,8 @@ class Agent:
         self.llm = llm
         self.channel = channel
         self.memory = memory
+        self.semantic = semantic
+        self.memory_skills = MemorySkills(memory, semantic, self.now_text, config.maxRecallItems)
         self.clock = clock
         self.root = root
         self.extra_bridges = extra_bridges or {}
@@ -137,8 +141,9 @@ class Agent:
 
     def close(self) -> None:
         self.sandbox.close()
-        if self.memory is not None and hasattr(self.memory, "close"):
-            self.memory.close()
+        for tier in (self.memory, self.semantic):
+            if tier is not None and hasattr(tier, "close"):
+                tier.close()
 
     # --- turn steps (called from MeTTa through bridges)
     def now_text(self) -> str:
@@ -157,8 +162,7 @@ class Agent:
         return message
 
     def knowledge(self, message: str) -> str:
-        provider = self.extra_bridges.get("knowledge-block")
-        return provider(message) if provider else ""
+        return self.memory_skills.knowledge(message, self.config.knowledgeChars)
 
     def keep_prompt(self, prompt: str) -> str:
         self.turn_state.prompt = prompt
@@ -232,19 +236,3 @@ class Agent:
 
     def web_search(self, query: str) -> str:
         raise SkillError("no web access: this agent runs offline and no search provider is configured")
-
-    def remember(self, text: str) -> str:
-        if self.memory is None:
-            raise SkillError("long-term memory is not configured")
-        if not text.strip():
-            raise SkillError("nothing to remember (empty text)")
-        result = self.memory.remember(text, time=self.now_text(), source="agent")
-        return f"REMEMBER-SUCCESS {result.id}" + ("" if result.created else " (already known; refreshed)")
-
-    def query(self, phrase: str) -> str:
-        if self.memory is None:
-            raise SkillError("long-term memory is not configured")
-        if not phrase.strip():
-            raise SkillError("query needs a phrase to look for")
-        found = self.memory.query(phrase, limit=self.config.maxRecallItems)
-        return "\n".join(f"({m.time}) {m.text}" for m in found) or "no matching memories"

@@ -1,0 +1,91 @@
+"""Memory and reasoning skills through the agent loop, on in-memory stores and the hash embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.longterm import LongTermMemory
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+
+@pytest.fixture
+def tiers():
+    embedder = HashEmbedder()
+    return (LongTermMemory(embedder, InMemoryVectorStore()),
+            SemanticMemory(embedder, InMemoryVectorStore(), InMemorySemanticStore()))
+
+
+def test_remember_then_query_in_the_same_turn(make_agent, tiers) -> None:
+    longterm, semantic = tiers
+    agent, llm, channel, _ = make_agent(["remember the spare key is under the blue flowerpot\nquery where is the spare key"],
+                                        ["hi"], memory=longterm)
+    outcome = agent.turn()
+    assert outcome.results[0].startswith('(remember "the spare key') and "REMEMBER-SUCCESS" in outcome.results[0]
+    assert "blue flowerpot" in outcome.results[1]
+    stored = longterm.query("spare key", limit=1)[0]
+    assert stored.source == "agent" and stored.time == agent.now_text()
+
+
+def test_remember_a_belief_and_infer_from_it(make_agent, tiers) -> None:
+    longterm, _ = tiers
+    replies = ["remember (--> sam human) (stv 1 0.9)\nremember (--> human mortal) (stv 1 0.9)\nremember sam likes tea",
+               "infer is sam mortal?"]
+    agent, llm, channel, _ = make_agent(replies, ["go"], memory=longterm)
+    first = agent.turn()
+    assert "belief (--> sam human)" in first.results[0]
+    assert [m.kind for m in longterm.query("sam", limit=5, kind="belief")] == ["belief", "belief"]
+    second = agent.turn()
+    text = second.results[0]
+    assert "(--> sam mortal)" in text and "0.81" in text and "deduction" in text
+    ids = {m.id for m in longterm.query("sam human mortal", limit=5, kind="belief")}
+    assert any(i in text for i in ids)  # the proof trail names the memories it used
+    assert len(longterm) == 3  # nothing derived was stored
+
+
+def test_malformed_belief_is_refused_with_its_cause(make_agent, tiers) -> None:
+    longterm, _ = tiers
+    agent, *_ = make_agent(["remember (--> cat animal) (stv 1.5 0.9)"], ["go"], memory=longterm)
+    outcome = agent.turn()
+    assert "ERROR" in outcome.results[0] and "malformed" in outcome.results[0]
+    assert len(longterm) == 0
+
+
+def test_nal_and_pln_skills(make_agent) -> None:
+    agent, *_ = make_agent(["nal (--> sam human) (stv 1 0.9) (--> human mortal) (stv 1 0.9)\n"
+                            "pln (Inheritance a b) (stv 1 0.9) (Inheritance b c) (stv 1 0.9)\nnal (--> a) (stv 1 0.9)"], ["go"])
+    outcome = agent.turn()
+    assert "(--> sam mortal) (stv 1.0 0.81)" in outcome.results[0]
+    assert "(Inheritance a c) (stv 1.0 0.81)" in outcome.results[1]
+    assert "ERROR" in outcome.results[2]
+
+
+def test_learn_recall_and_the_knowledge_block(make_agent, tiers) -> None:
+    longterm, semantic = tiers
+    agent, llm, channel, _ = make_agent(["learn Alice lives in Paris #person", "recall where does Alice live"],
+                                        ["hi"], memory=longterm, semantic=semantic)
+    first = agent.turn()
+    assert "LEARN" in first.results[0] or "learn" in first.results[0].lower()
+    channel.put("where does Alice live?")
+    second = agent.turn()
+    assert "Alice lives in Paris" in second.results[0]
+    assert "KNOWLEDGE:" in llm.prompts[1][1] and "Paris" in llm.prompts[1][1]
+
+
+def test_query_modes_reach_semantic_memory(make_agent, tiers) -> None:
+    longterm, semantic = tiers
+    agent, *_ = make_agent(["learn Bob works at the bakery\nremember Bob said the bread was late today\n"
+                            "query semantic: where does Bob work\nquery hybrid: Bob bakery bread"],
+                           ["go"], memory=longterm, semantic=semantic)
+    outcome = agent.turn()
+    assert "Bob works at the bakery" in outcome.results[2] and "episode" not in outcome.results[2]
+    assert "Bob works at the bakery" in outcome.results[3] and "bread was late" in outcome.results[3]
+
+
+def test_skills_of_missing_tiers_say_what_is_not_configured(make_agent) -> None:
+    agent, *_ = make_agent(["remember x\nlearn y\ninfer z"], ["go"])
+    results = agent.turn().results
+    assert "long-term memory is not configured" in results[0]
+    assert "semantic memory is not configured" in results[1]
+    assert "long-term memory is not configured" in results[2]
