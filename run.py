@@ -33,12 +33,14 @@ def main(argv: list[str]) -> int:
             from mettaclaw.longterm import open_longterm
             from mettaclaw.priors import index_priors
             from mettaclaw.runtime import Agent
+            from mettaclaw.semantic import open_semantic
 
             channel = TerminalChannel()
             llm = make_llm(config, channel.read_model_line, notice=print)          # model
             memory = open_longterm(config)                                         # stores
+            semantic = open_semantic(config, memory.embedder)
             index_priors(memory, Path(config.knowledgePriorsDir))
-            agent = Agent(config, llm, channel, memory=memory)                    # runner
+            agent = Agent(config, llm, channel, memory=memory, semantic=semantic)  # runner
             print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.")
             for error in agent.skill_errors:
                 print(f"skill file not loaded: {error}", file=sys.stderr)
