@@ -77,7 +77,7 @@ def main() -> None:
                                  ("|- revision", REVISION, 10e-6)):
         b1, b2 = parse_belief(a), parse_belief(b)
         f = p50(per_call(lambda b1=b1, b2=b2: nal.derive2(b1, b2), args.calls))
-        ft = p50(per_call(lambda a=a, b=b: fast.nal(a, b), args.calls))
+        ft = p50(per_call(lambda a=a, b=b: nal.derive2(parse_belief(a), parse_belief(b)), args.calls))
         i = p50(per_call(lambda b1=b1, b2=b2: interp.nal(b1, b2), args.interp_calls, warmup=3))
         assert _key(nal.derive2(b1, b2)) == _key(interp.nal(b1, b2))
         rows.append({"figure": name, "fast_s": f, "fast_with_parsing_s": ft, "interpreted_s": i,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from .atoms import Belief, parse_belief
@@ -235,8 +236,13 @@ def engine(name: str) -> Engine:
     return e
 
 
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str) -> Belief:
+    return parse_belief(text)  # Beliefs are immutable, so sharing them is safe; errors are not cached
+
+
 def _belief(p: Belief | str) -> Belief:
-    return p if isinstance(p, Belief) else parse_belief(p)
+    return p if isinstance(p, Belief) else _parse_cached(p)
 
 
 def nal(p1: Belief | str, p2: Belief | str | None = None) -> list[Conclusion]:
