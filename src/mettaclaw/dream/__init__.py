@@ -1,0 +1,19 @@
+"""The dream phase (spec: memory.md, "The dream phase"): experience -> knowledge, in the background.
+
+    dreamer = Dreamer(semantic, trace, embedder, config.memory_path("dream", "state.json"), llm=None)
+    dreamer.attach(trace); dreamer.start()      # every_n episodes / interval_s / dream_skill(dreamer, "now")
+
+Nothing heavy is imported here (scikit-learn loads on the first clustering).
+"""
+
+from __future__ import annotations
+
+from .consolidate import Policy
+from .episodes import DreamEpisode, ListSource, TraceSource, from_trace
+from .report import DreamReport
+from .runner import Dreamer
+from .skills import HELP, dream_skill
+from .summarise import CandidateFact, ExtractiveSummariser, LLMSummariser
+
+__all__ = ["HELP", "CandidateFact", "DreamEpisode", "DreamReport", "Dreamer", "ExtractiveSummariser",
+           "LLMSummariser", "ListSource", "Policy", "TraceSource", "dream_skill", "from_trace"]

@@ -1,0 +1,38 @@
+"""Group a batch of episodes by meaning before summarising, so each summary is about one thing.
+
+k-means on the L2-normalised episode vectors (cosine geometry), about 5 episodes a cluster: small
+enough for a summary to be precise, large enough for recurrences to show.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def choose_k(n: int, per_cluster: int = 5) -> int:
+    if n <= 0:
+        return 0
+    return max(1, min(n // 2, round(n / per_cluster)))
+
+
+def cluster_vectors(vectors: np.ndarray, k: int | None = None, seed: int = 0) -> list[list[int]]:
+    """Row indices grouped into clusters, biggest first; each row in exactly one cluster."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    n = len(rows)
+    if n == 0:
+        return []
+    k = choose_k(n) if k is None else max(1, min(int(k), n))
+    if k == 1 or n <= 2:
+        return [list(range(n))]
+    import warnings
+
+    from sklearn.cluster import KMeans  # imported here: sklearn costs ~0.5 s to import
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings():  # repeated episodes give fewer distinct points than k: fine
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        labels = KMeans(n_clusters=k, n_init=2, random_state=seed, max_iter=100).fit_predict(rows)
+    groups: dict[int, list[int]] = {}
+    for index, label in enumerate(labels):
+        groups.setdefault(int(label), []).append(index)
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))

@@ -1,0 +1,80 @@
+"""Concepts named in an episode (people, places, objects, actions) -> find-or-create in semantic memory.
+
+Extraction is deliberately shallow and offline: capitalised names (people, or places after in/at/from),
+the head noun after a determiner or possessive (objects), and the skills the agent used (actions).
+Every concept goes through `SemanticMemory.learn` (kind `concept`), so the same name in a new episode
+reinforces one record and appends the episode to its provenance (a DERIVED_FROM edge) instead of
+making a duplicate; co-occurring concepts get RELATED_TO edges from the semantic layer itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from mettaclaw.semantic.normalize import STOP_WORDS, normalize_name
+
+from .episodes import DreamEpisode
+from .summarise import _EXTRA_STOP
+
+MAX_PER_EPISODE = 8
+_NAME = re.compile(r"(?<![\w'])([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)(?!\w)")
+_OBJECT = re.compile(r"\b(?:a|an|the|my|your|his|her|our|their|this|that|some)\s+([a-z][a-z-]{2,})\b")
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|from|near|to)\s+$")
+_NOT_NAMES = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "today", "tomorrow", "yesterday", "tonight", "hey", "hello", "thanks", "thank", "yes", "yeah", "sure", "okay", "wow", "great", "good", "nice", "well", "what", "when", "where", "why", "how", "who", "which", "this", "that", "these", "those", "there", "here", "the", "and", "but", "also", "just", "really", "please", "sorry", "human_message", "error_feedback"])
+_STARTERS = frozenset(["sounds", "looks", "let", "let's", "went", "got", "maybe", "love", "glad", "congrats",
+                       "awesome", "cool", "definitely", "totally", "absolutely", "haha", "lol", "exactly", "agreed",
+                       "hope", "omg", "wish", "make", "take", "keep", "try", "feel", "still", "anyway", "plus",
+                       "since", "because", "after", "before", "then", "now", "thats", "sounds", "nope", "hmm",
+                       "some", "any", "every", "each", "most", "many", "much", "our", "one", "two", "both",
+                       "did", "does", "had", "have", "been", "being", "was", "were", "yep", "ah", "ooh", "same"])
+_NOT_OBJECTS = frozenset(["way", "time", "lot", "thing", "things", "something", "anything", "everything", "nothing", "bit", "kind", "sort", "day", "week", "year", "moment", "idea", "best", "most", "same", "other", "first", "last", "next", "new", "good", "great"])
+
+
+@dataclass(frozen=True)
+class Mention:
+    name: str
+    category: str  # person | place | object | action
+
+
+def _sentence_starts(text: str) -> set[int]:
+    return {0} | {m.end() for m in re.finditer(r"[.!?:\n]\s*", text)}
+
+
+def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
+    """The concepts one episode names, in order of first mention, at most MAX_PER_EPISODE."""
+    found: dict[str, Mention] = {}
+    starts = _sentence_starts(text)
+    capitalised = {m.group(1) for m in _NAME.finditer(text) if m.start() not in starts}
+    for m in _NAME.finditer(text):
+        name = m.group(1)
+        if name.lower() in _NOT_NAMES or name.split()[0].lower() in _NOT_NAMES:
+            continue
+        first = name.split()[0].lower()
+        if m.start() in starts and name not in capitalised and (first in STOP_WORDS or first in _EXTRA_STOP
+                                                                 or first in _STARTERS):
+            continue  # a capital at a sentence start is usually just the start of a sentence
+        category = "place" if _PLACE_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) else "person"
+        found.setdefault(normalize_name(name), Mention(name, category))
+    for m in _OBJECT.finditer(text):
+        word = m.group(1)
+        if word in STOP_WORDS or word in _EXTRA_STOP or word in _NOT_OBJECTS or word.endswith("ly"):
+            continue
+        found.setdefault(normalize_name(word), Mention(word, "object"))
+    for action in actions:
+        found.setdefault(normalize_name(action), Mention(action, "action"))
+    return list(found.values())[:MAX_PER_EPISODE]
+
+
+def learn_concepts(semantic: Any, episode: DreamEpisode) -> dict[str, int]:
+    """Find-or-create every concept the episode names, citing the episode; counts by action."""
+    counts: dict[str, int] = {}
+    for mention in extract(episode.text, episode.actions):
+        res = semantic.learn(mention.name, name=mention.name, kind="concept", category=mention.category,
+                             source_episodes=[episode.id], provenance="episodic_consolidation",
+                             tags=("concept", mention.category))
+        action = "reinforced" if res.action == "merged" else res.action  # same name: one concept confirmed
+        counts[action] = counts.get(action, 0) + 1
+    return counts

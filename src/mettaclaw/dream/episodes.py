@@ -1,0 +1,85 @@
+"""What the dream phase reads: episodes as plain values, and the sources it reads them from.
+
+The dream never holds a position in memory only: every source orders its episodes by a *watermark*
+(the trace: byte offset; a list: its index), so the runner can persist "consolidated up to here" and a
+crash mid-dream resumes from the last finished batch instead of losing or double-counting anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mettaclaw.semantic.records import parse_time
+
+
+@dataclass(frozen=True)
+class DreamEpisode:
+    """One episode as consolidation needs it: its id (the provenance every fact cites), time, text,
+    the actions taken (`skill` names with their first argument) and the outcome (`success` or an error)."""
+
+    id: str
+    time: float
+    text: str
+    actions: tuple[str, ...] = ()
+    outcome: str | None = None
+    mark: int = 0  # position in its source: strictly increasing
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+def outcome_of(errors: str | None) -> str:
+    """`success`, or `error: <first words of the error>` so equal failures group together."""
+    if not errors:
+        return "success"
+    head = " ".join(errors.replace(":", " ").split()[:4]).lower()
+    return f"error: {head}"
+
+
+def from_trace(episode: Any) -> DreamEpisode:
+    """A `trace.Episode` as a DreamEpisode (the mark is its byte offset, from the id `ep-<offset>`)."""
+    actions = tuple(cmd.name for cmd in episode.commands)
+    parts = [episode.message] + [f"{c.name} {' '.join(c.args)}".strip() for c in episode.commands]
+    if episode.errors:
+        parts.append(f"error: {episode.errors}")
+    return DreamEpisode(episode.id, parse_time(episode.time) or 0.0, "\n".join(p for p in parts if p), actions,
+                        outcome_of(episode.errors) if actions else None, int(episode.id.removeprefix("ep-")))
+
+
+class EpisodeSource(Protocol):
+    """Episodes strictly after a watermark, oldest first, at most `limit` of them."""
+
+    def after(self, mark: int, limit: int) -> list[DreamEpisode]: ...
+
+
+class TraceSource:
+    """The episodic trace as a source. Reads by iteration (the trace's public API); a dream reads
+    each batch once, so the cost is one pass over the file per batch of `limit` episodes."""
+
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
+
+    def after(self, mark: int, limit: int) -> list[DreamEpisode]:
+        out: list[DreamEpisode] = []
+        for episode in self.trace:
+            if int(episode.id.removeprefix("ep-")) > mark:
+                out.append(from_trace(episode))
+                if len(out) >= limit:
+                    break
+        return out
+
+
+class ListSource:
+    """Episodes held in a list (benchmarks, tests, imported conversations); mark = index + 1."""
+
+    def __init__(self, episodes: Iterable[DreamEpisode] = ()) -> None:
+        self.episodes: list[DreamEpisode] = []
+        self.extend(episodes)
+
+    def extend(self, episodes: Iterable[DreamEpisode]) -> None:
+        for ep in episodes:
+            self.episodes.append(DreamEpisode(ep.id, ep.time, ep.text, ep.actions, ep.outcome,
+                                              len(self.episodes) + 1, ep.meta))
+
+    def after(self, mark: int, limit: int) -> list[DreamEpisode]:
+        return self.episodes[max(0, mark) : max(0, mark) + limit]

@@ -1,0 +1,69 @@
+"""What a dream did, precisely: the dream phase is a summariser that must account for every change."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ACTIONS = ("added", "reinforced", "merged", "superseded", "pruned")
+
+
+@dataclass
+class DreamReport:
+    started_at: float = 0.0
+    finished_at: float | None = None
+    reason: str = "request"
+    summariser: str = "extractive"
+    resumed: bool = False  # the previous dream was cut short; this one picked up from its last batch
+    episodes: int = 0
+    batches: int = 0
+    clusters: int = 0
+    candidates: int = 0
+    added: list[str] = field(default_factory=list)
+    reinforced: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # ids of the closed (old) versions
+    pruned: list[str] = field(default_factory=list)  # pruned under the strength floor, then capped
+    unchanged: int = 0  # replays of confirmations already counted (a resumed batch)
+    patterns_promoted: list[str] = field(default_factory=list)
+    patterns_rejected: list[str] = field(default_factory=list)
+    decayed: int = 0
+    edges_pruned: int = 0
+    error: str | None = None
+
+    def record(self, result: Any) -> None:
+        """Account for one `LearnResult`."""
+        if result.duplicate:
+            self.unchanged += 1
+        elif result.action == "created":
+            self.added.append(result.id)
+        elif result.action == "reinforced" or (result.action == "merged" and result.similarity is None):
+            # a named concept found by its name is confirmed, not rewritten
+            self.reinforced.append(result.id)
+        elif result.action == "merged":
+            self.merged.append(result.id)
+        elif result.action == "superseded":
+            self.added.append(result.id)
+            self.superseded.extend(result.superseded)
+
+    def counts(self) -> dict[str, int]:
+        return {a: len(getattr(self, a)) for a in ACTIONS}
+
+    def text(self) -> str:
+        took = f" in {self.finished_at - self.started_at:.1f} s" if self.finished_at else ""
+        head = "DREAM-FAILED" if self.error else ("DREAM-DONE" if self.finished_at else "DREAM-RUNNING")
+        parts = [f"{head}{took}: {self.episodes} episodes, {self.clusters} clusters, {self.candidates} candidates"
+                 + (" (resumed an interrupted dream)" if self.resumed else "")]
+        parts.append(", ".join(f"{a} {n}" for a, n in self.counts().items()))
+        if self.patterns_promoted:
+            parts.append("patterns promoted: " + "; ".join(self.patterns_promoted))
+        if self.patterns_rejected:
+            parts.append("patterns rejected: " + "; ".join(self.patterns_rejected))
+        if self.error:
+            parts.append(f"error: {self.error}")
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["counts"] = self.counts()
+        return out

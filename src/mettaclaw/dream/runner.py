@@ -1,0 +1,281 @@
+"""The Dreamer: when to dream, and the dream itself (cluster -> summarise -> reconcile -> promote
+patterns -> decay/prune/cap -> persist), on a background thread so the agent's turn never waits.
+
+Triggers: `every_n` new episodes (counted by the trace's capture callback), a schedule
+(`interval_s`, checked by the worker while it waits), and `request()` (the `dream` skill).
+The worker also extracts concepts from new episodes shortly after they are captured. Everything it
+writes goes through `SemanticMemory.learn` under `self.lock`, one candidate at a time, so a turn that
+takes the same lock waits for at most one write, never for a whole dream.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import patterns as pattern_rules
+from .cluster import cluster_vectors
+from .concepts import learn_concepts
+from .consolidate import Policy, consolidate
+from .episodes import DreamEpisode, EpisodeSource, TraceSource
+from .report import DreamReport
+from .state import DreamState, load_state, save_state
+from .summarise import ExtractiveSummariser, LLMSummariser
+
+log = logging.getLogger(__name__)
+MAX_EMBED_CHARS = 1000
+
+
+class Dreamer:
+    def __init__(self, semantic: Any, source: EpisodeSource | Any, embedder: Any, state_path: str | Path, *,
+                 llm: Any = None, summariser: Any = None, every_n: int = 50, interval_s: float | None = None,
+                 batch_size: int = 100, max_episodes: int = 20_000, policy: Policy | None = None,
+                 extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
+                 episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None) -> None:
+        if every_n < 1:
+            raise ValueError(f"every_n must be at least 1 episode, not {every_n}")
+        if interval_s is not None and interval_s <= 0:
+            raise ValueError(f"interval_s must be positive seconds or None, not {interval_s}")
+        if batch_size < 2:
+            raise ValueError(f"batch_size must be at least 2, not {batch_size}")
+        self.semantic, self.embedder = semantic, embedder
+        self.source = source if hasattr(source, "after") else TraceSource(source)
+        self.state_path = Path(state_path)
+        self.summariser = summariser or (LLMSummariser(llm) if llm is not None else ExtractiveSummariser())
+        self.every_n, self.interval_s, self.batch_size, self.max_episodes = every_n, interval_s, batch_size, max_episodes
+        self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
+        self.episode_vectors = episode_vectors
+        self.state: DreamState = load_state(self.state_path)
+        self.lock = threading.RLock()  # around every memory write; share it with the turn if it writes too
+        self._dreaming = threading.Lock()  # one dream at a time
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._requested: str | None = None
+        self._thread: threading.Thread | None = None
+        self._new = 0
+        self.running: DreamReport | None = None
+        self.progress: tuple[str, int, int] = ("idle", 0, 0)
+        self.last_report: DreamReport | None = None
+        self._done = threading.Condition()
+
+    # ------------------------------------------------------------------ triggers
+    def attach(self, trace: Any) -> None:
+        """Listen to the trace: each captured episode wakes concept extraction and counts toward a dream."""
+        trace.on_capture(self.on_episode)
+
+    def on_episode(self, record_id: str, record: Any) -> None:
+        """The capture callback: constant time, never touches memory (the turn is waiting on it)."""
+        self._new += 1
+        if self._new >= self.every_n:
+            self._new = 0
+            self._requested = self._requested or f"{self.every_n} new episodes"
+        self._wake.set()
+
+    def request(self, reason: str = "skill") -> bool:
+        """Ask for a dream; False when one is already running (the request then waits for the next)."""
+        busy = self._dreaming.locked()
+        self._requested = reason
+        self._wake.set()
+        return not busy
+
+    def start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._work, name="dreamer", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Stop after the current write (a dream in progress resumes from its last batch next time)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def wait(self, timeout: float | None = None) -> DreamReport | None:
+        """Block until no dream is pending or running (tests, shutdown); the last report."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._done:
+            while self._requested or self._dreaming.locked():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._done.wait(left if left is not None else 1.0)
+        return self.last_report
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(timeout=self._until_schedule())
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            try:
+                if self.extract_concepts:
+                    self.extract_pending()
+                if self._requested is None and self._schedule_due():
+                    self._requested = "schedule"
+                if self._requested is not None:
+                    self.dream(self._requested)
+            except Exception:  # a failed dream is reported and retried later; the agent goes on
+                log.exception("dream failed")
+            with self._done:
+                self._done.notify_all()
+
+    def _until_schedule(self) -> float | None:
+        if self.interval_s is None:
+            return None
+        last = self.state.last_dream or 0.0
+        return max(0.05, min(self.interval_s, last + self.interval_s - self.clock()))
+
+    def _schedule_due(self) -> bool:
+        if self.interval_s is None:
+            return False
+        due = self.clock() - (self.state.last_dream or 0.0) >= self.interval_s
+        return due and bool(self.source.after(self.state.dream_mark, 1))
+
+    # ------------------------------------------------------------------ concepts
+    def extract_pending(self, limit: int = 1000) -> dict[str, int]:
+        """Concepts of every episode captured since the last call (find-or-create, citing the episode)."""
+        counts: dict[str, int] = {}
+        episodes = self.source.after(self.state.concept_mark, limit)
+        for ep in episodes:
+            if self._stop.is_set():
+                break
+            with self.lock:
+                for action, n in learn_concepts(self.semantic, ep).items():
+                    counts[action] = counts.get(action, 0) + n
+                self.state.concept_mark = ep.mark
+        if episodes:
+            with self.lock:
+                save_state(self.state_path, self.state)
+        return counts
+
+    # ------------------------------------------------------------------ the dream
+    def status(self) -> str:
+        if self.running is not None:
+            phase, done, total = self.progress
+            return f"DREAM-RUNNING ({self.running.reason}): {phase} {done}/{total} episodes\n{self.running.text()}"
+        if self.last_report is not None:
+            return self.last_report.text()
+        pending = len(self.source.after(self.state.dream_mark, self.max_episodes))
+        return f"DREAM-IDLE: no dream yet in this run; {pending} episodes waiting to be consolidated"
+
+    def dream(self, reason: str = "request") -> DreamReport:
+        """One whole dream in the calling thread (the worker calls this; so may a benchmark)."""
+        with self._dreaming:
+            self._requested = None
+            report = DreamReport(started_at=self.clock(), reason=reason, summariser=self.summariser.name,
+                                 resumed=self.state.in_progress is not None)
+            self.running = report
+            try:
+                self._dream(report)
+            except BaseException as err:
+                report.error = f"{type(err).__name__}: {err}"
+                raise
+            finally:
+                self.running, self.last_report = None, report
+                self.progress = ("idle", 0, 0)
+            return report
+
+    def _dream(self, report: DreamReport) -> None:
+        self.state.in_progress = {"started_at": report.started_at, "from_mark": self.state.dream_mark}
+        with self.lock:
+            save_state(self.state_path, self.state)
+        pending = self.source.after(self.state.dream_mark, self.max_episodes)
+        total = len(pending)
+        bar = _Progress(self.show_progress, total)
+        try:
+            for start in range(0, total, self.batch_size):
+                if self._stop.is_set():
+                    return  # stopped: in_progress stays set, the next dream resumes here
+                batch = pending[start : start + self.batch_size]
+                self.progress = ("consolidating", start, total)
+                self._batch(batch, report)
+                self.state.dream_mark = batch[-1].mark
+                with self.lock:
+                    save_state(self.state_path, self.state)
+                report.episodes += len(batch)
+                report.batches += 1
+                bar.advance(len(batch))
+        finally:
+            bar.close()
+        self.progress = ("decay, prune, cap", total, total)
+        with self.lock:
+            result = consolidate(self.semantic, self.clock(), self.policy)
+        report.decayed, report.edges_pruned = result.decayed, result.edges_pruned
+        report.pruned = result.pruned + result.capped
+        report.finished_at = self.clock()
+        self.state.in_progress = None
+        self.state.last_dream = report.finished_at
+        self.state.dreams += 1
+        self.state.last_report = {k: v for k, v in report.to_dict().items() if not isinstance(v, list)}
+        with self.lock:
+            save_state(self.state_path, self.state)
+
+    def _vectors(self, batch: list[DreamEpisode]) -> np.ndarray:
+        if self.episode_vectors is not None:
+            return self.episode_vectors(batch)
+        return self.embedder.embed([ep.text[:MAX_EMBED_CHARS] for ep in batch])
+
+    def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> None:
+        """Cluster, summarise, reconcile each candidate, then promote the patterns this batch confirmed."""
+        groups = cluster_vectors(self._vectors(batch)) if len(batch) > 1 else [[0]]
+        report.clusters += len(groups)
+        for group in groups:
+            candidates = self.summariser.summarise([batch[i] for i in group])
+            report.candidates += len(candidates)
+            for cand in candidates:
+                # a fact said in several episodes is confirmed by each (its confidence follows the count);
+                # a summary compresses its episodes and is written once, citing all of them
+                for episodes in ([e] for e in cand.episodes) if cand.confirmations else [list(cand.episodes)]:
+                    with self.lock:
+                        result = self.semantic.learn(
+                            cand.content, kind=cand.kind, tags=cand.tags, category=cand.category,
+                            source_episodes=episodes, provenance="episodic_consolidation",
+                            valid_from=min(self._time_of(batch, e) for e in cand.episodes))
+                    report.record(result)
+        for k in sorted(pattern_rules.observe(self.state.patterns, batch)):
+            verdict = pattern_rules.judge(k, self.state.patterns[k])
+            if verdict.promoted:
+                fresh = False
+                for obs in self.state.patterns[k]:
+                    if len(obs) < 3:  # [episode id, time] -> [episode id, time, promoted]
+                        with self.lock:
+                            result = pattern_rules.promote(self.semantic, verdict, str(obs[0]))
+                        report.record(result)
+                        obs.append(True)
+                        fresh = True
+                if fresh and verdict.name not in report.patterns_promoted:
+                    report.patterns_promoted.append(verdict.name)
+            elif len(verdict.episodes) >= pattern_rules.MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
+                report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")
+
+    @staticmethod
+    def _time_of(batch: list[DreamEpisode], episode_id: str) -> float:
+        return next((ep.time for ep in batch if ep.id == episode_id), batch[0].time)
+
+
+class _Progress:
+    """A rich progress bar on the console when asked for (benchmarks); nothing otherwise."""
+
+    def __init__(self, show: bool, total: int) -> None:
+        self._bar = None
+        if show and total:
+            from rich.progress import Progress
+
+            self._bar = Progress(transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("dreaming", total=total)
+
+    def advance(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, advance=n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,26 @@
+"""The `dream` skill: start a dream in the background, or ask how the current or last one went.
+
+Errors the model caused come back as `ERROR: dream: <cause>`; the turn never waits for a dream.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HELP = {
+    "dream": "dream [now|status] -- consolidate recent episodes into facts and concepts in the background "
+             "(cluster, summarise, reconcile, promote recurring action/outcome patterns, then decay and prune); "
+             "`dream status` shows progress or the last dream's report (added, reinforced, merged, superseded, pruned).",
+}
+
+
+def dream_skill(dreamer: Any, arg: str = "") -> str:
+    word = (arg or "").strip().lower()
+    if word in ("", "now", "start"):
+        if dreamer.request("skill"):
+            dreamer.start()
+            return "DREAM-STARTED in the background; `dream status` shows its progress and report"
+        return "DREAM-QUEUED: a dream is already running; another will follow it.\n" + dreamer.status()
+    if word in ("status", "report", "last"):
+        return dreamer.status()
+    return f"ERROR: dream: unknown argument {arg.strip()!r}; use `dream`, `dream now` or `dream status`"

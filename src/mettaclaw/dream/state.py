@@ -1,0 +1,63 @@
+"""The dream's durable bookkeeping: how far consolidation and concept extraction got, and the
+action/outcome tally. Written atomically (temp file, fsync, rename) after every batch, so after a
+crash the next dream starts at the first unfinished batch; replaying a batch is harmless because
+every write it makes is idempotent (the same fact with the same episodes is one reinforced record).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DreamState:
+    dream_mark: int = -1  # the last episode whose batch finished consolidating
+    concept_mark: int = -1  # the last episode whose concepts were extracted
+    patterns: dict[str, list[list[Any]]] = field(default_factory=dict)
+    in_progress: dict[str, Any] | None = None  # set while a dream runs: a leftover means it was cut short
+    last_dream: float | None = None
+    last_report: dict[str, Any] | None = None
+    dreams: int = 0
+
+
+def load_state(path: Path) -> DreamState:
+    """The saved state; a missing file is a fresh start, an unreadable one is moved aside (named in
+    the log) and consolidation restarts from the beginning, which repeats work but loses nothing."""
+    path = Path(path)
+    if not path.exists():
+        return DreamState()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        known = DreamState.__dataclass_fields__
+        return DreamState(**{k: v for k, v in data.items() if k in known})
+    except (ValueError, TypeError) as err:
+        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+        os.replace(path, aside)
+        log.error("dream state %s is unreadable (%s); moved to %s, starting over", path, err, aside)
+        return DreamState()
+
+
+def save_state(path: Path, state: DreamState) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(asdict(state), fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

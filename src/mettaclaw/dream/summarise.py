@@ -1,0 +1,178 @@
+"""Cluster -> candidate facts, each citing exactly the episodes its text came from.
+
+Offline (`ExtractiveSummariser`): sentences are never invented, only chosen. A sentence said again
+in other episodes of the cluster (near-identical content words) becomes one *fact* citing every
+episode that said it; the cluster's most central sentences (those sharing the most recurring words)
+become one *summary* citing only the episodes those sentences were taken from. With a model
+(`LLMSummariser`), the model writes the facts and must cite episode numbers; uncited or wrongly cited
+lines are dropped, and a failed call falls back to the extractive summariser for that cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mettaclaw.semantic.normalize import STOP_WORDS, words
+
+from .episodes import DreamEpisode
+
+log = logging.getLogger(__name__)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_EXTRA_STOP = frozenset({"i", "you", "he", "she", "we", "they", "me", "my", "your", "our", "their", "his", "her",
+                         "have", "has", "had", "do", "does", "did", "so", "but", "not", "just", "really", "also",
+                         "what", "how", "when", "will", "would", "can", "could", "about", "all", "too", "very",
+                         "yeah", "yes", "oh", "wow", "thanks", "that's", "it's", "i'm", "you're", "there"})
+MAX_SENTENCE_CHARS = 400
+
+
+@dataclass
+class CandidateFact:
+    content: str
+    episodes: tuple[str, ...]
+    kind: str = "fact"  # fact | summary
+    tags: tuple[str, ...] = ("dream",)
+    category: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    confirmations: bool = True  # each cited episode confirms it (reinforces); False for a summary
+
+
+def terms(text: str) -> frozenset[str]:
+    """Content words, lower case, plural -s dropped: what recurrence is counted on."""
+    out = set()
+    for w in words(text):
+        if w in STOP_WORDS or w in _EXTRA_STOP or len(w) < 3:
+            continue
+        out.add(w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 4 else w)
+    return frozenset(out)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) >= 8][:50]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+class ExtractiveSummariser:
+    """Recurring sentences -> facts; central sentences -> one summary. Deterministic, no model."""
+
+    name = "extractive"
+
+    def __init__(self, same: float = 0.6, summary_sentences: int = 4, min_terms: int = 2) -> None:
+        self.same, self.summary_sentences, self.min_terms = same, summary_sentences, min_terms
+
+    def summarise(self, cluster: Sequence[DreamEpisode]) -> list[CandidateFact]:
+        items: list[tuple[str, str, frozenset[str]]] = []  # (episode id, sentence, terms)
+        for ep in cluster:
+            for sent in sentences(ep.text):
+                t = terms(sent)
+                if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS:
+                    items.append((ep.id, sent, t))
+        if not items:
+            return []
+        per_episode: dict[str, set[str]] = {}
+        for ep_id, _, ts in items:
+            per_episode.setdefault(ep_id, set()).update(ts)
+        df = Counter(t for ts in per_episode.values() for t in ts)  # in how many episodes a word occurs
+        out, said_again = self._recurring(items)
+        summary = self._summary(items, df, len(per_episode), said_again)
+        if summary is not None:
+            out.append(summary)
+        return out
+
+    def _recurring(self, items: list[tuple[str, str, frozenset[str]]]) -> tuple[list[CandidateFact], list[frozenset[str]]]:
+        """Groups of near-identical sentences from at least two episodes (and their word sets)."""
+        groups: list[list[tuple[str, str, frozenset[str]]]] = []
+        for item in items:
+            for group in groups:
+                if _jaccard(group[0][2], item[2]) >= self.same:
+                    group.append(item)
+                    break
+            else:
+                groups.append([item])
+        facts = []
+        for group in groups:
+            episodes = tuple(dict.fromkeys(e for e, _, _ in group))
+            if len(episodes) < 2:
+                continue
+            text = max((s for _, s, _ in group), key=lambda s: (len(terms(s)), -len(s)))
+            facts.append(CandidateFact(text, episodes, "fact", ("dream", "recurring")))
+        return facts, [group[0][2] for group in groups if len({e for e, _, _ in group}) >= 2]
+
+    def _summary(self, items: list[tuple[str, str, frozenset[str]]], df: Counter, n_eps: int,
+                 said_again: list[frozenset[str]]) -> CandidateFact | None:
+        """The most central sentences (recurring words, one sentence an episode, none already a
+        recurring fact), in time order."""
+        if n_eps < 2:
+            return None
+        scored = []
+        for order, (ep_id, sent, ts) in enumerate(items):
+            weight = sum(df[t] - 1 for t in ts) / math.sqrt(len(ts))
+            if weight > 0:
+                scored.append((weight, order, ep_id, sent))
+        chosen: dict[str, tuple[int, str]] = {}
+        taken = list(said_again)
+        for _, order, ep_id, sent in sorted(scored, key=lambda s: (-s[0], s[1])):
+            ts = items[order][2]
+            if ep_id not in chosen and all(_jaccard(ts, t) < self.same for t in taken):
+                chosen[ep_id] = (order, sent)
+                taken.append(ts)
+            if len(chosen) >= self.summary_sentences:
+                break
+        if len(chosen) < 2:
+            return None
+        picked = sorted(chosen.items(), key=lambda kv: kv[1][0])
+        top = [t for t, _ in df.most_common(3) if df[t] > 1]
+        return CandidateFact(" ".join(s if s.endswith((".", "!", "?")) else s + "." for _, (_, s) in picked),
+                             tuple(e for e, _ in picked), "summary", ("dream", "summary"),
+                             meta={"theme": ", ".join(top)}, confirmations=False)
+
+
+PROMPT = """You consolidate an agent's memory. Below are numbered episodes from its history that are about
+one topic. Write the lasting facts they support, one per line, as `- <fact> [<episode numbers>]`, citing
+only the episodes that state the fact. No fact without a citation; at most 5 lines; no commentary."""
+_LINE = re.compile(r"^\s*[-*]?\s*(?P<fact>.+?)\s*\[(?P<cites>[\d,\s]+)\]\s*\.?\s*$")
+
+
+class LLMSummariser:
+    """The model writes the facts; citations are checked against the cluster, so provenance is exact."""
+
+    def __init__(self, llm: Any, fallback: ExtractiveSummariser | None = None, max_chars: int = 6000) -> None:
+        self.llm, self.fallback, self.max_chars = llm, fallback or ExtractiveSummariser(), max_chars
+        self.name = f"llm:{getattr(llm, 'name', 'model')}"
+        self.failures = 0
+
+    def summarise(self, cluster: Sequence[DreamEpisode]) -> list[CandidateFact]:
+        from mettaclaw.llm import LLMError
+
+        listing, used = [], 0
+        for n, ep in enumerate(cluster, start=1):
+            line = f"[{n}] {' '.join(ep.text.split())[:600]}"
+            if used + len(line) > self.max_chars:
+                break
+            listing.append(line)
+            used += len(line)
+        try:
+            reply = self.llm.complete(PROMPT, "\n".join(listing))
+        except LLMError as err:
+            self.failures += 1
+            log.warning("dream summariser: model failed (%s); using the extractive summariser", err)
+            return self.fallback.summarise(cluster)
+        facts = []
+        for line in reply.splitlines():
+            m = _LINE.match(line)
+            if not m:
+                continue
+            cites = [int(c) for c in re.findall(r"\d+", m["cites"]) if 1 <= int(c) <= len(listing)]
+            episodes = tuple(dict.fromkeys(cluster[c - 1].id for c in cites))
+            if episodes and m["fact"].strip():
+                facts.append(CandidateFact(m["fact"].strip(), episodes, "fact", ("dream", "llm")))
+        return facts[:5]
