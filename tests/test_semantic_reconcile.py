@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from mettaclaw.chroma_store import EmbedderMismatch
 from mettaclaw.embedders import HashEmbedder
 from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.semantic.factgen import contradicting_pairs, unrelated_pairs
@@ -191,7 +192,7 @@ def test_capture_and_delete_callbacks():
 def test_a_store_made_by_another_embedder_is_refused():
     store = InMemorySemanticStore()
     SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store)
-    with pytest.raises(ValueError, match="embedder"):
+    with pytest.raises(EmbedderMismatch, match="embedder"):
         SemanticMemory(HashEmbedder(64), InMemoryVectorStore(), store)
 
 

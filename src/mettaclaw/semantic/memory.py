@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mettaclaw.chroma_store import EmbedderMismatch
 from mettaclaw.embedders import Embedder, signature
 from mettaclaw.layers import Announcer
 from mettaclaw.vectorstore import VectorStore
@@ -64,7 +65,7 @@ class SemanticMemory(Announcer):
         if recorded is None:
             record_store.set_meta("embedder", sig)
         elif recorded != sig:
-            raise ValueError(f"the semantic store was built with embedder {recorded!r}; this run uses {sig!r}. "
+            raise EmbedderMismatch(f"the semantic store was built with embedder {recorded!r}; this run uses {sig!r}. "
                              "Use the same embedder, or point memoryDir at a fresh folder.")
         self.relations = RelationRegistry(record_store)
 

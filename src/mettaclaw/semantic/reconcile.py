@@ -28,7 +28,7 @@ class Thresholds:
 
     reinforce: float = 0.92
     merge: float = 0.82
-    relevant: float = 0.30  # knowledge block: below this a fact is not shown
+    relevant: float = 0.35  # knowledge block: below this a fact is not shown (MiniLM: unrelated <= ~0.3)
 
 
 THRESHOLDS_BY_EMBEDDER = {"hash": Thresholds(reinforce=0.90, merge=0.75, relevant=0.50)}
