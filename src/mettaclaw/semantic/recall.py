@@ -19,7 +19,7 @@ from .records import SemanticRecord
 from .store import RecordFilter, SemanticStore, record_matches
 
 MODES = ("semantic", "logical", "hybrid")
-HYBRID_CAP = 5000
+HYBRID_CAP = 3000  # above this, a filter is broad: ANN then filter finds enough
 
 
 @dataclass(frozen=True)
@@ -67,31 +67,50 @@ def _ranks(scores: dict[str, float]) -> dict[str, int]:
     return {i: r for r, (i, _) in enumerate(sorted(scores.items(), key=lambda kv: -kv[1]), start=1)}
 
 
+def _nearest(store: SemanticStore, vectors: VectorStore, qvec: np.ndarray | None, query: str, f: RecordFilter,
+             limit: int) -> tuple[dict[str, SemanticRecord], dict[str, float], dict[str, float]]:
+    """ANN and BM25 candidates, then the filter; the pool widens when the filter hid too many."""
+    pool = max(50, 5 * limit)
+    while True:
+        hits = vectors.query(qvec, k=pool) if qvec is not None else []
+        cosine = {item.id: sim for item, sim in hits}
+        bm25 = dict(store.lexical(query, pool)) if query else {}
+        recs = {r.id: r for r in store.get_many(list({**cosine, **bm25})) if record_matches(r, f)}
+        if len(recs) >= limit or pool >= 4000 or len(hits) < pool:
+            return recs, cosine, bm25
+        pool *= 4
+
+
+def _filtered(store: SemanticStore, qvec: np.ndarray | None, query: str, f: RecordFilter, limit: int,
+              ) -> tuple[dict[str, SemanticRecord], dict[str, float], dict[str, float]] | None:
+    """Exhaustive over the filtered set (exact cosine from stored vectors); None when it is too big."""
+    pool = max(50, 5 * limit)
+    if not query:  # a logical listing: the newest records passing the filter, ranked by use afterwards
+        return {r.id: r for r in store.select(f, limit=pool)}, {}, {}
+    ids, matrix = store.select_vectors(f, limit=HYBRID_CAP + 1)
+    if len(ids) > HYBRID_CAP:
+        return None
+    cosine: dict[str, float] = {}
+    if ids and qvec is not None and matrix.shape[1] == len(qvec):
+        sims = matrix @ np.asarray(qvec, dtype=np.float32)
+        top = np.argpartition(-sims, min(pool, len(ids)) - 1)[:pool] if len(ids) > pool else np.arange(len(ids))
+        cosine = {ids[j]: float(sims[j]) for j in top}
+    bm25 = dict(store.lexical(query, pool, f))
+    return {r.id: r for r in store.get_many(list(set(cosine) | set(bm25)))}, cosine, bm25
+
+
 def gather(store: SemanticStore, vectors: VectorStore, qvec: np.ndarray | None, query: str, mode: str,
            f: RecordFilter, limit: int) -> Candidates:
     """Semantic: nearest by vector and BM25, then the filter. Logical/hybrid: the filter first
-    (exhaustive), then similarity over what passed, from the vectors stored with the records."""
-    if mode == "semantic":
-        pool = max(50, 5 * limit)
-        while True:
-            hits = vectors.query(qvec, k=pool) if qvec is not None else []
-            cosine = {item.id: sim for item, sim in hits}
-            bm25 = dict(store.lexical(query, pool)) if query else {}
-            recs = {r.id: r for r in store.get_many(list({**cosine, **bm25})) if record_matches(r, f)}
-            if len(recs) >= limit or pool >= 4000 or len(hits) < pool:
-                break
-            pool *= 4  # the filter or history hid too many: look further
-    else:
-        recs = {r.id: r for r in store.select(f, limit=HYBRID_CAP)}
-        cosine, bm25 = {}, {}
-        if mode == "hybrid" and qvec is not None and recs:
-            with_vec = [r for r in recs.values() if r.embedding is not None and len(r.embedding) == len(qvec)]
-            if with_vec:
-                sims = np.stack([r.embedding for r in with_vec]) @ np.asarray(qvec, dtype=np.float32)
-                cosine = {r.id: float(s) for r, s in zip(with_vec, sims, strict=True)}
-            bm25 = {i: s for i, s in store.lexical(query, max(200, 4 * len(recs))) if i in recs}
-    return Candidates(recs, {i: s for i, s in cosine.items() if i in recs}, _ranks({i: s for i, s in cosine.items() if i in recs}),
-                      {i: s for i, s in bm25.items() if i in recs}, _ranks({i: s for i, s in bm25.items() if i in recs}))
+    (exhaustive up to HYBRID_CAP records, from the vectors stored with the records), then ranking."""
+    found = None if mode == "semantic" else _filtered(store, qvec if mode == "hybrid" else None,
+                                                       query if mode == "hybrid" else "", f, limit)
+    if found is None:
+        found = _nearest(store, vectors, qvec, query, f, limit)
+    recs, cosine, bm25 = found
+    cosine = {i: s for i, s in cosine.items() if i in recs}
+    bm25 = {i: s for i, s in bm25.items() if i in recs}
+    return Candidates(recs, cosine, _ranks(cosine), bm25, _ranks(bm25))
 
 
 def score(c: Candidates, store: SemanticStore, now: float, context: list[str], w: ScoreWeights,

@@ -114,11 +114,13 @@ class SemanticRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], embedding: np.ndarray | None = None) -> SemanticRecord:
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in data.items() if k in known and k != "embedding"}
+        kwargs = {k: v for k, v in data.items() if k in _FIELDS}
         if kwargs.get("truth") is not None:
             kwargs["truth"] = tuple(kwargs["truth"])
         return cls(**kwargs, embedding=embedding)
+
+
+_FIELDS = frozenset(f.name for f in fields(SemanticRecord)) - {"embedding"}
 
 
 @dataclass

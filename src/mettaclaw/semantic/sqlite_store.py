@@ -191,7 +191,8 @@ class SqliteSemanticStore:
             out.setdefault(row[0], set()).add(row[1])
         return out
 
-    def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]:
+    @staticmethod
+    def _where(f: RecordFilter) -> tuple[str, list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         if f.as_of is not None:
@@ -199,7 +200,7 @@ class SqliteSemanticStore:
             params += [f.as_of, f.as_of]
         elif not f.include_history:
             clauses.append("valid_to IS NULL")
-        tag_sql = "EXISTS (SELECT 1 FROM record_tags t WHERE t.record_id = records.id AND t.tag IN ({}))"
+        tag_sql = "records.id IN (SELECT record_id FROM record_tags WHERE tag IN ({}))"
         for tag in f.tags_all:
             clauses.append(tag_sql.format("?"))
             params.append(tag)
@@ -207,7 +208,7 @@ class SqliteSemanticStore:
             clauses.append(tag_sql.format(",".join("?" * len(f.tags_any))))
             params += list(f.tags_any)
         if f.tags_none:
-            clauses.append("NOT " + tag_sql.format(",".join("?" * len(f.tags_none))))
+            clauses.append(tag_sql.replace(" IN (SELECT", " NOT IN (SELECT", 1).format(",".join("?" * len(f.tags_none))))
             params += list(f.tags_none)
         if f.kinds:
             clauses.append(f"kind IN ({','.join('?' * len(f.kinds))})")
@@ -221,19 +222,32 @@ class SqliteSemanticStore:
             pat = f.name_pattern.lower()
             clauses.append("(name_norm GLOB ? OR lower(name) GLOB ? OR lower(content) GLOB ?)")
             params += [pat, pat, pat]
-        sql = f"{' AND '.join(clauses) or '1'} ORDER BY recorded_at DESC"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+        return " AND ".join(clauses) or "1", params
+
+    def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]:
+        where, params = self._where(f)
+        sql = f"{where} ORDER BY recorded_at DESC" + ("" if limit is None else f" LIMIT {int(limit)}")
         return self._records(sql, params)
 
-    def lexical(self, query: str, limit: int) -> list[tuple[str, float]]:
+    def select_vectors(self, f: RecordFilter, limit: int | None = None) -> tuple[list[str], np.ndarray]:
+        where, params = self._where(f)
+        sql = f"SELECT id, embedding FROM records WHERE {where} AND embedding IS NOT NULL"
+        rows = self._all(sql + ("" if limit is None else f" LIMIT {int(limit)}"), params)
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        dim = len(rows[0][1]) // 4
+        rows = [r for r in rows if len(r[1]) == 4 * dim]
+        return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+
+    def lexical(self, query: str, limit: int, f: RecordFilter | None = None) -> list[tuple[str, float]]:
         terms = sorted(set(lexical_terms(query)))
         if not terms:
             return []
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
-        rows = self._all("SELECT r.id, -bm25(records_fts) AS s FROM records_fts JOIN records r "
-                         "ON r.rowid = records_fts.rowid WHERE records_fts MATCH ? ORDER BY bm25(records_fts) "
-                         "LIMIT ?", (match, limit))
+        where, params = self._where(f) if f is not None else ("1", [])
+        rows = self._all("SELECT records.id, -bm25(records_fts) AS s FROM records_fts JOIN records "
+                         f"ON records.rowid = records_fts.rowid WHERE records_fts MATCH ? AND {where} "
+                         "ORDER BY bm25(records_fts) LIMIT ?", (match, *params, limit))
         return [(row[0], float(row[1])) for row in rows]
 
     def tag_counts(self, current_only: bool = True) -> dict[str, int]:

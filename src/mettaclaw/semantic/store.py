@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from .normalize import STOP_WORDS, words
 from .records import Edge, SemanticRecord
 
@@ -99,7 +101,12 @@ class SemanticStore(Protocol):
     def by_lineage(self, lineage: str) -> list[SemanticRecord]: ...
     def sharing_episodes(self, episode_ids: list[str]) -> dict[str, set[str]]: ...
     def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]: ...
-    def lexical(self, query: str, limit: int) -> list[tuple[str, float]]: ...
+    def select_vectors(self, f: RecordFilter, limit: int | None = None) -> tuple[list[str], np.ndarray]:
+        """Ids and a vector matrix of the records passing `f`: rank a filtered set without decoding it."""
+        ...
+    def lexical(self, query: str, limit: int, f: RecordFilter | None = None) -> list[tuple[str, float]]:
+        """BM25 over name and content, best first; with `f`, only records passing it."""
+        ...
     def tag_counts(self, current_only: bool = True) -> dict[str, int]: ...
     def summary(self) -> dict[str, Any]: ...
     def put_edge(self, edge: Edge) -> None: ...
@@ -227,8 +234,18 @@ class InMemorySemanticStore:
         found.sort(key=lambda r: -r.recorded_at)
         return [_copy(r) for r in (found if limit is None else found[:limit])]
 
-    def lexical(self, query: str, limit: int) -> list[tuple[str, float]]:
-        return self._bm25.search(query, limit)
+    def select_vectors(self, f: RecordFilter, limit: int | None = None) -> tuple[list[str], np.ndarray]:
+        found = [r for r in self._records.values() if r.embedding is not None and record_matches(r, f)]
+        found = found if limit is None else found[:limit]
+        if not found:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r.id for r in found], np.stack([r.embedding for r in found])
+
+    def lexical(self, query: str, limit: int, f: RecordFilter | None = None) -> list[tuple[str, float]]:
+        if f is None:
+            return self._bm25.search(query, limit)
+        hits = self._bm25.search(query, len(self._records))
+        return [(i, s) for i, s in hits if record_matches(self._records[i], f)][:limit]
 
     def tag_counts(self, current_only: bool = True) -> dict[str, int]:
         counts = Counter(t for r in self._records.values() if r.current or not current_only for t in set(r.tags))
