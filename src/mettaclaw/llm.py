@@ -103,14 +103,25 @@ class Console:
 
     name = "console"
 
-    def __init__(self, read_line: Callable[[], str | None], out: TextIO = sys.stdout, show_chars: int = 0) -> None:
+    SHOWN = ("LAST_SKILL_USE_RESULTS", "PINNED")
+
+    def __init__(self, read_line: Callable[[], str | None], out: TextIO = sys.stdout) -> None:
         self._read_line = read_line
         self._out = out
-        self.show_chars = show_chars
+
+    def _sections(self, prompt: str) -> str:
+        """The parts of the prompt a person at the console needs: what their last commands returned."""
+        shown = []
+        for block in prompt.split("\n\n"):
+            title, _, body = block.partition(":\n")
+            if title in self.SHOWN and body.strip():
+                shown.append(f"{title}:\n{body}")
+        return "\n".join(shown)
 
     def complete(self, prompt: str, message: str) -> str:
-        if self.show_chars:
-            self._out.write(prompt[-self.show_chars :] + "\n")
+        context = self._sections(prompt)
+        if context:
+            self._out.write(context + "\n")
         self._out.write(f"{message}\n[you are the model] type skill lines (e.g. `send hi`), empty line to end:\n")
         self._out.flush()
         lines: list[str] = []
