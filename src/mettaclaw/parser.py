@@ -24,6 +24,11 @@ class Command:
     def __str__(self) -> str:
         return "(" + " ".join([self.skill, *(quote(a) for a in self.args)]) + ")"
 
+    def brief(self, limit: int = 200) -> str:
+        """The command as shown beside its result: long arguments are cut, so results stay readable."""
+        text = str(self)
+        return text if len(text) <= limit else text[: limit - 20] + f"... [{len(text)} chars])"
+
 
 @dataclass
 class ParsedReply:

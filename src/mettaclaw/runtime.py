@@ -184,9 +184,24 @@ class Agent:
         if parsed.skipped:
             self.turn_state.error(
                 f"ERROR: only the first {self.config.maxCommands} commands run (maxCommands); skipped: "
-                + " ".join(str(c) for c in parsed.skipped)
+                + " ".join(c.brief(80) for c in parsed.skipped)
             )
-        return E(*(bridges.command_atom(c.skill, c.args) for c in parsed.commands)) if parsed.commands else E()
+        runnable = []
+        for command in parsed.commands:
+            spec = self.skills.get(command.skill)
+            if spec is not None and len(command.args) > max(spec.arity, 1):
+                self.turn_state.commands.append(command)
+                self.turn_state.error(f"{command.brief()} -> ERROR: {spec.name} takes {spec.arity} argument(s) ({spec.args}), got {len(command.args)}")
+            elif spec is None and len(command.args) > 1:
+                self.turn_state.commands.append(command)
+                self.turn_state.error(f"{command.skill} -> ERROR: {self._unknown(command.skill)}")
+            else:
+                runnable.append(command)  # argument counts stay small, so no huge expression reaches hyperon
+        return E(*(bridges.command_atom(c.skill, c.args) for c in runnable)) if runnable else E()
+
+    def _unknown(self, name: str) -> str:
+        shown = name if len(name) <= 60 else name[:60] + "..."
+        return f"unknown skill {shown!r}; nothing was run. Skills: {', '.join(sorted(self.skills))}"
 
     def run_skill(self, command_atom: Any) -> str:
         name, arg_atoms = bridges.command_parts(command_atom)
@@ -195,13 +210,11 @@ class Agent:
         self.turn_state.commands.append(command)
         spec = self.skills.get(name)
         if spec is None or not SKILL_NAME.match(name):
-            text = f"ERROR: unknown skill {name!r} in {command}; nothing was run. Skills: {', '.join(sorted(self.skills))}"
-        elif len(args) > max(spec.arity, 1):
-            text = f"ERROR: {name} takes {spec.arity} argument(s) ({spec.args}), got {len(args)}"
+            text = f"ERROR: {self._unknown(name)}"
         else:
             results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
             text = bridges.error_text(name, results) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
-        line = f"{command} -> {text}"
+        line = f"{command.brief()} -> {text}"
         if text.startswith("ERROR"):
             self.turn_state.errors.append(line)
         self.turn_state.results.append(line)

@@ -61,12 +61,17 @@ def read_string(text: str, start: int) -> tuple[str, int]:
     raise SexprError(f"unterminated string starting at character {start + 1}")
 
 
-def _read(text: str, i: int) -> tuple[Node, int]:
+MAX_DEPTH = 100
+
+
+def _read(text: str, i: int, depth: int = 0) -> tuple[Node, int]:
     ch = text[i]
     if ch == '"':
         value, end = read_string(text, i)
         return Str(value), end
     if ch == "(":
+        if depth >= MAX_DEPTH:
+            raise SexprError(f"expression nested deeper than {MAX_DEPTH} levels at character {i + 1}")
         items: list[Node] = []
         j = i + 1
         while True:
@@ -76,7 +81,7 @@ def _read(text: str, i: int) -> tuple[Node, int]:
                 raise SexprError(f"unbalanced '(' at character {i + 1}")
             if text[j] == ")":
                 return Expr(tuple(items), text[i : j + 1]), j + 1
-            node, j = _read(text, j)
+            node, j = _read(text, j, depth + 1)
             items.append(node)
     if ch == ")":
         raise SexprError(f"unexpected ')' at character {i + 1}")
