@@ -25,7 +25,8 @@ from mettaclaw.llm import Scripted  # noqa: E402
 from mettaclaw.longterm import LongTermMemory  # noqa: E402
 from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
 
-REPLY = "pin step {i}: keep going\nsend progress report {i}\nremember note number {i}"
+# remember repeats ten notes (a duplicate refreshes, it does not add), so growth here is leakage, not storage
+REPLY = "pin step {i}: keep going\nsend progress report {i}\nremember note number {j}"
 
 
 def main() -> None:
@@ -41,7 +42,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         config = load_config([f"memoryDir={tmp}", "sleepInterval=0", f"maxNewInputLoops={args.turns + 10}"], env={})
-        llm = Scripted([REPLY.format(i=i) for i in range(args.turns)])
+        llm = Scripted([REPLY.format(i=i, j=i % 10) for i in range(args.turns)])
         llm.keep_prompts = False
         channel = QueueChannel(["start the long task"])
         memory = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
