@@ -26,19 +26,24 @@ _STOP_TEXT = (
     "out off hey hi oh yeah yes ok okay really"
 )
 STOPWORDS = frozenset(_STOP_TEXT.split())
-_SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "s", "ly")
 
 
 def stem(word: str) -> str:
-    """A deliberately light suffix stripper: 'paintings'/'painted' -> 'paint', stable and dependency-free."""
-    for suffix in _SUFFIXES:
+    """A deliberately light stemmer: 'paintings'/'painted' -> 'paint', 'stories' -> 'story', 'running' -> 'run'."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ingly", "edly", "ing", "ied", "ed", "ly"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
-            if suffix in ("ies", "ied"):
+            if suffix == "ied":
                 return base + "y"
             if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
                 return base[:-1]  # running -> run, planned -> plan
             return base
+    if len(word) >= 4 and word.endswith("e") and not word.endswith("ee"):
+        word = word[:-1]  # share/shared/sharing -> shar: one root for the -e verbs
     return word
 
 
@@ -63,6 +68,8 @@ class BM25Index:
         self._retriever = None
         self._delta: dict[str, list[str]] = {}
         self._delta_df: Counter[str] = Counter()
+        self._delta_post: dict[str, dict[str, int]] = {}  # term -> {id: tf}: scoring touches only matches
+        self._delta_len = 0
         self._dead = 0
         self.rebuilds = 0
 
@@ -77,7 +84,10 @@ class BM25Index:
         toks = tokenize(text)
         self._tokens[doc_id] = toks
         self._delta[doc_id] = toks
-        self._delta_df.update(set(toks))
+        self._delta_len += len(toks)
+        for term, tf in Counter(toks).items():
+            self._delta_df[term] += 1
+            self._delta_post.setdefault(term, {})[doc_id] = tf
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
         for doc_id, text in items:
@@ -88,7 +98,11 @@ class BM25Index:
             return False
         del self._tokens[doc_id]
         if doc_id in self._delta:
-            self._delta_df.subtract(set(self._delta.pop(doc_id)))
+            toks = self._delta.pop(doc_id)
+            self._delta_len -= len(toks)
+            for term in set(toks):
+                self._delta_df[term] -= 1
+                self._delta_post[term].pop(doc_id, None)
         else:
             pos = self._main_pos.get(doc_id)
             if pos is not None and self._main_alive[pos]:
@@ -117,35 +131,26 @@ class BM25Index:
             retriever = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
             retriever.index(corpus, show_progress=False)
             self._retriever = retriever
-        self._delta, self._delta_df, self._dead = {}, Counter(), 0
+        self._delta, self._delta_df, self._delta_post, self._delta_len, self._dead = {}, Counter(), {}, 0, 0
         self.rebuilds += 1
 
     # --- scoring
     def _delta_scores(self, terms: list[str], allowed: set[str] | None) -> dict[str, float]:
         """BM25 (lucene variant, as bm25s) for delta documents, with corpus statistics of both parts."""
         n_docs = len(self._tokens)
-        total_len = self._main_len + sum(len(t) for t in self._delta.values())
-        avgdl = total_len / max(1, len(self._main_ids) + len(self._delta))
-        idf = {}
-        for term in set(terms):
-            df = self._main_df.get(term, 0) + self._delta_df.get(term, 0)
-            if df:
-                idf[term] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        avgdl = (self._main_len + self._delta_len) / max(1, len(self._main_ids) + len(self._delta))
         out: dict[str, float] = {}
-        if not idf:
-            return out
-        for doc_id, toks in self._delta.items():
-            if allowed is not None and doc_id not in allowed:
+        for term in terms:
+            postings = self._delta_post.get(term)
+            if not postings:
                 continue
-            counts = Counter(toks)
-            norm = self.k1 * (1 - self.b + self.b * len(toks) / max(avgdl, 1e-9))
-            score = 0.0
-            for term in terms:
-                tf = counts.get(term, 0)
-                if tf and term in idf:
-                    score += idf[term] * tf * (self.k1 + 1) / (tf + norm)
-            if score > 0:
-                out[doc_id] = score
+            df = self._main_df.get(term, 0) + self._delta_df.get(term, 0)
+            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+            for doc_id, tf in postings.items():
+                if allowed is not None and doc_id not in allowed:
+                    continue
+                norm = self.k1 * (1 - self.b + self.b * len(self._delta[doc_id]) / max(avgdl, 1e-9))
+                out[doc_id] = out.get(doc_id, 0.0) + idf * tf / (tf + norm)  # bm25s' lucene form
         return out
 
     def search(self, query: str, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:

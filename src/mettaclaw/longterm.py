@@ -27,9 +27,10 @@ MODES = ("hybrid", "vector", "bm25")
 PRIOR_TIME = "knowledge_prior"
 # Metadata keys owned by this module; `extra` may not overwrite them.
 _RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
-RRF_K = 60  # the usual reciprocal-rank constant: flattens the head so neither ranking dominates
-VECTOR_WEIGHT = 1.0
-BM25_WEIGHT = 1.0
+# Reciprocal-rank fusion: score = sum of weight / (RRF_K + rank). On LoCoMo (bench/locomo.py) BM25 over
+# text+context was the stronger ranking and MiniLM vectors the better tie-breaker, hence the weights.
+RRF_K = 60
+FUSION_WEIGHTS = {"bm25": 1.0, "vector": 0.2}
 
 
 def tag_keys(tags: Any) -> list[str]:
@@ -148,14 +149,27 @@ def _dedup_key(text: str, kind: str, source: str, atom: str | None) -> str:
     return hashlib.sha256("\x1f".join((kind, owner, atom or "", text)).encode()).hexdigest()[:32]
 
 
-def index_text(text: str, meta: dict[str, Any]) -> str:
-    """What is embedded and BM25-indexed: the text, led by its context (breadcrumb, preceding turn).
+def vector_text(text: str, meta: dict[str, Any]) -> str:
+    """What is embedded: the text itself, led by its breadcrumb when it has one (a prior's headings)."""
+    crumb = str(meta.get("breadcrumb") or "").strip()
+    return f"{crumb}\n{text}" if crumb else text
 
-    Context helps find a memory (a reply makes sense only with the question before it) but is not
-    part of what recall hands back, so it costs no prompt tokens.
+
+def lexical_text(text: str, meta: dict[str, Any]) -> str:
+    """What BM25 sees: the text (counted twice, so its own words outweigh its context), its context,
+    breadcrumb and tags, and its date in words ("8 May 2023") so a query naming a month finds it.
+
+    Context (e.g. the turns around a reply) helps find a memory but is not part of what recall hands
+    back, so it costs no prompt tokens. Embedding it instead blurred the vectors in our measurements.
     """
-    context = str(meta.get("context") or meta.get("breadcrumb") or "").strip()
-    return f"{context}\n{text}" if context else text
+    parts = [text, text, str(meta.get("context") or ""), str(meta.get("breadcrumb") or ""),
+             " ".join(t for t in str(meta.get("tags", "")).split("|") if t)]
+    if meta.get("ts") is not None:
+        from datetime import UTC, datetime
+
+        when = datetime.fromtimestamp(float(meta["ts"]), UTC)
+        parts.append(f"{when.day} {when:%B %Y}")
+    return "\n".join(p for p in parts if p)
 
 
 def _to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> Memory:
@@ -176,7 +190,7 @@ class LongTermMemory(Announcer):
     name = "longterm"
 
     def __init__(self, embedder: Embedder, store: VectorStore, *, default_mode: str = "hybrid",
-                 max_items: int = 20) -> None:
+                 max_items: int = 20, weights: dict[str, float] | None = None) -> None:
         super().__init__()
         if default_mode not in MODES:
             raise ValueError(f"unknown recall mode {default_mode!r}; use one of {', '.join(MODES)}")
@@ -185,6 +199,8 @@ class LongTermMemory(Announcer):
             raise EmbedderMismatch(f"store was opened for embedder {recorded!r}, not {signature(embedder)!r}")
         self.embedder, self.vector_store = embedder, store
         self.default_mode, self.max_items = default_mode, max_items
+        self.weights = {**FUSION_WEIGHTS, **(weights or {})}
+        self.depth = 200  # candidates taken from each ranking before fusion
         self._items: dict[str, StoredItem] = {}
         self._by_hash: dict[str, str] = {}
         self._filters = FilterIndex()
@@ -198,7 +214,7 @@ class LongTermMemory(Announcer):
         self._items[item.id] = item
         self._by_hash[str(item.metadata.get("hash", ""))] = item.id
         self._filters.add(item.id, item.metadata)
-        self._bm25.add(item.id, index_text(item.document, item.metadata))
+        self._bm25.add(item.id, lexical_text(item.document, item.metadata))
 
     def _unmirror(self, memory_id: str) -> StoredItem | None:
         item = self._items.pop(memory_id, None)
@@ -259,7 +275,7 @@ class LongTermMemory(Announcer):
             metas.append(meta)
             results.append(RememberResult(row_id, existing is None))
         if ids:
-            vectors = self.embedder.embed([index_text(d, m) for d, m in zip(docs, metas, strict=True)])
+            vectors = self.embedder.embed([vector_text(d, m) for d, m in zip(docs, metas, strict=True)])
             self.vector_store.add(ids, vectors, docs, metas)
             for row_id, doc, meta in zip(ids, docs, metas, strict=True):
                 self._unmirror(row_id)
@@ -321,7 +337,7 @@ class LongTermMemory(Announcer):
 
     def _ranked(self, text: str, limit: int, mode: str, allowed: set[str] | None,
                 where: dict[str, Any] | None) -> list[tuple[str, float, dict[str, Any]]]:
-        depth = max(50, 3 * limit)
+        depth = max(self.depth, 3 * limit)
         vec = self._vector_hits(text, depth, allowed, where) if mode in ("hybrid", "vector") else []
         lex = self._bm25.search(text, depth, allowed) if mode in ("hybrid", "bm25") else []
         if mode == "vector":
@@ -330,7 +346,8 @@ class LongTermMemory(Announcer):
             return [(i, s, {"bm25_score": s}) for i, s in lex[:limit]]
         fused: dict[str, float] = {}
         parts: dict[str, dict[str, Any]] = {}
-        for name, hits, weight in (("vector", vec, VECTOR_WEIGHT), ("bm25", lex, BM25_WEIGHT)):
+        for name, hits in (("vector", vec), ("bm25", lex)):
+            weight = self.weights[name]
             for rank, (i, score) in enumerate(hits, start=1):
                 fused[i] = fused.get(i, 0.0) + weight / (RRF_K + rank)
                 parts.setdefault(i, {})[f"{name}_rank"] = rank

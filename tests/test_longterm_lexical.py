@@ -1,0 +1,74 @@
+"""The incremental BM25 index: same scores as bm25s, correct under adds and removes, lazy rebuilds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mettaclaw.lexical import BM25Index, stem, tokenize
+
+WORDS = ["apple", "banana", "cherry", "dragon", "eagle", "falcon", "garden", "harbor", "island", "jungle", "kettle", "lemon", "mango"]
+
+
+def _docs(n: int, seed: int = 7) -> dict[str, str]:
+    rng = random.Random(seed)
+    return {f"d{i}": " ".join(rng.choices(WORDS, k=rng.randint(3, 12))) for i in range(n)}
+
+
+def test_delta_scoring_matches_a_built_bm25s_index() -> None:
+    docs = _docs(200)
+    delta_only = BM25Index(min_rebuild=10_000)  # never rebuilds: every document is scored as delta
+    built = BM25Index()
+    for doc_id, text in docs.items():
+        delta_only.add(doc_id, text)
+        built.add(doc_id, text)
+    built.rebuild()
+    for query in ("apple dragon", "kettle kettle lemon", "harbor"):
+        a = dict(delta_only.search(query, 500))
+        b = dict(built.search(query, 500))
+        assert a.keys() == b.keys()
+        assert all(abs(a[k] - b[k]) < 1e-4 * max(1.0, b[k]) for k in a)
+    assert delta_only.rebuilds == 0
+
+
+def test_adds_and_removes_stay_correct_between_rebuilds() -> None:
+    index = BM25Index(min_rebuild=50, rebuild_share=0.1)
+    docs = _docs(300)
+    for doc_id, text in docs.items():
+        index.add(doc_id, text)
+    index.search("apple", 5)  # first search folds everything into the built part
+    assert index.rebuilds == 1
+    index.add("new", "zeppelin apple")
+    index.remove("d3")
+    index.add("d4", "zeppelin only")  # replacing a built document
+    hits = dict(index.search("zeppelin", 10))
+    assert set(hits) == {"new", "d4"}
+    assert "d3" not in dict(index.search(docs["d3"], 300))
+    assert "d4" not in dict(index.search(" ".join(w for w in WORDS if w != "zeppelin"), 300)), "old text forgotten"
+    assert index.rebuilds == 1, "a handful of writes must not rebuild"
+    for i in range(60):
+        index.add(f"x{i}", "yacht")
+    assert len(index.search("yacht", 100)) == 60 and index.rebuilds == 2, "a large delta is folded in lazily"
+    assert len(index) == 300 + 1 + 60 - 1
+
+
+def test_filter_restricts_both_parts() -> None:
+    index = BM25Index(min_rebuild=1)
+    index.add("a", "red kettle")
+    index.add("b", "red kettle")
+    index.rebuild()
+    index.add("c", "red kettle")
+    assert {i for i, _ in index.search("kettle", 10, allowed={"b", "c"})} == {"b", "c"}
+    assert index.search("kettle", 10, allowed=set()) == []
+
+
+@pytest.mark.parametrize(("word", "root"), [("paintings", "painting"), ("painted", "paint"), ("running", "run"),
+                                            ("stories", "story"), ("class", "class"), ("cats", "cat"),
+                                            ("hiking", "hike"), ("loved", "loves"), ("shared", "share")])
+def test_light_stemmer(word: str, root: str) -> None:
+    assert stem(word) == stem(root)
+
+
+def test_tokenize_drops_stopwords_and_possessives() -> None:
+    assert tokenize("What is Caroline's favourite book?") == [stem("caroline"), stem("favourite"), "book"]
