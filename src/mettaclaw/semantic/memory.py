@@ -41,6 +41,7 @@ from .records import (
     parse_time,
 )
 from .store import RecordFilter, SemanticStore
+from .vectorbuffer import FLUSH_EVERY, BufferedVectors
 
 STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
 MAX_CONTENT = 4000
@@ -55,9 +56,10 @@ class SemanticMemory(Announcer):
 
     def __init__(self, embedder: Embedder, vector_store: VectorStore, record_store: SemanticStore, *,
                  thresholds: Thresholds | None = None, weights: ScoreWeights | None = None,
-                 clock: Callable[[], float] = time.time, rewriter: Callable[[str, str], str] | None = None) -> None:
+                 clock: Callable[[], float] = time.time, rewriter: Callable[[str, str], str] | None = None,
+                 flush_every: int = FLUSH_EVERY) -> None:
         super().__init__()
-        self.embedder, self.vectors, self.records = embedder, vector_store, record_store
+        self.embedder, self.records = embedder, record_store
         self.thresholds = thresholds or thresholds_for(embedder.name)
         self.weights = weights or ScoreWeights()
         self.clock, self.rewriter = clock, rewriter
@@ -68,6 +70,7 @@ class SemanticMemory(Announcer):
             raise EmbedderMismatch(f"the semantic store was built with embedder {recorded!r}; this run uses {sig!r}. "
                              "Use the same embedder, or point memoryDir at a fresh folder.")
         self.relations = RelationRegistry(record_store)
+        self.vectors = BufferedVectors(vector_store, record_store, flush_every)
 
     # ------------------------------------------------------------------ writing
     def learn(self, content: str, *, name: str | None = None, kind: str = "fact", category: str | None = None,
@@ -80,8 +83,11 @@ class SemanticMemory(Announcer):
         with self.records.transaction():
             decision = decide(self.records, self.vectors, cand, self.thresholds)
             if decision.action in ("reinforce", "merge"):
-                return self._strengthen(decision, cand, extra)
-            return self._insert(decision, cand, extra)
+                result = self._strengthen(decision, cand, extra)
+            else:
+                result = self._insert(decision, cand, extra)
+        self.vectors.maybe_flush()  # after the commit: an index hiccup never undoes a stored fact
+        return result
 
     def _candidate(self, content: Any, name: str | None, kind: str, category: str | None, tags: Any, atom: str | None,
                    episodes: Any, provenance: str, valid_from: Any, properties: Any, confidence: float | None,
@@ -131,7 +137,7 @@ class SemanticMemory(Announcer):
         for old in decision.targets if decision.action == "supersede" else ():
             old.valid_to, old.superseded_by, old.last_updated = max(cand.valid_from, old.valid_from), rec.id, now
             closed.append(old)
-        self._write_vectors([rec, *closed])
+        self._write_vectors([rec])
         self.records.put(rec)
         self.records.log_version(rec.id, "created", now, rec.to_dict())
         for old in closed:
@@ -184,7 +190,7 @@ class SemanticMemory(Announcer):
         import numpy as np
 
         self.vectors.add([r.id for r in recs], np.stack([r.embedding for r in recs]), [r.content for r in recs],
-                         [{"kind": r.kind, "name": r.name_norm, "current": r.current} for r in recs])
+                         [{"kind": r.kind, "name": r.name_norm} for r in recs])
 
     def supersede(self, old: str, new_content: str, *, valid_from: str | float | None = None) -> LearnResult:
         """Replace a fact explicitly: the agent decided, so no similarity test; the old one is closed."""
@@ -194,7 +200,9 @@ class SemanticMemory(Announcer):
         cand, extra = self._candidate(new_content, target.name or None, target.kind, target.category, target.tags, None,
                                       (), "direct_ingestion", valid_from, target.properties, None)
         with self.records.transaction():
-            return self._insert(Decision("supersede", [target]), cand, extra)
+            result = self._insert(Decision("supersede", [target]), cand, extra)
+        self.vectors.maybe_flush()
+        return result
 
     def forget(self, id_or_name: str) -> list[str]:
         """Delete one record for good (with its edges and vector); its older versions stay in history."""
@@ -382,6 +390,10 @@ class SemanticMemory(Announcer):
     def __iter__(self) -> Iterator[SemanticRecord]:
         return self.records.iter_records()
 
+    def flush(self) -> None:
+        """Send queued vectors to the index now (also done every `flush_every` writes and on close)."""
+        self.vectors.flush()
+
     def close(self) -> None:
+        self.vectors.close()
         self.records.close()
-        getattr(self.vectors, "close", lambda: None)()

@@ -16,7 +16,7 @@ from mettaclaw.vectorstore import VectorStore
 
 from .graph import DAY, spreading_activation
 from .records import SemanticRecord
-from .store import RecordFilter, SemanticStore, record_matches
+from .store import RecordFilter, SemanticStore
 
 MODES = ("semantic", "logical", "hybrid")
 HYBRID_CAP = 3000  # above this, a filter is broad: ANN then filter finds enough
@@ -71,13 +71,16 @@ def _nearest(store: SemanticStore, vectors: VectorStore, qvec: np.ndarray | None
              limit: int) -> tuple[dict[str, SemanticRecord], dict[str, float], dict[str, float]]:
     """ANN and BM25 candidates, then the filter; the pool widens when the filter hid too many."""
     pool = max(50, 5 * limit)
+    validity = RecordFilter(as_of=f.as_of, include_history=f.include_history)
     while True:
         hits = vectors.query(qvec, k=pool) if qvec is not None else []
         cosine = {item.id: sim for item, sim in hits}
-        bm25 = dict(store.lexical(query, pool)) if query else {}
-        recs = {r.id: r for r in store.get_many(list({**cosine, **bm25})) if record_matches(r, f)}
-        if len(recs) >= limit or pool >= 4000 or len(hits) < pool:
-            return recs, cosine, bm25
+        bm25 = dict(store.lexical(query, pool, validity)) if query else {}
+        passing = store.filter_ids(list({**cosine, **bm25}), f)  # by primary key: no record decoded
+        bm25 = {i: s for i, s in bm25.items() if i in passing}
+        if len(passing) >= limit or pool >= 800 or len(hits) < pool:
+            best = sorted(passing, key=lambda i: -cosine.get(i, -1.0))[: max(50, 5 * limit)]
+            return {r.id: r for r in store.get_many(list(set(best) | set(bm25)))}, cosine, bm25
         pool *= 4
 
 

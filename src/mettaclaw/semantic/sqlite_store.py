@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS versions (seq INTEGER PRIMARY KEY AUTOINCREMENT, reco
     action TEXT, at REAL, snapshot TEXT);
 CREATE INDEX IF NOT EXISTS versions_record ON versions(record_id);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS vector_queue (id TEXT PRIMARY KEY);
 """
 _COLUMNS = ("id, kind, name, name_norm, content, content_key, category, confidence, valid_from, valid_to, "
             "recorded_at, lineage, subject, relation, data, embedding")
@@ -55,6 +56,17 @@ def _row_to_record(row: sqlite3.Row) -> SemanticRecord:
     blob = row["embedding"]
     vec = None if blob is None else np.frombuffer(blob, dtype=np.float32).copy()
     return SemanticRecord.from_dict(json.loads(row["data"]), vec)
+
+
+def count_upper_bound(store: SqliteSemanticStore, f: RecordFilter, cap: int) -> int:
+    """At most how many records pass `f`, capped at cap + 1, from the tag index alone when tags filter
+    (an index-only count), else by counting; deciding "too many to scan" needs no exact figure."""
+    tag_sets = [(t,) for t in f.tags_all] + ([tuple(f.tags_any)] if f.tags_any else [])
+    if not tag_sets:
+        where, params = store._where(f)
+        return int(store._all(f"SELECT COUNT(*) FROM (SELECT 1 FROM records WHERE {where} LIMIT {cap + 1})", params)[0][0])
+    return min(int(store._all(f"SELECT COUNT(*) FROM (SELECT 1 FROM record_tags WHERE tag IN ({','.join('?' * len(tags))}) "
+                              f"LIMIT {cap + 1})", tags)[0][0]) for tags in tag_sets)
 
 
 class SqliteSemanticStore:
@@ -141,6 +153,7 @@ class SqliteSemanticStore:
             db.execute("DELETE FROM record_tags WHERE record_id=?", (record_id,))
             db.execute("DELETE FROM record_episodes WHERE record_id=?", (record_id,))
             db.execute("DELETE FROM edges WHERE src=? OR dst=?", (record_id, record_id))
+            db.execute("DELETE FROM vector_queue WHERE id=?", (record_id,))
             return True
 
     def count(self, current_only: bool = False) -> int:
@@ -192,7 +205,9 @@ class SqliteSemanticStore:
         return out
 
     @staticmethod
-    def _where(f: RecordFilter) -> tuple[str, list[Any]]:
+    def _where(f: RecordFilter, per_row: bool = False) -> tuple[str, list[Any]]:
+        """SQL for a filter. Tag clauses drive from the tag index (`IN` list) for scans, or are
+        checked per row (`EXISTS` on the primary key) when the caller already has a few ids."""
         clauses: list[str] = []
         params: list[Any] = []
         if f.as_of is not None:
@@ -200,7 +215,8 @@ class SqliteSemanticStore:
             params += [f.as_of, f.as_of]
         elif not f.include_history:
             clauses.append("valid_to IS NULL")
-        tag_sql = "records.id IN (SELECT record_id FROM record_tags WHERE tag IN ({}))"
+        tag_sql = ("EXISTS (SELECT 1 FROM record_tags t WHERE t.record_id = records.id AND t.tag IN ({}))" if per_row
+                   else "records.id IN (SELECT record_id FROM record_tags WHERE tag IN ({}))")
         for tag in f.tags_all:
             clauses.append(tag_sql.format("?"))
             params.append(tag)
@@ -208,7 +224,8 @@ class SqliteSemanticStore:
             clauses.append(tag_sql.format(",".join("?" * len(f.tags_any))))
             params += list(f.tags_any)
         if f.tags_none:
-            clauses.append(tag_sql.replace(" IN (SELECT", " NOT IN (SELECT", 1).format(",".join("?" * len(f.tags_none))))
+            negated = "NOT " + tag_sql if per_row else tag_sql.replace(" IN (SELECT", " NOT IN (SELECT", 1)
+            clauses.append(negated.format(",".join("?" * len(f.tags_none))))
             params += list(f.tags_none)
         if f.kinds:
             clauses.append(f"kind IN ({','.join('?' * len(f.kinds))})")
@@ -229,10 +246,21 @@ class SqliteSemanticStore:
         sql = f"{where} ORDER BY recorded_at DESC" + ("" if limit is None else f" LIMIT {int(limit)}")
         return self._records(sql, params)
 
-    def select_vectors(self, f: RecordFilter, limit: int | None = None) -> tuple[list[str], np.ndarray]:
+    def filter_ids(self, ids: list[str], f: RecordFilter) -> set[str]:
+        where, params = self._where(f, per_row=True)
+        out: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self._all(f"SELECT id FROM records WHERE id IN ({','.join('?' * len(chunk))}) AND {where}",
+                             [*chunk, *params])
+            out.update(row[0] for row in rows)
+        return out
+
+    def select_vectors(self, f: RecordFilter, limit: int) -> tuple[list[str], np.ndarray]:
         where, params = self._where(f)
-        sql = f"SELECT id, embedding FROM records WHERE {where} AND embedding IS NOT NULL"
-        rows = self._all(sql + ("" if limit is None else f" LIMIT {int(limit)}"), params)
+        if count_upper_bound(self, f, limit) > limit:
+            return ["?"] * (int(limit) + 1), np.zeros((0, 0), dtype=np.float32)
+        rows = self._all(f"SELECT id, embedding FROM records WHERE {where} AND embedding IS NOT NULL", params)
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
         dim = len(rows[0][1]) // 4
@@ -245,9 +273,16 @@ class SqliteSemanticStore:
             return []
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         where, params = self._where(f) if f is not None else ("1", [])
-        rows = self._all("SELECT records.id, -bm25(records_fts) AS s FROM records_fts JOIN records "
-                         f"ON records.rowid = records_fts.rowid WHERE records_fts MATCH ? AND {where} "
-                         "ORDER BY bm25(records_fts) LIMIT ?", (match, *params, limit))
+        if f is None or not f.is_logical():
+            # FTS5's own `ORDER BY rank LIMIT` first (half the cost of ranking inside a join at 100k),
+            # then validity; a few extra rows cover the superseded ones dropped by it.
+            rows = self._all("SELECT records.id, -m.rank FROM (SELECT rowid, rank FROM records_fts WHERE records_fts "
+                             "MATCH ? ORDER BY rank LIMIT ?) m JOIN records ON records.rowid = m.rowid "
+                             f"WHERE {where} ORDER BY m.rank LIMIT ?", (match, 2 * limit + 20, *params, limit))
+        else:  # a logical filter: rank only what passes it
+            rows = self._all("SELECT records.id, -bm25(records_fts) FROM records_fts JOIN records "
+                             f"ON records.rowid = records_fts.rowid WHERE records_fts MATCH ? AND {where} "
+                             "ORDER BY bm25(records_fts) LIMIT ?", (match, *params, limit))
         return [(row[0], float(row[1])) for row in rows]
 
     def tag_counts(self, current_only: bool = True) -> dict[str, int]:
@@ -304,6 +339,17 @@ class SqliteSemanticStore:
         rows = self._all("SELECT record_id, action, at, snapshot FROM versions WHERE record_id=? ORDER BY seq",
                          (record_id,))
         return [{"record_id": r[0], "action": r[1], "at": r[2], "snapshot": json.loads(r[3])} for r in rows]
+
+    def queue_vectors(self, ids: list[str]) -> None:
+        with self.transaction():
+            self._db.executemany("INSERT OR IGNORE INTO vector_queue VALUES (?)", [(i,) for i in ids])
+
+    def unqueue_vectors(self, ids: list[str]) -> None:
+        with self.transaction():
+            self._db.executemany("DELETE FROM vector_queue WHERE id=?", [(i,) for i in ids])
+
+    def queued_vectors(self) -> list[str]:
+        return [row[0] for row in self._all("SELECT id FROM vector_queue")]
 
     def get_meta(self, key: str) -> str | None:
         rows = self._all("SELECT value FROM meta WHERE key=?", (key,))

@@ -101,8 +101,12 @@ class SemanticStore(Protocol):
     def by_lineage(self, lineage: str) -> list[SemanticRecord]: ...
     def sharing_episodes(self, episode_ids: list[str]) -> dict[str, set[str]]: ...
     def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]: ...
-    def select_vectors(self, f: RecordFilter, limit: int | None = None) -> tuple[list[str], np.ndarray]:
-        """Ids and a vector matrix of the records passing `f`: rank a filtered set without decoding it."""
+    def filter_ids(self, ids: list[str], f: RecordFilter) -> set[str]:
+        """Which of `ids` pass `f`, without decoding the records."""
+        ...
+    def select_vectors(self, f: RecordFilter, limit: int) -> tuple[list[str], np.ndarray]:
+        """Ids and a vector matrix of the records passing `f`: rank a filtered set without decoding it.
+        When more than `limit` pass, `limit + 1` placeholder ids and no vectors (too many to scan)."""
         ...
     def lexical(self, query: str, limit: int, f: RecordFilter | None = None) -> list[tuple[str, float]]:
         """BM25 over name and content, best first; with `f`, only records passing it."""
@@ -118,6 +122,11 @@ class SemanticStore(Protocol):
     def relation_types(self) -> dict[str, tuple[bool, bool]]: ...
     def log_version(self, record_id: str, action: str, at: float, snapshot: dict[str, Any]) -> None: ...
     def versions(self, record_id: str) -> list[dict[str, Any]]: ...
+    def queue_vectors(self, ids: list[str]) -> None:
+        """Mark records whose vectors are not yet in the vector index (same transaction as the write)."""
+        ...
+    def unqueue_vectors(self, ids: list[str]) -> None: ...
+    def queued_vectors(self) -> list[str]: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
     def close(self) -> None: ...
@@ -177,6 +186,7 @@ class InMemorySemanticStore:
         self._relations: dict[str, tuple[bool, bool]] = {}
         self._versions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self._meta: dict[str, str] = {}
+        self._queue: dict[str, None] = {}
         self._bm25 = Bm25Index()
 
     @contextlib.contextmanager
@@ -234,9 +244,13 @@ class InMemorySemanticStore:
         found.sort(key=lambda r: -r.recorded_at)
         return [_copy(r) for r in (found if limit is None else found[:limit])]
 
-    def select_vectors(self, f: RecordFilter, limit: int | None = None) -> tuple[list[str], np.ndarray]:
+    def filter_ids(self, ids: list[str], f: RecordFilter) -> set[str]:
+        return {i for i in ids if i in self._records and record_matches(self._records[i], f)}
+
+    def select_vectors(self, f: RecordFilter, limit: int) -> tuple[list[str], np.ndarray]:
         found = [r for r in self._records.values() if r.embedding is not None and record_matches(r, f)]
-        found = found if limit is None else found[:limit]
+        if len(found) > limit:
+            return ["?"] * (limit + 1), np.zeros((0, 0), dtype=np.float32)
         if not found:
             return [], np.zeros((0, 0), dtype=np.float32)
         return [r.id for r in found], np.stack([r.embedding for r in found])
@@ -296,6 +310,16 @@ class InMemorySemanticStore:
 
     def versions(self, record_id: str) -> list[dict[str, Any]]:
         return list(self._versions.get(record_id, []))
+
+    def queue_vectors(self, ids: list[str]) -> None:
+        self._queue.update(dict.fromkeys(ids))
+
+    def unqueue_vectors(self, ids: list[str]) -> None:
+        for i in ids:
+            self._queue.pop(i, None)
+
+    def queued_vectors(self) -> list[str]:
+        return list(self._queue)
 
     def get_meta(self, key: str) -> str | None:
         return self._meta.get(key)
