@@ -89,3 +89,13 @@ def test_supersede_history_forget(mem):
     assert skills.forget(mem, new).startswith(f"FORGET-SUCCESS {new}")
     assert skills.forget(mem, new).startswith("ERROR: forget: no record")
     assert skills.history(mem, "").startswith("ERROR: history:")
+
+
+def test_episodic_recall_through_the_real_long_term_memory(mem):
+    longterm_mod = pytest.importorskip("mettaclaw.longterm")
+    longterm = longterm_mod.LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
+    longterm.remember("we talked about the broken kettle", time="2026-01-02 09:00:00")
+    skills.learn(mem, "The kettle is broken")
+    out = skills.recall(mem, "hybrid: broken kettle", episodic=skills.episodic_search(longterm)).splitlines()
+    assert out[0].startswith("1. [fact") and "The kettle is broken" in out[0]
+    assert out[1].startswith("2. [episode 2026-01-02 09:00:00] we talked about the broken kettle (id ")

@@ -119,3 +119,25 @@ def test_memory_on_sqlite_survives_a_restart(tmp_path):
     assert again.tags() == {"person": 1}
     assert again.learn("Heidi lives in Vienna").action == "reinforced"
     again.close()
+
+
+def test_write_behind_vectors_are_searched_before_a_flush_and_replayed_after_a_crash(tmp_path):
+    path = tmp_path / "wb.sqlite3"
+    index = InMemoryVectorStore()
+    mem = SemanticMemory(HashEmbedder(256), index, SqliteSemanticStore(path), flush_every=3)
+    a = mem.learn("Kim repairs old radios")
+    assert index.count() == 0 and mem.records.queued_vectors() == [a.id]
+    assert mem.recall("radios")[0].id == a.id  # found in the buffer
+    assert mem.learn("Kim repairs old radios").id == a.id  # and reconciled against it
+    mem.learn("Lee collects stamps")
+    mem.learn("Mo bakes sourdough bread")
+    assert index.count() == 3 and mem.records.queued_vectors() == []  # flushed as one batch
+    d = mem.learn("Nia grows tomatoes")
+    mem.records.close()  # a crash: no flush, no close of the memory
+
+    again = SemanticMemory(HashEmbedder(256), index, SqliteSemanticStore(path))
+    assert index.get([d.id]) and again.records.queued_vectors() == []  # the queue was replayed
+    assert again.recall("tomatoes")[0].id == d.id
+    again.forget(d.id)
+    assert not index.get([d.id])
+    again.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from .memory import SemanticMemory
 from .records import KINDS, format_time
@@ -136,6 +137,16 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     if not lines:
         return f"RECALL: nothing found for {query!r} ({mode})"
     return "\n".join(f"{i}. {line}" for i, line in enumerate(lines[:limit], start=1))
+
+
+def episodic_search(longterm: Any) -> EpisodicSearch:
+    """The `episodic` callable for `recall`, backed by long-term memory (`query(text, limit=)` whose hits
+    have `time`, `text` and `id`: raw memories and consolidated episodes)."""
+
+    def search(query: str, limit: int) -> list[tuple[str, str, str]]:
+        return [(m.time, m.text, m.id) for m in longterm.query(query, limit=limit)]
+
+    return search
 
 
 def _interleave(a: list[str], b: list[str]) -> list[str]:
