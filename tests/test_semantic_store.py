@@ -141,3 +141,29 @@ def test_write_behind_vectors_are_searched_before_a_flush_and_replayed_after_a_c
     again.forget(d.id)
     assert not index.get([d.id])
     again.close()
+
+
+def test_a_background_writer_and_a_reader_share_one_memory(tmp_path):
+    """The dream phase writes from a thread while the agent's turn recalls: no error, nothing lost."""
+    import threading
+
+    mem = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), SqliteSemanticStore(tmp_path / "t.sqlite3"),
+                         flush_every=7)
+    errors: list[BaseException] = []
+
+    def write():
+        try:
+            for i in range(150):
+                mem.learn(f"Sensor {i} reads {i * 3} degrees")
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    while writer.is_alive():
+        mem.recall("sensor degrees", limit=5)
+    writer.join()
+    assert errors == [] and len(mem) == 150
+    mem.flush()
+    assert mem.vectors.index.count() == 150
+    mem.close()
