@@ -5,7 +5,6 @@ reachable by `as_of` and `history`).
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,7 +26,8 @@ from .graph import (
 )
 from .knowledge import render_knowledge
 from .normalize import content_key, extract_triple, normalize_name, triple_from_atom, words
-from .recall import MODES, ScoreWeights, gather, retrievability, score
+from .recall import MODES, ScoreWeights, gather, score
+from .recall import touch as touch_records
 from .reconcile import Candidate, Decision, Thresholds, decide, more_specific, thresholds_for
 from .records import (
     KINDS,
@@ -45,8 +45,6 @@ from .vectorbuffer import FLUSH_EVERY, BufferedVectors
 
 STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
 MAX_CONTENT = 4000
-MAX_ACCESS_TIMES = 50
-HEBBIAN_TOP = 5
 
 
 class SemanticMemory(Announcer):
@@ -281,28 +279,9 @@ class SemanticMemory(Announcer):
         ranked = score(cands, self.records, self.clock(), list(as_tuple(context)), self.weights, mode != "logical")
         top = ranked[: int(limit)]
         if touch and top and f.as_of is None:
-            self._touch([rec for rec, _, _ in top])
+            touch_records(self.records, [rec for rec, _, _ in top], self.clock())
         return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)
                 for rec, s, parts in top]
-
-    def _touch(self, recs: list[SemanticRecord]) -> None:
-        """Use makes memory: access time, stability (spacing effect), Hebbian co-retrieval."""
-        now = self.clock()
-        with self.records.transaction():
-            for rec in recs:
-                r = retrievability(max([rec.recorded_at, *rec.access_times]), rec.stability, now)
-                rec.stability = min(3650.0, rec.stability * (1.0 + (1.0 - r)))
-                rec.strength = hebbian(rec.strength)
-                rec.access_times = [*rec.access_times, now][-MAX_ACCESS_TIMES:]
-                self.records.put(rec, reindex=False)
-            ids = [r.id for r in recs[:HEBBIAN_TOP]]
-            seen = set()
-            for a, b in itertools.combinations(ids, 2):
-                for edge in self.records.edges_of(a):
-                    if edge.other(a) == b and edge.key() not in seen:
-                        seen.add(edge.key())
-                        edge.weight, edge.co_access, edge.last_co_access = hebbian(edge.weight), edge.co_access + 1, now
-                        self.records.put_edge(edge)
 
     def history(self, id_or_name: str) -> list[SemanticRecord]:
         """Every version of a fact, oldest first (closed ones carry valid_to and superseded_by)."""

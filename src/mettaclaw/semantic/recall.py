@@ -7,6 +7,7 @@ ACT-R base level plus spreading from context records, and retrievability is the 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from mettaclaw.vectorstore import VectorStore
 
-from .graph import DAY, spreading_activation
+from .graph import DAY, hebbian, spreading_activation
 from .records import SemanticRecord
 from .store import RecordFilter, SemanticStore
 
@@ -139,3 +140,24 @@ def score(c: Candidates, store: SemanticStore, now: float, context: list[str], w
         out.append((rec, total, parts))
     out.sort(key=lambda t: -t[1])
     return out
+
+
+def touch(store: SemanticStore, recs: list[SemanticRecord], now: float, hebbian_top: int = 5,
+          max_access_times: int = 50) -> None:
+    """Use makes memory: an access time, stability grown by the spacing effect (more when recalled
+    after a long gap), strength, and Hebbian strengthening of edges among the top results."""
+    with store.transaction():
+        for rec in recs:
+            r = retrievability(max([rec.recorded_at, *rec.access_times]), rec.stability, now)
+            rec.stability = min(3650.0, rec.stability * (1.0 + (1.0 - r)))
+            rec.strength = hebbian(rec.strength)
+            rec.access_times = [*rec.access_times, now][-max_access_times:]
+            store.put(rec, reindex=False)
+        ids = [r.id for r in recs[:hebbian_top]]
+        seen = set()
+        for a, b in itertools.combinations(ids, 2):
+            for edge in store.edges_of(a):
+                if edge.other(a) == b and edge.key() not in seen:
+                    seen.add(edge.key())
+                    edge.weight, edge.co_access, edge.last_co_access = hebbian(edge.weight), edge.co_access + 1, now
+                    store.put_edge(edge)
