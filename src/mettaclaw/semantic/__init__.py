@@ -1,8 +1,23 @@
 """Semantic memory: what things mean, apart from what happened (spec: memory.md).
 
-Use `SemanticMemory(embedder, vector_store, record_store)` directly (tests: HashEmbedder,
+Build it with `SemanticMemory(embedder, vector_store, record_store)` (tests: HashEmbedder,
 InMemoryVectorStore, InMemorySemanticStore) or `open_semantic(config, embedder)` for the real stack:
-SQLite under `memory/semantic/` and a Chroma collection named "semantic". Nothing heavy is imported here.
+SQLite at `memory/semantic/records.sqlite3` and the Chroma collection "semantic" (embedded under
+`memory/semantic/chroma`, or the configured server). Nothing heavy is imported here.
+
+Public API (SemanticMemory; errors the caller caused raise ValueError / LookupError with the cause):
+- `learn(content, *, name=None, kind="fact", category=None, tags=(), atom=None, source_episodes=(),
+  provenance="direct_ingestion", valid_from=None) -> LearnResult(id, action, superseded, ...)`,
+  action in created | reinforced | merged | superseded; every write is reconciled first.
+- `relate(a, relation, b, weight=None) -> Edge` (ids or names; unknown names become concepts).
+- `recall(query, *, mode="semantic"|"logical"|"hybrid", limit=10, tags_all/tags_any/tags_none, kind,
+  category, min_confidence, time_from, time_to, name_pattern, as_of=None, include_history=False,
+  context=(), explain=False, touch=True) -> list[RecallResult]` (record, score, provenance, parts).
+- `supersede(old_id_or_name, new_content)`, `forget(id_or_name)`, `history(id_or_name)`,
+  `changes(id)`, `provenance(id, trace)`, `tags()`, `stats()`, `knowledge_block(message, budget_chars)`,
+  `flush()`, `close()`; and the layer protocol (`name = "semantic"`, store/get/remove/recall/
+  recall_associated/consolidate/stats/len/iter/on_capture/on_delete).
+Skills for the agent: `mettaclaw.semantic.skills` (functions `(mem, arg) -> str` and `HELP`).
 """
 
 from __future__ import annotations
