@@ -159,3 +159,16 @@ def test_time_parsing() -> None:
     assert parse_time("2024-01-02", end_of_day=True)[0] == "2024-01-02 23:59:59"
     assert parse_time("knowledge_prior") == ("knowledge_prior", None)
     assert len(parse_time(None)[0]) == 19
+
+
+def test_given_vectors_skip_embedding_and_bad_shapes_are_refused() -> None:
+    emb = CountingEmbedder()
+    ltm = LongTermMemory(emb, InMemoryVectorStore())
+    vecs = HashEmbedder().embed(["alpha beta", "gamma delta"])
+    ltm.remember_many([{"text": "alpha beta"}, {"text": "gamma delta"}], vectors=vecs)
+    assert emb.texts == 0 and ltm.query("gamma", mode="vector", limit=1)[0].text == "gamma delta"
+    with pytest.raises(ValueError, match="rows of 64"):
+        ltm.remember_many([{"text": "x"}], vectors=vecs)
+    with pytest.raises(ValueError, match="rows of 64"):
+        ltm.remember_many([{"text": "x"}], vectors=vecs[:1, :10])
+    assert len(ltm) == 2

@@ -76,8 +76,10 @@ class SentenceTransformerEmbedder:
     model so a store can check its signature before anything is loaded.
     """
 
-    def __init__(self, model_path: str | None = None, *, batch_size: int = 32, device: str = "cpu") -> None:
+    def __init__(self, model_path: str | None = None, *, batch_size: int = 32, device: str = "cpu",
+                 threads: int | None = 1) -> None:
         self.model_path = model_path
+        self.threads = threads
         self.batch_size = batch_size
         self.device = device
         self.name = "st:all-MiniLM-L6-v2" if model_path is None else f"st:{model_path}"
@@ -98,6 +100,13 @@ class SentenceTransformerEmbedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+
+            if self.threads:
+                import torch
+
+                # Process-wide. Measured here under load from other processes: one sentence took 370 ms
+                # with torch's 2 spinning threads and 18 ms with one; batches ran 3x faster too.
+                torch.set_num_threads(self.threads)
 
             path = self.model_path
             if path is None:

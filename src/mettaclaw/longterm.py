@@ -18,110 +18,18 @@ from typing import Any
 from mettaclaw.chroma_store import EmbedderMismatch
 from mettaclaw.embedders import Embedder, signature
 from mettaclaw.layers import Announcer
-from mettaclaw.lexical import BM25Index
+from mettaclaw.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
 from mettaclaw.vectorstore import StoredItem, VectorStore
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
 
 MODES = ("hybrid", "vector", "bm25")
-PRIOR_TIME = "knowledge_prior"
 # Metadata keys owned by this module; `extra` may not overwrite them.
 _RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
 # Reciprocal-rank fusion: score = sum of weight / (RRF_K + rank). On LoCoMo (bench/locomo.py) BM25 over
 # text+context was the stronger ranking and MiniLM vectors the better tie-breaker, hence the weights.
 RRF_K = 60
 FUSION_WEIGHTS = {"bm25": 1.0, "vector": 0.2}
-
-
-def tag_keys(tags: Any) -> list[str]:
-    """One boolean metadata key per tag: Chroma metadata holds no lists, but `{"tag:x": True}` filters."""
-    return [f"tag:{t}" for t in tags]
-
-
-_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
-
-
-def parse_time(value: str | None, *, end_of_day: bool = False) -> tuple[str, float | None]:
-    """("YYYY-MM-DD HH:MM:SS", sortable seconds), or (knowledge_prior, None); bad text is refused."""
-    from datetime import UTC, datetime, timedelta
-
-    if value is None:
-        when = datetime.now().replace(microsecond=0)
-    elif value == PRIOR_TIME:
-        return PRIOR_TIME, None
-    else:
-        for fmt in _FORMATS:
-            try:
-                when = datetime.strptime(str(value).strip(), fmt)
-                break
-            except ValueError:
-                continue
-        else:
-            raise ValueError(f"bad time {value!r}: use 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD' or {PRIOR_TIME!r}")
-        if end_of_day and len(str(value).strip()) == 10:
-            when += timedelta(days=1, seconds=-1)
-    # Naive times are ordinals here, not instants: UTC only makes the conversion deterministic.
-    return when.strftime(_FORMATS[0]), when.replace(tzinfo=UTC).timestamp()
-
-
-def _where(*, since: str | None = None, until: str | None = None, source: str | None = None,
-           tags: Any = None, kind: str | None = None) -> dict[str, Any] | None:
-    """The same filter as FilterIndex.select, in Chroma `where` syntax (for the store's slow path)."""
-    conds: list[dict[str, Any]] = []
-    if since is not None:
-        conds.append({"ts": {"$gte": parse_time(since)[1]}})
-    if until is not None:
-        conds.append({"ts": {"$lte": parse_time(until, end_of_day=True)[1]}})
-    if source is not None:
-        conds.append({"source": source})
-    if kind is not None:
-        conds.append({"kind": kind})
-    conds.extend({key: True} for key in tag_keys([tags] if isinstance(tags, str) else tags or ()))
-    if not conds:
-        return None
-    return conds[0] if len(conds) == 1 else {"$and": conds}
-
-
-class FilterIndex:
-    """Id sets by source, kind and tag, and each id's time: filters without touching the store."""
-
-    def __init__(self) -> None:
-        self.by: dict[str, dict[str, set[str]]] = {"source": {}, "kind": {}, "tag": {}}
-        self.ts: dict[str, float | None] = {}
-
-    @staticmethod
-    def _keys(meta: dict[str, Any]) -> list[tuple[str, str]]:
-        keys = [("source", str(meta.get("source", ""))), ("kind", str(meta.get("kind", "")))]
-        return keys + [("tag", t) for t in str(meta.get("tags", "")).split("|") if t]
-
-    def add(self, memory_id: str, meta: dict[str, Any]) -> None:
-        for field_name, value in self._keys(meta):
-            self.by[field_name].setdefault(value, set()).add(memory_id)
-        self.ts[memory_id] = meta.get("ts")
-
-    def remove(self, memory_id: str, meta: dict[str, Any]) -> None:
-        for field_name, value in self._keys(meta):
-            self.by[field_name].get(value, set()).discard(memory_id)
-        self.ts.pop(memory_id, None)
-
-    def select(self, *, since: str | None = None, until: str | None = None, source: str | None = None,
-               tags: Any = None, kind: str | None = None) -> set[str] | None:
-        """Ids passing every given filter, or None when no filter was given (everything passes)."""
-        sets = []
-        if source is not None:
-            sets.append(self.by["source"].get(source, set()))
-        if kind is not None:
-            sets.append(self.by["kind"].get(kind, set()))
-        sets.extend(self.by["tag"].get(t, set()) for t in ([tags] if isinstance(tags, str) else tags or ()))
-        if since is None and until is None:
-            if not sets:
-                return None
-            sets.sort(key=len)
-            return set(sets[0]).intersection(*sets[1:])
-        low = parse_time(since)[1] if since is not None else float("-inf")
-        high = parse_time(until, end_of_day=True)[1] if until is not None else float("inf")
-        pool = set(sets[0]).intersection(*sets[1:]) if sets else self.ts.keys()
-        return {i for i in pool if (t := self.ts.get(i)) is not None and low <= t <= high}
 
 
 @dataclass
@@ -247,13 +155,15 @@ class LongTermMemory(Announcer):
         meta.update(dict.fromkeys(tag_keys(tag_tuple), True))
         return text, meta
 
-    def _write(self, prepared: list[tuple[str, dict[str, Any]]]) -> list[RememberResult]:
+    def _write(self, prepared: list[tuple[str, dict[str, Any]]], given: Any = None) -> list[RememberResult]:
         import uuid
 
+        import numpy as np
+
         results: list[RememberResult] = []
-        ids, docs, metas = [], [], []
+        ids, docs, metas, rows = [], [], [], []
         batch_ids: dict[str, int] = {}
-        for text, meta in prepared:
+        for n, (text, meta) in enumerate(prepared):
             existing = self._by_hash.get(meta["hash"])
             if existing is None and meta["hash"] in batch_ids:
                 pos = batch_ids[meta["hash"]]
@@ -273,9 +183,13 @@ class LongTermMemory(Announcer):
             ids.append(row_id)
             docs.append(text)
             metas.append(meta)
+            rows.append(n)
             results.append(RememberResult(row_id, existing is None))
         if ids:
-            vectors = self.embedder.embed([vector_text(d, m) for d, m in zip(docs, metas, strict=True)])
+            if given is None:
+                vectors = self.embedder.embed([vector_text(d, m) for d, m in zip(docs, metas, strict=True)])
+            else:
+                vectors = np.asarray(given, dtype=np.float32)[rows]
             self.vector_store.add(ids, vectors, docs, metas)
             for row_id, doc, meta in zip(ids, docs, metas, strict=True):
                 self._unmirror(row_id)
@@ -289,11 +203,16 @@ class LongTermMemory(Announcer):
         """Store one memory; an exact duplicate (same text, kind, atom) refreshes its time and tags."""
         return self._write([self._prepare(text, time, source, tags, kind, atom, extra)])[0]
 
-    def remember_many(self, items: list[dict]) -> list[RememberResult]:
-        """Like `remember` for many dicts at once (keys as its arguments): one batched embedding call."""
+    def remember_many(self, items: list[dict], vectors: Any = None) -> list[RememberResult]:
+        """Like `remember` for many dicts at once (keys as its arguments): one batched embedding call.
+
+        `vectors` (one row per item, from this same embedder) skips embedding: for imports and migrations.
+        """
+        if vectors is not None and (len(vectors) != len(items) or (items and len(vectors[0]) != self.embedder.dim)):
+            raise ValueError(f"vectors must be {len(items)} rows of {self.embedder.dim} values")
         prepared = [self._prepare(it.get("text", ""), it.get("time"), it.get("source", "agent"), it.get("tags", ()),
                                   it.get("kind", "memory"), it.get("atom"), it.get("extra")) for it in items]
-        return self._write(prepared)
+        return self._write(prepared, vectors)
 
     def forget(self, memory_id: str) -> bool:
         item = self._unmirror(memory_id)
@@ -317,7 +236,7 @@ class LongTermMemory(Announcer):
         allowed = self._filters.select(since=since, until=until, source=source, tags=tags, kind=kind)
         if limit <= 0 or (allowed is not None and not allowed):
             return []
-        where = _where(since=since, until=until, source=source, tags=tags, kind=kind)
+        where = where_filter(since=since, until=until, source=source, tags=tags, kind=kind)
         hits = self._ranked(text, limit, mode, allowed, where)
         return [_to_memory(self._items[i], score, parts) for i, score, parts in hits if i in self._items]
 
