@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import mirror
 from . import patterns as pattern_rules
 from .cluster import cluster_vectors
 from .concepts import learn_concepts
@@ -37,7 +38,8 @@ class Dreamer:
                  llm: Any = None, summariser: Any = None, every_n: int = 50, interval_s: float | None = None,
                  batch_size: int = 100, max_episodes: int = 20_000, policy: Policy | None = None,
                  extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
-                 episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None) -> None:
+                 episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None,
+                 longterm: Any = None, group_by: str | None = None) -> None:
         if every_n < 1:
             raise ValueError(f"every_n must be at least 1 episode, not {every_n}")
         if interval_s is not None and interval_s <= 0:
@@ -50,7 +52,7 @@ class Dreamer:
         self.summariser = summariser or (LLMSummariser(llm) if llm is not None else ExtractiveSummariser())
         self.every_n, self.interval_s, self.batch_size, self.max_episodes = every_n, interval_s, batch_size, max_episodes
         self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
-        self.episode_vectors = episode_vectors
+        self.episode_vectors, self.longterm, self.group_by = episode_vectors, longterm, group_by
         self.state: DreamState = load_state(self.state_path)
         self.lock = threading.RLock()  # around every memory write; share it with the turn if it writes too
         self._dreaming = threading.Lock()  # one dream at a time
@@ -195,7 +197,10 @@ class Dreamer:
                     return  # stopped: in_progress stays set, the next dream resumes here
                 batch = pending[start : start + self.batch_size]
                 self.progress = ("consolidating", start, total)
-                self._batch(batch, report)
+                touched = self._batch(batch, report)
+                if self.longterm is not None:
+                    with self.lock:
+                        mirror.sync(self.longterm, self.semantic, touched)
                 self.state.dream_mark = batch[-1].mark
                 with self.lock:
                     save_state(self.state_path, self.state)
@@ -209,6 +214,9 @@ class Dreamer:
             result = consolidate(self.semantic, self.clock(), self.policy)
         report.decayed, report.edges_pruned = result.decayed, result.edges_pruned
         report.pruned = result.pruned + result.capped
+        if self.longterm is not None and report.pruned:
+            with self.lock:
+                mirror.sync(self.longterm, self.semantic, report.pruned)
         report.finished_at = self.clock()
         self.state.in_progress = None
         self.state.last_dream = report.finished_at
@@ -222,10 +230,25 @@ class Dreamer:
             return self.episode_vectors(batch)
         return self.embedder.embed([ep.text[:MAX_EMBED_CHARS] for ep in batch])
 
-    def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> None:
-        """Cluster, summarise, reconcile each candidate, then promote the patterns this batch confirmed."""
-        groups = cluster_vectors(self._vectors(batch)) if len(batch) > 1 else [[0]]
+    def _groups(self, batch: list[DreamEpisode]) -> list[list[int]]:
+        """Clusters of batch positions; with `group_by`, clustered apart per value of that meta key
+        (e.g. the speaker), so a summary is about one participant's experience."""
+        parts: dict[str, list[int]] = {}
+        for i, ep in enumerate(batch):
+            parts.setdefault(str(ep.meta.get(self.group_by, "")) if self.group_by else "", []).append(i)
+        vectors = self._vectors(batch)
+        groups = []
+        for members in parts.values():
+            found = cluster_vectors(vectors[members]) if len(members) > 1 else [[0]]
+            groups.extend([members[i] for i in g] for g in found)
+        return groups
+
+    def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> list[str]:
+        """Cluster, summarise, reconcile each candidate, then promote the patterns this batch
+        confirmed; returns the ids of every record written or confirmed (for the mirror)."""
+        groups = self._groups(batch)
         report.clusters += len(groups)
+        touched: list[str] = []
         for group in groups:
             candidates = self.summariser.summarise([batch[i] for i in group])
             report.candidates += len(candidates)
@@ -239,6 +262,7 @@ class Dreamer:
                             source_episodes=episodes, provenance="episodic_consolidation",
                             valid_from=min(self._time_of(batch, e) for e in cand.episodes))
                     report.record(result)
+                    touched += [result.id, *result.superseded]
         for k in sorted(pattern_rules.observe(self.state.patterns, batch)):
             verdict = pattern_rules.judge(k, self.state.patterns[k])
             if verdict.promoted:
@@ -254,6 +278,7 @@ class Dreamer:
                     report.patterns_promoted.append(verdict.name)
             elif len(verdict.episodes) >= pattern_rules.MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
                 report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")
+        return touched
 
     @staticmethod
     def _time_of(batch: list[DreamEpisode], episode_id: str) -> float:

@@ -72,10 +72,12 @@ class ExtractiveSummariser:
     def summarise(self, cluster: Sequence[DreamEpisode]) -> list[CandidateFact]:
         items: list[tuple[str, str, frozenset[str]]] = []  # (episode id, sentence, terms)
         for ep in cluster:
+            who = str(ep.meta.get("speaker") or "")
             for sent in sentences(ep.text):
                 t = terms(sent)
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS:
-                    items.append((ep.id, sent, t))
+                    # a sentence lifted out of its episode keeps who said it
+                    items.append((ep.id, sent if not who or sent.startswith(who) else f"{who}: {sent}", t))
         if not items:
             return []
         per_episode: dict[str, set[str]] = {}

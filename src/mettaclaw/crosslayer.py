@@ -1,0 +1,187 @@
+"""Recall across memory layers: one ranked list from long-term memories and semantic records, then
+spreading activation from the best hits across layers (facts -> the episodes they cite -> the
+episodes next to those -> the facts that cite them ...), results grouped by layer on request.
+
+Why one list: the model pays for every line it reads, so raw episodes and the facts distilled from
+them compete for the same few slots; a hit whose cited episodes are all covered by a better hit
+adds nothing and is dropped. The per-layer scores (BM25/vector ranks for memories; similarity, ACT-R
+base level, spreading and retrievability for semantic records, from `semantic/recall.py`) are kept
+in `Hit.parts` when asked for.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Node = tuple[str, str]  # (layer, id)
+Neighbours = Callable[[str, str], list[tuple[str, str, float]]]
+
+
+@dataclass
+class Hit:
+    layer: str  # longterm | semantic | episodic
+    id: str
+    text: str
+    score: float
+    cites: list[str] = field(default_factory=list)  # the episodes this hit stands for (provenance)
+    parts: dict[str, float] | None = None
+
+
+def spread_layers(neighbours: Neighbours, seeds: dict[Node, float], steps: int = 3, retention: float = 0.5,
+                  decay: float = 0.1, threshold: float = 0.01) -> dict[str, list[tuple[str, float]]]:
+    """The spec's spreading search over any layers: each step a node keeps `retention` of its
+    activation and passes the rest to its neighbours in proportion to link weight (normalised when
+    the weights sum past 1), everything decays by `decay`, and nodes under `threshold` drop out.
+    Returns {layer: [(id, activation), ...]} without the seeds, strongest first."""
+    act = {node: float(v) for node, v in seeds.items() if v > 0}
+    for _ in range(max(0, steps)):
+        nxt: dict[Node, float] = defaultdict(float)
+        for node, value in act.items():
+            nxt[node] += value * retention
+            links = neighbours(*node)
+            total = max(1.0, sum(w for _, _, w in links))
+            for layer, other, weight in links:
+                nxt[(layer, other)] += value * (1.0 - retention) * weight / total
+        act = {n: v * (1.0 - decay) for n, v in nxt.items() if v * (1.0 - decay) >= threshold}
+    grouped: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for (layer, node), value in sorted(act.items(), key=lambda kv: -kv[1]):
+        if (layer, node) not in seeds:
+            grouped[layer].append((node, value))
+    return dict(grouped)
+
+
+class LayerGraph:
+    """The links between layers, as a `Neighbours` function.
+
+    semantic <-> semantic and semantic <-> episodic: the semantic store's edges (relations,
+    co-occurrence, DERIVED_FROM provenance); episodic <-> episodic: adjacency in time (`adjacent`);
+    episodic <-> longterm: the memory that stores an episode (`memories_of` / `episode_of`);
+    longterm -> episodic/semantic: a derived memory's `cites` and `semantic_id` (the dream's mirror).
+    """
+
+    def __init__(self, semantic: Any = None, *, longterm: Any = None, adjacent: Callable[[str], list[str]] | None = None,
+                 adjacency_weight: float = 0.3, memories_of: Callable[[str], list[str]] | None = None,
+                 episode_of: Callable[[str], str | None] | None = None) -> None:
+        self.semantic, self.longterm, self.adjacent, self.adjacency_weight = semantic, longterm, adjacent, adjacency_weight
+        self.memories_of, self.episode_of = memories_of, episode_of
+
+    def __call__(self, layer: str, node: str) -> list[tuple[str, str, float]]:
+        out: list[tuple[str, str, float]] = []
+        if layer in ("semantic", "episodic") and self.semantic is not None:
+            for edge in self.semantic.records.edges_of(node):
+                other = edge.other(node)
+                out.append((edge.dst_layer if other == edge.dst else edge.src_layer, other, edge.weight))
+        if layer == "episodic":
+            if self.adjacent is not None:
+                out.extend(("episodic", n, self.adjacency_weight) for n in self.adjacent(node))
+            if self.memories_of is not None:
+                out.extend(("longterm", m, 1.0) for m in self.memories_of(node))
+        if layer == "longterm":
+            episode = self.episode_of(node) if self.episode_of is not None else None
+            if episode:
+                out.append(("episodic", episode, 1.0))
+            memory = self.longterm.get(node) if self.longterm is not None else None
+            if memory is not None and memory.meta.get("semantic_id"):
+                out.append(("semantic", str(memory.meta["semantic_id"]), 1.0))  # the record it mirrors
+        return out
+
+
+class AgentRecall:
+    """The agent's recall: long-term memories and semantic records fused by reciprocal rank, plus a
+    share of spreading activation from the top hits, minus hits that add no new episodes."""
+
+    def __init__(self, longterm: Any = None, semantic: Any = None, graph: LayerGraph | None = None, *,
+                 weights: dict[str, float] | None = None, rrf_k: int = 60, seeds: int = 5,
+                 spread_weight: float = 0.5, touch: bool = True) -> None:
+        if longterm is None and semantic is None:
+            raise ValueError("recall needs at least one layer (longterm or semantic)")
+        self.longterm, self.semantic, self.graph = longterm, semantic, graph or LayerGraph(semantic)
+        self.weights = {"longterm": 1.0, "semantic": 1.0, **(weights or {})}
+        self.rrf_k, self.seeds, self.spread_weight, self.touch = rrf_k, seeds, spread_weight, touch
+
+    def _memory_hit(self, memory: Any, rank: int) -> Hit:
+        episode = self.graph.episode_of(memory.id) if self.graph.episode_of else None
+        derived = [c for c in str(memory.meta.get("cites", "")).split("|") if c]  # a mirrored dream record
+        parts = {k: float(v) for k, v in memory.meta.items() if k.endswith(("_rank", "_score"))}
+        return Hit("longterm", memory.id, memory.text, 0.0, derived or ([episode] if episode else []),
+                   {**parts, "layer_rank": rank, "layer_score": float(memory.score)})
+
+    def _semantic_hit(self, result: Any, rank: int) -> Hit:
+        rec = result.record
+        return Hit("semantic", result.id, rec.content if rec else result.id, 0.0, list(result.provenance),
+                   {**(result.parts or {}), "layer_rank": rank, "layer_score": float(result.score)})
+
+    def recall(self, query: str, limit: int = 10, *, explain: bool = False,
+               longterm_filters: dict[str, Any] | None = None) -> list[Hit]:
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("cannot recall with an empty query")
+        if not 1 <= int(limit) <= 1000:
+            raise ValueError(f"limit {limit} is outside 1..1000")
+        depth = max(30, 3 * int(limit))
+        lists: dict[str, list[Hit]] = {}
+        if self.longterm is not None:
+            found = self.longterm.query(query, limit=depth, **(longterm_filters or {}))
+            lists["longterm"] = [self._memory_hit(m, r) for r, m in enumerate(found, start=1)]
+        if self.semantic is not None and len(self.semantic):
+            found = self.semantic.recall(query, depth, explain=True, touch=self.touch)
+            lists["semantic"] = [self._semantic_hit(h, r) for r, h in enumerate(found, start=1)]
+        hits: dict[Node, Hit] = {}
+        for layer, ranked in lists.items():
+            for rank, hit in enumerate(ranked, start=1):
+                hit.score = self.weights[layer] / (self.rrf_k + rank)
+                hits[(layer, hit.id)] = hit
+        self._spread(hits)
+        ordered = sorted(hits.values(), key=lambda h: -h.score)
+        out, covered = [], set()
+        for hit in ordered:
+            if hit.cites and set(hit.cites) <= covered:
+                continue  # everything it stands for is already in a better hit
+            covered.update(hit.cites)
+            if explain and hit.parts is not None:
+                hit.parts["score"] = hit.score
+            else:
+                hit.parts = None if not explain else hit.parts
+            out.append(hit)
+            if len(out) >= limit:
+                break
+        return out
+
+    def _spread(self, hits: dict[Node, Hit]) -> None:
+        """Add `spread_weight` x (activation spread from the top seeds, in units of the best score)."""
+        if self.spread_weight <= 0 or not hits:
+            return
+        top = sorted(hits.items(), key=lambda kv: -kv[1].score)[: self.seeds]
+        best = top[0][1].score
+        seeds = {node: hit.score / best for node, hit in top}
+        for layer, found in spread_layers(self.graph, seeds).items():
+            for node_id, activation in found:
+                node = (layer, node_id)
+                if node not in hits:
+                    hit = self._resolve(layer, node_id)
+                    if hit is None:
+                        continue
+                    hits[node] = hit
+                hits[node].score += self.spread_weight * best * activation
+                if hits[node].parts is not None:
+                    hits[node].parts["spread"] = activation
+
+    def _resolve(self, layer: str, node_id: str) -> Hit | None:
+        """A hit for a node reached only by spreading (episodes are shown through their memory)."""
+        if layer == "semantic" and self.semantic is not None:
+            rec = self.semantic.get(node_id)
+            if rec is not None and rec.current:
+                return Hit("semantic", rec.id, rec.content, 0.0, list(rec.source_episodes), {})
+        if layer == "longterm" and self.longterm is not None:
+            memory = self.longterm.get(node_id)
+            if memory is not None:
+                return self._memory_hit(memory, 0)
+        return None
+
+    def by_layer(self, hits: list[Hit]) -> dict[str, list[Hit]]:
+        grouped: dict[str, list[Hit]] = defaultdict(list)
+        for hit in hits:
+            grouped[hit.layer].append(hit)
+        return dict(grouped)

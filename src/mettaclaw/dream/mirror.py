@@ -1,0 +1,51 @@
+"""Derived knowledge where the agent already looks: each current fact or summary the dream wrote is
+mirrored into long-term memory (kind `derived`, tags `derived` and `sem:<record id>`, meta `cites` =
+the episodes it came from, `semantic_id` = the record). This is the spec's INFORMS link: one `query`
+ranks raw memories and distilled knowledge on the same scale (BM25 + vectors), and a derived memory
+counts for exactly the episodes it cites.
+
+The semantic record stays the source of truth: a sync replaces the mirror of every record it is given
+(rewritten, superseded, pruned or unchanged), so replaying a batch after a crash converges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mettaclaw.semantic.records import format_time
+
+MIRRORED_KINDS = ("fact", "summary")
+
+
+def mirror_tag(record_id: str) -> str:
+    return f"sem:{record_id}"
+
+
+def sync(longterm: Any, semantic: Any, record_ids: Iterable[str]) -> dict[str, int]:
+    """Make long-term memory's copies of these records match the records (write, refresh or forget)."""
+    written = forgotten = 0
+    items = []
+    for rid in dict.fromkeys(record_ids):
+        rec = semantic.get(rid)
+        keep = rec is not None and rec.current and rec.kind in MIRRORED_KINDS and rec.source_episodes
+        for mid in longterm.ids_by(tags=[mirror_tag(rid)]):
+            old = longterm.get(mid)
+            if not keep or old is None or old.text != rec.content or old.meta.get("cites") != "|".join(rec.source_episodes):
+                longterm.forget(mid)
+                forgotten += 1
+            else:
+                keep = False  # already exact
+        if keep:
+            items.append({"text": rec.content, "kind": "derived", "source": "dream",
+                          "time": format_time(rec.valid_from) or None, "tags": ["derived", mirror_tag(rid)],
+                          "extra": {"cites": "|".join(rec.source_episodes), "semantic_id": rid}})
+    if items:
+        longterm.remember_many(items)
+        written = len(items)
+    return {"written": written, "forgotten": forgotten}
+
+
+def cites(memory: Any) -> list[str]:
+    """The episodes a long-term memory stands for: the ones a derived memory cites."""
+    return [c for c in str(memory.meta.get("cites", "")).split("|") if c]
