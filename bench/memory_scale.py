@@ -114,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--chroma-default-hnsw", action="store_true",
+                        help="Chroma's own HNSW settings instead of ours (to compare recall against exact)")
     parser.add_argument("--dir", type=Path, help="where the temporary store lives (e.g. /dev/shm to leave out the disk)")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -122,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     pool = embedder.embed([sentence(rng, -i) for i in range(1000)])
     folder = Path(tempfile.mkdtemp(prefix="scale-chroma-", dir=args.dir))
     sig = signature(embedder)
-    memory = LongTermMemory(embedder, ChromaVectorStore.embedded(folder, embedder_signature=sig))
+    hnsw = {"space": "cosine"} if args.chroma_default_hnsw else DEFAULT_HNSW
+    memory = LongTermMemory(embedder, ChromaVectorStore.embedded(folder, embedder_signature=sig, hnsw=hnsw))
     rows, filled = [], 0
     print(f"{'size':>8} {'fill s':>7} {'remember p50':>13} {'query p50':>10} {'query p95':>10} "
           f"{'vector p95':>10} {'HNSW R@20':>10} {'reopen s':>9}")
@@ -136,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             row["hnsw_recall@20"] = hnsw_recall(memory, exact, ids, rng)
             memory.close()
             t0 = time.perf_counter()
-            memory = LongTermMemory(embedder, ChromaVectorStore.embedded(folder, embedder_signature=sig))
+            memory = LongTermMemory(embedder, ChromaVectorStore.embedded(folder, embedder_signature=sig, hnsw=hnsw))
             row["reopen_s"] = time.perf_counter() - t0
             rows.append(row)
             print(f"{row['size']:>8,} {fill_s:>7.1f} {row['remember_p50_ms']:>10.1f} ms {row['query_p50_ms']:>7.1f} ms "
@@ -148,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     growth = rows[-1]["remember_p50_ms"] / rows[0]["remember_p50_ms"]
     print(f"remember p50 growth {rows[0]['size']:,} -> {rows[-1]['size']:,}: {growth:.2f}x")
     if args.json:
-        args.json.write_text(json.dumps({"embedder": sig, "hnsw": DEFAULT_HNSW, "samples": args.samples,
+        args.json.write_text(json.dumps({"embedder": sig, "hnsw": hnsw, "samples": args.samples,
                                          "rows": rows, "remember_growth": growth}, indent=2))
     return 0
 

@@ -88,3 +88,21 @@ def test_memories_survive_close_and_reopen(tmp_path) -> None:
 def test_unreachable_server_is_reported() -> None:
     with pytest.raises(StoreUnavailable, match="chroma run"):
         ChromaVectorStore.server("127.0.0.1", 9, embedder_signature=SIG)
+
+
+def test_open_longterm_puts_the_store_under_the_memory_folder(tmp_path) -> None:
+    from mettaclaw.config import Config
+    from mettaclaw.longterm import open_longterm
+
+    config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded",
+                    recallMode="bm25", maxRecallItems=3)
+    ltm = open_longterm(config)
+    try:
+        for i in range(5):
+            ltm.remember(f"kettle note {i}")
+        assert len(ltm.query("kettle")) == 3 and ltm.default_mode == "bm25"
+        assert (tmp_path / "mem" / "chroma" / "mettaclaw.lock").exists()
+    finally:
+        ltm.close()
+    in_memory = open_longterm(config.model_copy(update={"chromaMode": "memory"}))
+    assert len(in_memory) == 0 and not (tmp_path / "mem2").exists()
