@@ -48,6 +48,7 @@ class TurnState:
     commands: list[Command] = field(default_factory=list)
     results: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    episode_id: str | None = None
 
     def error(self, text: str) -> None:
         self.errors.append(text)
@@ -76,6 +77,7 @@ class Agent:
         root: Path = PROJECT_ROOT,
         extra_bridges: dict[str, Callable[..., Any]] | None = None,
     ) -> None:
+        """`extra_bridges` adds grounded operations (name -> str function) for skills defined outside this package."""
         self.config = config
         self.llm = llm
         self.channel = channel
@@ -126,7 +128,7 @@ class Agent:
             self.turn_state.error(f"ERROR: internal: the turn did not complete ({outcome[:300]})")
             self.finish_turn(self.turn_state.message, bool(self.turn_state.message))
         state = self.turn_state
-        return TurnOutcome(acted, state.commands, state.results, state.errors, getattr(state, "episode_id", None))
+        return TurnOutcome(acted, state.commands, state.results, state.errors, state.episode_id)
 
     def run(self, max_turns: int | None = None, sleep: Callable[[float], None] = time.sleep) -> int:
         """Call turns until max_turns, or the channel closes with nothing left to do."""
@@ -225,7 +227,7 @@ class Agent:
         state.new = bool(new)
         if state.new or state.commands:
             errors = "; ".join(state.errors) or None
-            state.episode_id = self.trace.append(self.now_text(), message if new else "", state.commands, errors)  # type: ignore[attr-defined]
+            state.episode_id = self.trace.append(self.now_text(), message if new else "", state.commands, errors)
         self.last_results = cap_tail("\n".join(state.results), self.config.maxFeedback)
         return "acted"
 
