@@ -17,7 +17,7 @@ from mettaclaw.semantic.records import parse_time
 @dataclass(frozen=True)
 class DreamEpisode:
     """One episode as consolidation needs it: its id (the provenance every fact cites), time, text,
-    the actions taken (`skill` names with their first argument) and the outcome (`success` or an error)."""
+    the actions taken (the skills used) and the outcome (`success` or the error)."""
 
     id: str
     time: float
@@ -38,11 +38,9 @@ def outcome_of(errors: str | None) -> str:
 
 def from_trace(episode: Any) -> DreamEpisode:
     """A `trace.Episode` as a DreamEpisode (the mark is its byte offset, from the id `ep-<offset>`)."""
-    actions = tuple(cmd.name for cmd in episode.commands)
-    parts = [episode.message] + [f"{c.name} {' '.join(c.args)}".strip() for c in episode.commands]
-    if episode.errors:
-        parts.append(f"error: {episode.errors}")
-    return DreamEpisode(episode.id, parse_time(episode.time) or 0.0, "\n".join(p for p in parts if p), actions,
+    actions = tuple(cmd.skill for cmd in episode.commands)
+    # the text is what was said; what was done (and how it ended) is matched as a pattern instead
+    return DreamEpisode(episode.id, parse_time(episode.time) or 0.0, episode.message, actions,
                         outcome_of(episode.errors) if actions else None, int(episode.id.removeprefix("ep-")))
 
 

@@ -79,6 +79,12 @@ class Dreamer:
             self._requested = self._requested or f"{self.every_n} new episodes"
         self._wake.set()
 
+    def tick(self) -> None:
+        """Cheap check the runtime may make each turn: wake the worker when the schedule is due (the
+        worker also wakes on its own; this keeps a paused or simulated clock honest)."""
+        if self.interval_s is not None and self.clock() - (self.state.last_dream or 0.0) >= self.interval_s:
+            self._wake.set()
+
     def request(self, reason: str = "skill") -> bool:
         """Ask for a dream; False when one is already running (the request then waits for the next)."""
         busy = self._dreaming.locked()

@@ -1,0 +1,215 @@
+"""The Dreamer: triggers, background work that never blocks the turn, crash safety, the skill, the mirror."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime, timedelta
+
+import pytest
+
+from mettaclaw.dream import Dreamer, ExtractiveSummariser, ListSource, dream_skill
+from mettaclaw.dream.episodes import DreamEpisode
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.longterm import LongTermMemory
+from mettaclaw.parser import Command
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
+from mettaclaw.trace import EpisodicTrace
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+START = datetime(2026, 3, 2, 8, 0, 0)
+WAIT = 30.0  # generous limit for background work in tests; never a timing assertion
+
+
+def stamp(dt: datetime) -> str:
+    return dt.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def fill(trace: EpisodicTrace, days: int = 6) -> None:
+    for day in range(days):
+        t = START + timedelta(days=day)
+        trace.append(stamp(t), "Alice drinks black coffee every morning before work.", [Command("remember", ("x",))])
+        trace.append(stamp(t + timedelta(hours=3)), "Bob walks the dog in the park after lunch.", [])
+        trace.append(stamp(t + timedelta(hours=8)), f"Day {day}: Carol fixed bug number {day * 7} in the parser.", [])
+
+
+def semantic(store=None) -> SemanticMemory:
+    return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store or InMemorySemanticStore(),
+                          clock=lambda: 1_800_000_000.0)
+
+
+def snapshot(sem: SemanticMemory):
+    return sorted((r.kind, r.content, r.reinforcements, tuple(sorted(r.source_episodes))) for r in sem)
+
+
+def until(predicate, limit: float = WAIT) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+class BlockingSummariser(ExtractiveSummariser):
+    """Holds the first cluster until released, so a test can act while a dream is mid-way."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def summarise(self, cluster):
+        self.entered.set()
+        if not self.release.wait(WAIT):
+            raise RuntimeError("test never released the dream")
+        return super().summarise(cluster)
+
+
+class CrashingSummariser(ExtractiveSummariser):
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.calls, self.after = 0, after
+
+    def summarise(self, cluster):
+        self.calls += 1
+        if self.calls > self.after:
+            raise RuntimeError("power cut")
+        return super().summarise(cluster)
+
+
+def test_the_turn_is_not_blocked_while_a_dream_runs(tmp_path):
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    fill(trace, 3)
+    sem = semantic()
+    sem.learn("The office opens at nine.")
+    blocking = BlockingSummariser()
+    dreamer = Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", summariser=blocking, extract_concepts=False)
+    dreamer.attach(trace)
+    try:
+        assert dream_skill(dreamer, "now").startswith("DREAM-STARTED")
+        assert blocking.entered.wait(WAIT)
+        # mid-dream: the turn's own work (append a record, recall, the skill) all complete
+        new_id = trace.append(stamp(START + timedelta(days=9)), "What time does the office open?", [])
+        assert trace.get(new_id).message == "What time does the office open?"
+        assert sem.recall("when does the office open", 3)[0].record.content == "The office opens at nine."
+        status = dream_skill(dreamer, "status")
+        assert status.startswith("DREAM-RUNNING (skill)")
+        assert dream_skill(dreamer, "now").startswith("DREAM-QUEUED")
+        blocking.release.set()
+        assert until(lambda: dreamer.last_report is not None and dreamer.running is None
+                     and dreamer.state.dream_mark >= int(new_id.removeprefix("ep-")))
+    finally:
+        blocking.release.set()
+        dreamer.stop()
+    assert "DREAM-DONE" in dream_skill(dreamer, "status")
+
+
+def test_a_crash_mid_dream_loses_nothing_and_the_next_dream_completes(tmp_path):
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    fill(trace, 6)
+    clean = semantic()
+    Dreamer(clean, trace, clean.embedder, tmp_path / "clean.json", batch_size=6, extract_concepts=False).dream()
+
+    store_path, state_path = tmp_path / "sem.sqlite3", tmp_path / "dream" / "state.json"
+    sem = semantic(SqliteSemanticStore(store_path))
+    crashing = Dreamer(sem, trace, sem.embedder, state_path, batch_size=6, extract_concepts=False,
+                       summariser=CrashingSummariser(after=1))
+    with pytest.raises(RuntimeError, match="power cut"):
+        crashing.dream()
+    saved = json.loads(state_path.read_text())
+    assert saved["in_progress"] is not None and saved["dream_mark"] >= 0  # some batches finished, one did not
+    sem.close()
+
+    reopened = semantic(SqliteSemanticStore(store_path))
+    again = Dreamer(reopened, trace, reopened.embedder, state_path, batch_size=6, extract_concepts=False)
+    report = again.dream()
+    assert report.resumed and report.error is None and report.finished_at is not None
+    assert json.loads(state_path.read_text())["in_progress"] is None
+    assert snapshot(reopened) == snapshot(clean)  # nothing lost, nothing counted twice
+
+
+def test_every_n_new_episodes_triggers_a_dream_in_the_background(tmp_path):
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    sem = semantic()
+    dreamer = Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", every_n=9, extract_concepts=True)
+    dreamer.attach(trace)
+    dreamer.start()
+    try:
+        fill(trace, 2)
+        assert dreamer.last_report is None
+        fill(trace, 1)  # the ninth episode
+        assert until(lambda: dreamer.last_report is not None)
+        assert dreamer.last_report.reason == "9 new episodes"
+        assert until(lambda: dreamer.state.concept_mark == dreamer.state.dream_mark)
+    finally:
+        dreamer.stop()
+    alice = [r for r in sem if r.kind == "concept" and r.name == "Alice"]
+    assert alice and alice[0].category == "person" and len(alice[0].source_episodes) == 3
+
+
+def test_the_schedule_triggers_a_dream(tmp_path):
+    now = [1_800_000_000.0]
+    sem = semantic()
+    source = ListSource([DreamEpisode(f"e{i}", now[0] + i, f"Note {i}: the heating was fixed.") for i in range(4)])
+    dreamer = Dreamer(sem, source, sem.embedder, tmp_path / "s.json", interval_s=3600, clock=lambda: now[0],
+                      extract_concepts=False)
+    dreamer.state.last_dream = now[0]
+    dreamer.start()
+    try:
+        now[0] += 2 * 3600
+        dreamer.tick()
+        assert until(lambda: dreamer.last_report is not None)
+        assert dreamer.last_report.reason == "schedule" and dreamer.last_report.episodes == 4
+    finally:
+        dreamer.stop()
+
+
+def test_bad_settings_and_skill_arguments_are_refused_clearly(tmp_path):
+    sem = semantic()
+    source = ListSource()
+    with pytest.raises(ValueError, match="every_n"):
+        Dreamer(sem, source, sem.embedder, tmp_path / "s.json", every_n=0)
+    with pytest.raises(ValueError, match="interval_s"):
+        Dreamer(sem, source, sem.embedder, tmp_path / "s.json", interval_s=-1)
+    dreamer = Dreamer(sem, source, sem.embedder, tmp_path / "s.json")
+    assert dream_skill(dreamer, "sideways") == (
+        "ERROR: dream: unknown argument 'sideways'; use `dream`, `dream now` or `dream status`")
+    assert dream_skill(dreamer, "status").startswith("DREAM-IDLE")
+
+
+def test_a_corrupt_state_file_is_set_aside_and_nothing_is_lost(tmp_path):
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    fill(trace, 2)
+    state = tmp_path / "s.json"
+    sem = semantic()
+    Dreamer(sem, trace, sem.embedder, state, extract_concepts=False).dream()
+    before = snapshot(sem)
+    state.write_text("{not json")
+    dreamer = Dreamer(sem, trace, sem.embedder, state, extract_concepts=False)
+    assert dreamer.state.dream_mark == -1 and list(tmp_path.glob("s.json.corrupt-*"))
+    dreamer.dream()  # starts over: every write replays as the same confirmation
+    assert snapshot(sem) == before
+
+
+def test_derived_records_are_mirrored_into_longterm_memory_with_their_citations(tmp_path):
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    fill(trace, 4)
+    sem = semantic()
+    longterm = LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
+    Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", extract_concepts=False, longterm=longterm).dream()
+    derived = [m for m in longterm if m.kind == "derived"]
+    records = {r.id: r for r in sem if r.kind in ("fact", "summary")}
+    assert derived and len(derived) == len(records)
+    for memory in derived:
+        rec = records[memory.meta["semantic_id"]]
+        assert memory.text == rec.content and memory.meta["cites"] == "|".join(rec.source_episodes)
+    coffee = longterm.query("coffee every morning", limit=1)[0]
+    assert coffee.kind == "derived" and len(coffee.meta["cites"].split("|")) == 4
+    from mettaclaw.dream.mirror import sync
+
+    victim = derived[0].meta["semantic_id"]
+    sem.remove(victim)
+    assert sync(longterm, sem, [victim]) == {"written": 0, "forgotten": 1}
+    assert not longterm.ids_by(tags=[f"sem:{victim}"])

@@ -1,0 +1,108 @@
+"""A scripted week of episodes in a real trace consolidates offline into the expected facts."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+from mettaclaw.dream import Dreamer, ExtractiveSummariser, LLMSummariser
+from mettaclaw.dream.episodes import DreamEpisode, from_trace
+from mettaclaw.dream.summarise import sentences, terms
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.llm import Scripted
+from mettaclaw.parser import Command
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.trace import EpisodicTrace
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+START = datetime(2026, 3, 2, 8, 0, 0)
+ONE_OFFS = ["The plumber fixed the leaking kitchen tap on Monday.", "A parcel with new headphones arrived.",
+            "Grandma called to talk about her garden roses.", "The train to Leeds was cancelled this evening.",
+            "We tried the new Thai restaurant downtown.", "The laptop battery died during the meeting.",
+            "Tom lent me his ladder for the weekend."]
+
+
+def week_trace(tmp_path) -> EpisodicTrace:
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    for day in range(7):
+        t = START + timedelta(days=day)
+        stamp = lambda dt: dt.strftime("%Y-%m-%d %H:%M:%S")  # noqa: E731
+        trace.append(stamp(t), "Alice drinks black coffee every morning before work.",
+                     [Command("remember", ("Alice coffee routine",))])
+        trace.append(stamp(t + timedelta(hours=2)), "Bob walks the dog in the park after lunch.",
+                     [Command("send", ("enjoy the walk",))])
+        trace.append(stamp(t + timedelta(hours=9)), ONE_OFFS[day], [])
+    return trace
+
+
+def memory(clock=lambda: 1_800_000_000.0) -> SemanticMemory:
+    return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=clock)
+
+
+def test_a_week_consolidates_into_the_recurring_facts(tmp_path):
+    trace = week_trace(tmp_path)
+    sem = memory()
+    dreamer = Dreamer(sem, trace, sem.embedder, tmp_path / "dream" / "state.json", extract_concepts=False)
+    report = dreamer.dream("test")
+    facts = {r.content: r for r in sem if r.kind == "fact"}
+    coffee = facts["Alice drinks black coffee every morning before work."]
+    walk = facts["Bob walks the dog in the park after lunch."]
+    episodes = {e.message: [] for e in trace}
+    for e in trace:
+        episodes[e.message].append(e.id)
+    # each recurring fact cites exactly the seven episodes that said it, and was confirmed by each
+    assert sorted(coffee.source_episodes) == sorted(episodes[coffee.content])
+    assert sorted(walk.source_episodes) == sorted(episodes[walk.content])
+    assert coffee.reinforcements == 7 and math.isclose(coffee.confidence, 0.5 + 0.1 * math.sqrt(7))
+    # a one-off statement is never promoted to a fact on its own
+    assert not any(one in facts for one in ONE_OFFS)
+    assert report.episodes == 21 and report.error is None and report.finished_at is not None
+    assert len(report.added) == len({r.id for r in sem if r.kind in ("fact", "summary")}) + len(
+        {r.id for r in sem if r.category == "operational_pattern"})
+    assert "remember -> success" in report.patterns_promoted and "send -> success" in report.patterns_promoted
+
+
+def test_every_derived_record_shows_the_episodes_it_cites(tmp_path):
+    trace = week_trace(tmp_path)
+    sem = memory()
+    Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", extract_concepts=False).dream()
+    texts = {e.id: from_trace(e).text for e in trace}
+    for rec in sem:
+        if rec.kind not in ("fact", "summary"):
+            continue
+        have = terms(rec.content)
+        for ep in rec.source_episodes:
+            assert any(terms(s) <= have for s in sentences(texts[ep])), (rec.content, texts[ep])
+
+
+def test_dreaming_twice_changes_nothing_the_second_time(tmp_path):
+    trace = week_trace(tmp_path)
+    sem = memory()
+    dreamer = Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", extract_concepts=False)
+    dreamer.dream()
+    before = sorted((r.content, r.reinforcements, tuple(r.source_episodes)) for r in sem)
+    again = dreamer.dream()
+    assert again.episodes == 0 and again.counts() == {"added": 0, "reinforced": 0, "merged": 0, "superseded": 0,
+                                                      "pruned": 0}
+    assert sorted((r.content, r.reinforcements, tuple(r.source_episodes)) for r in sem) == before
+
+
+def _cluster():
+    return [DreamEpisode(f"ep-{i}", 1_800_000_000.0 + i, text) for i, text in enumerate(
+        ["Alice moved to Paris in May.", "Alice loves her new flat in Paris.", "Bob sold his car."])]
+
+
+def test_model_summary_keeps_only_correctly_cited_facts():
+    llm = Scripted(["- Alice lives in Paris [1, 2]\n- Bob has no car [3]\n- Invented fact [9]\n- No citation here\n"
+                    "commentary without a dash"])
+    facts = LLMSummariser(llm).summarise(_cluster())
+    assert [(f.content, f.episodes) for f in facts] == [("Alice lives in Paris", ("ep-0", "ep-1")),
+                                                         ("Bob has no car", ("ep-2",))]
+    assert "[1] Alice moved to Paris in May." in llm.prompts[0][1]
+
+
+def test_a_failing_model_falls_back_to_the_extractive_summariser():
+    cluster = _cluster()
+    llm_facts = LLMSummariser(Scripted(["!error model down"])).summarise(cluster)
+    assert [(f.content, f.episodes) for f in llm_facts] == [
+        (f.content, f.episodes) for f in ExtractiveSummariser().summarise(cluster)]
