@@ -1,0 +1,77 @@
+"""Spreading activation across layers, grouped by layer, and the agent's recall with its score parts."""
+
+from __future__ import annotations
+
+import pytest
+
+from mettaclaw.crosslayer import AgentRecall, LayerGraph, spread_layers
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.longterm import LongTermMemory
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+T0 = 1_800_000_000.0
+
+
+def semantic() -> SemanticMemory:
+    return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+
+
+def test_spread_matches_the_spec_arithmetic_on_a_chain():
+    links = {("semantic", "a"): [("episodic", "e1", 1.0)], ("episodic", "e1"): [("semantic", "a", 1.0)]}
+    found = spread_layers(lambda layer, node: links.get((layer, node), []), {("semantic", "a"): 1.0}, steps=1)
+    # one step: a keeps 0.5 and passes 0.5 to e1; everything decays by 0.1
+    assert found == {"episodic": [("e1", pytest.approx(0.45))]}
+
+
+def test_spread_crosses_layers_and_groups_results_by_layer():
+    sem = semantic()
+    coffee = sem.learn("Alice drinks coffee every morning.", source_episodes=["ep-1", "ep-2"]).id
+    mug = sem.learn("The blue mug is Alice's favourite.", source_episodes=["ep-2"]).id
+    tea = sem.learn("Tea is kept in the tin.", source_episodes=["ep-9"]).id
+    graph = LayerGraph(sem, adjacent=lambda ep: {"ep-1": ["ep-0"]}.get(ep, []))
+    grouped = spread_layers(graph, {("semantic", coffee): 1.0})
+    assert set(grouped) == {"semantic", "episodic"}
+    episodic = dict(grouped["episodic"])
+    assert {"ep-1", "ep-2", "ep-0"} <= set(episodic) and episodic["ep-1"] > episodic["ep-0"]
+    semantic_ids = [node for node, _ in grouped["semantic"]]
+    assert mug in semantic_ids and tea not in semantic_ids  # reached through the shared episode only
+    assert all(a >= b for (_, a), (_, b) in zip(grouped["episodic"], grouped["episodic"][1:], strict=False))
+
+
+def test_agent_recall_fuses_layers_drops_covered_hits_and_explains_scores():
+    sem = semantic()
+    longterm = LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
+    turns = {"ep-1": "Alice: I moved to Paris last spring.", "ep-2": "Alice: my new flat in Paris has a balcony.",
+             "ep-3": "Bob: I sold my old car."}
+    ids = {ep: longterm.remember(text, extra={"episode": ep}).id for ep, text in turns.items()}
+    fact = sem.learn("Alice lives in Paris in a flat with a balcony.", source_episodes=["ep-1", "ep-2"]).id
+    episode_of = {mid: ep for ep, mid in ids.items()}
+    graph = LayerGraph(sem, longterm=longterm, episode_of=episode_of.get,
+                       memories_of=lambda ep: [ids[ep]] if ep in ids else [])
+    recall = AgentRecall(longterm, sem, graph, touch=False)
+    hits = recall.recall("where does Alice live, Paris flat", limit=5, explain=True)
+    by_id = {h.id: h for h in hits}
+    assert fact in by_id and by_id[fact].cites == ["ep-1", "ep-2"]
+    parts = by_id[fact].parts
+    for name in ("similarity", "base_level", "spreading", "retrievability", "layer_rank", "score"):
+        assert name in parts
+    # a turn whose only episode is already covered by a better hit is not shown again
+    seen: set[str] = set()
+    for hit in hits:
+        assert not (hit.cites and set(hit.cites) <= seen), hit
+        seen |= set(hit.cites)
+    assert seen >= {"ep-1", "ep-2"}
+    grouped = recall.by_layer(hits)
+    assert set(grouped) <= {"semantic", "longterm"} and sum(len(v) for v in grouped.values()) == len(hits)
+    assert all(h.parts is None for h in recall.recall("Alice Paris", limit=3))
+
+
+def test_agent_recall_refuses_bad_input():
+    with pytest.raises(ValueError, match="at least one layer"):
+        AgentRecall()
+    recall = AgentRecall(semantic=semantic())
+    with pytest.raises(ValueError, match="empty query"):
+        recall.recall("   ")
+    with pytest.raises(ValueError, match="limit"):
+        recall.recall("x", limit=0)
