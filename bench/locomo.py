@@ -107,6 +107,7 @@ def evaluate(memory: LongTermMemory, convs: list[dict], mode: str) -> dict:
     from rich.progress import Progress
 
     recall: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    per_conv: dict[str, list[float]] = defaultdict(list)
     tokens: list[int] = []
     latencies: list[float] = []
     total = sum(len(c["questions"]) for c in convs)
@@ -123,12 +124,15 @@ def evaluate(memory: LongTermMemory, convs: list[dict], mode: str) -> dict:
                     share = len(evidence & covered) / len(evidence)
                     recall[CATEGORIES.get(qa["category"], str(qa["category"]))][k].append(share)
                     recall["all"][k].append(share)
+                    if k == 10:
+                        per_conv[conv["source"]].append(share)
                 tokens.append(sum(count_tokens(m.text) for m in found[:10]))
                 bar.update(task, advance=1)
     latencies.sort()
     return {
         "by_category": {cat: {"n": len(r[10]), **{f"R@{k}": sum(r[k]) / len(r[k]) for k in KS}}
                         for cat, r in recall.items()},
+        "R@10_by_conversation": {src: sum(v) / len(v) for src, v in per_conv.items()},
         "tokens@10": sum(tokens) / len(tokens),
         "query_p50_ms": 1000 * latencies[len(latencies) // 2],
         "query_p95_ms": 1000 * latencies[int(len(latencies) * 0.95)],

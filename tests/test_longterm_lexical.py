@@ -72,3 +72,10 @@ def test_light_stemmer(word: str, root: str) -> None:
 
 def test_tokenize_drops_stopwords_and_possessives() -> None:
     assert tokenize("What is Caroline's favourite book?") == [stem("caroline"), stem("favourite"), "book"]
+
+
+def test_bulk_load_replaces_the_index() -> None:
+    index = BM25Index()
+    index.add("old", "kettle")
+    index.load([("a", "red kettle"), ("b", "blue teapot")])
+    assert [i for i, _ in index.search("kettle", 5)] == ["a"] and len(index) == 2 and "old" not in index

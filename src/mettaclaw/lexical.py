@@ -100,6 +100,11 @@ class BM25Index:
         for doc_id, text in items:
             self.add(doc_id, text)
 
+    def load(self, items: Iterable[tuple[str, str]]) -> None:
+        """Replace the whole index with these (id, text) pairs and build it: the fast path at open."""
+        self._tokens = {doc_id: tokenize(text) for doc_id, text in items}
+        self.rebuild()
+
     def remove(self, doc_id: str) -> bool:
         if doc_id not in self._tokens:
             return False

@@ -113,16 +113,19 @@ class LongTermMemory(Announcer):
         self._by_hash: dict[str, str] = {}
         self._filters = FilterIndex()
         self._bm25 = BM25Index()
-        for item in store.iter_all():
-            self._mirror(item)
-        self._bm25.rebuild()
+        texts = []
+        for item in store.iter_all(batch=5000):
+            self._mirror(item, index_words=False)
+            texts.append((item.id, lexical_text(item.document, item.metadata)))
+        self._bm25.load(texts)
 
     # --- bookkeeping
-    def _mirror(self, item: StoredItem) -> None:
+    def _mirror(self, item: StoredItem, index_words: bool = True) -> None:
         self._items[item.id] = item
         self._by_hash[str(item.metadata.get("hash", ""))] = item.id
         self._filters.add(item.id, item.metadata)
-        self._bm25.add(item.id, lexical_text(item.document, item.metadata))
+        if index_words:
+            self._bm25.add(item.id, lexical_text(item.document, item.metadata))
 
     def _unmirror(self, memory_id: str) -> StoredItem | None:
         item = self._items.pop(memory_id, None)
