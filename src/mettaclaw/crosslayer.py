@@ -95,12 +95,14 @@ class AgentRecall:
 
     def __init__(self, longterm: Any = None, semantic: Any = None, graph: LayerGraph | None = None, *,
                  weights: dict[str, float] | None = None, rrf_k: int = 60, seeds: int = 5,
-                 spread_weight: float = 0.5, touch: bool = True) -> None:
+                 spread_weight: float = 0.5, touch: bool = True, feedback: int = 0) -> None:
         if longterm is None and semantic is None:
             raise ValueError("recall needs at least one layer (longterm or semantic)")
         self.longterm, self.semantic, self.graph = longterm, semantic, graph or LayerGraph(semantic)
         self.weights = {"longterm": 1.0, "semantic": 1.0, **(weights or {})}
         self.rrf_k, self.seeds, self.spread_weight, self.touch = rrf_k, seeds, spread_weight, touch
+        self.feedback = feedback  # > 0: ask long-term memory again with the text of that many top hits
+        self.weights.setdefault("feedback", 0.5)
 
     def _memory_hit(self, memory: Any, rank: int) -> Hit:
         episode = self.graph.episode_of(memory.id) if self.graph.episode_of else None
@@ -128,11 +130,21 @@ class AgentRecall:
         if self.semantic is not None and len(self.semantic):
             found = self.semantic.recall(query, depth, explain=True, touch=self.touch)
             lists["semantic"] = [self._semantic_hit(h, r) for r, h in enumerate(found, start=1)]
+        if self.feedback > 0 and lists.get("longterm"):
+            # pseudo-relevance feedback, the lexical twin of spreading: the words of the best hits find
+            # the second hop of a question (the place named in the turn that answered "where from")
+            expanded = "\n".join([query, *(h.text for h in lists["longterm"][: self.feedback])])
+            found = self.longterm.query(expanded, limit=depth, **(longterm_filters or {}))
+            lists["feedback"] = [self._memory_hit(m, r) for r, m in enumerate(found, start=1)]
         hits: dict[Node, Hit] = {}
         for layer, ranked in lists.items():
             for rank, hit in enumerate(ranked, start=1):
+                node = ("longterm" if layer == "feedback" else layer, hit.id)
                 hit.score = self.weights[layer] / (self.rrf_k + rank)
-                hits[(layer, hit.id)] = hit
+                if node in hits:
+                    hits[node].score += hit.score
+                else:
+                    hits[node] = hit
         self._spread(hits)
         ordered = sorted(hits.values(), key=lambda h: -h.score)
         out, covered = [], set()

@@ -21,6 +21,9 @@ from .episodes import DreamEpisode
 MIN_OBSERVATIONS = 3
 TIMING_GATE = 8
 MAX_KEPT = 200  # observations remembered a pattern (the newest)
+MAX_CITED = 50  # episodes a pattern concept cites: a sample of its evidence, not all of it (every
+# confirmation re-reads the co-occurrence of all cited episodes, so an uncapped habit would cost
+# more each day); later observations still confirm the concept, without a new citation
 
 
 @dataclass
@@ -83,12 +86,13 @@ def judge(k: str, observations: list[list[Any]]) -> PatternVerdict:
     return PatternVerdict(action, outcome, episodes, True, f"seen {n} times, timing not random", cv)
 
 
-def promote(semantic: Any, verdict: PatternVerdict, episode: str) -> Any:
-    """Find-or-create the pattern's concept through reconciliation, confirmed by one episode (which
-    becomes a DERIVED_FROM edge); called once for each observation not yet counted."""
+def promote(semantic: Any, verdict: PatternVerdict, episodes: list[str], cited: int = 0) -> Any:
+    """Find-or-create the pattern's concept through reconciliation, confirmed by the observations not
+    yet counted; up to MAX_CITED of them (`cited` so far) become DERIVED_FROM edges."""
+    episodes = episodes[: max(0, MAX_CITED - cited)]
     success = verdict.outcome == "success"
     return semantic.learn(
         f"doing {verdict.action} leads to {verdict.outcome}", name=f"pattern {verdict.action} {verdict.outcome}",
-        kind="concept", category="operational_pattern", source_episodes=[episode],
+        kind="concept", category="operational_pattern", source_episodes=episodes,
         tags=("pattern", "action", f"action_type:{verdict.action}", "success" if success else "failure"),
         provenance="episodic_consolidation", properties={"action": verdict.action, "outcome": verdict.outcome})

@@ -259,29 +259,30 @@ class Dreamer:
             candidates = self.summariser.summarise([batch[i] for i in group])
             report.candidates += len(candidates)
             for cand in candidates:
-                # a fact said in several episodes is confirmed by each (its confidence follows the count);
-                # a summary compresses its episodes and is written once, citing all of them
-                for episodes in ([e] for e in cand.episodes) if cand.confirmations else [list(cand.episodes)]:
-                    with self.lock:
-                        result = self.semantic.learn(
-                            cand.content, kind=cand.kind, tags=cand.tags, category=cand.category,
-                            source_episodes=episodes, provenance="episodic_consolidation",
-                            valid_from=min(self._time_of(batch, e) for e in cand.episodes))
-                    report.record(result)
-                    touched += [result.id, *result.superseded]
+                # one write a candidate a batch, citing every episode that said it: the semantic layer then
+                # counts it as one confirmation (see the report: it should count each new episode)
+                with self.lock:
+                    result = self.semantic.learn(
+                        cand.content, kind=cand.kind, tags=cand.tags, category=cand.category,
+                        source_episodes=list(cand.episodes), provenance="episodic_consolidation",
+                        valid_from=min(self._time_of(batch, e) for e in cand.episodes))
+                report.record(result)
+                touched += [result.id, *result.superseded]
         for k in sorted(pattern_rules.observe(self.state.patterns, batch)):
             verdict = pattern_rules.judge(k, self.state.patterns[k])
             if verdict.promoted:
-                fresh = False
-                for obs in self.state.patterns[k]:
-                    if len(obs) < 3:  # [episode id, time] -> [episode id, time, promoted]
-                        with self.lock:
-                            result = pattern_rules.promote(self.semantic, verdict, str(obs[0]))
-                        report.record(result)
+                seen = self.state.patterns[k]
+                fresh = [obs for obs in seen if len(obs) < 3]  # [id, time] -> [id, time, True] once counted
+                if fresh:
+                    cited = self.state.pattern_cited.get(k, 0)
+                    with self.lock:
+                        result = pattern_rules.promote(self.semantic, verdict, [str(o[0]) for o in fresh], cited)
+                    self.state.pattern_cited[k] = min(pattern_rules.MAX_CITED, cited + len(fresh))
+                    report.record(result)
+                    for obs in fresh:
                         obs.append(True)
-                        fresh = True
-                if fresh and verdict.name not in report.patterns_promoted:
-                    report.patterns_promoted.append(verdict.name)
+                    if verdict.name not in report.patterns_promoted:
+                        report.patterns_promoted.append(verdict.name)
             elif len(verdict.episodes) >= pattern_rules.MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
                 report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")
         return touched

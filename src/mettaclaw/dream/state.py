@@ -22,6 +22,7 @@ class DreamState:
     dream_mark: int = -1  # the last episode whose batch finished consolidating
     concept_mark: int = -1  # the last episode whose concepts were extracted
     patterns: dict[str, list[list[Any]]] = field(default_factory=dict)
+    pattern_cited: dict[str, int] = field(default_factory=dict)  # episodes each pattern concept cites
     in_progress: dict[str, Any] | None = None  # set while a dream runs: a leftover means it was cut short
     last_dream: float | None = None
     last_report: dict[str, Any] | None = None

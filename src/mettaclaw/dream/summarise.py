@@ -40,7 +40,6 @@ class CandidateFact:
     tags: tuple[str, ...] = ("dream",)
     category: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
-    confirmations: bool = True  # each cited episode confirms it (reinforces); False for a summary
 
 
 def terms(text: str) -> frozenset[str]:
@@ -135,7 +134,7 @@ class ExtractiveSummariser:
         top = [t for t, _ in df.most_common(3) if df[t] > 1]
         return CandidateFact(" ".join(s if s.endswith((".", "!", "?")) else s + "." for _, (_, s) in picked),
                              tuple(e for e, _ in picked), "summary", ("dream", "summary"),
-                             meta={"theme": ", ".join(top)}, confirmations=False)
+                             meta={"theme": ", ".join(top)})
 
 
 PROMPT = """You consolidate an agent's memory. Below are numbered episodes from its history that are about

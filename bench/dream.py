@@ -1,0 +1,120 @@
+"""The dream phase over 10k episodes with the offline summariser: time, and whether memory stays flat.
+
+    python bench/dream.py [--episodes 10000] [--embedder minilm|hash] [--store chroma|memory] [--json PATH]
+
+A synthetic but realistic trace (a real `history.metta` file): daily routines said again and again,
+actions with success or failure, and one-off events naming people, places and objects. The whole
+dream runs as the agent runs it (clusters of 100, extractive summaries, reconciliation through the
+semantic layer on SQLite and the vector store, pattern promotion, decay/prune/cap). Resident memory
+is sampled after every batch: "flat" means the last batches cost no more than the early ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from _common import report, rss_mb  # noqa: E402
+
+from mettaclaw.dream import Dreamer  # noqa: E402
+from mettaclaw.dream.cache import CachedEmbedder  # noqa: E402
+from mettaclaw.embedders import HashEmbedder, SentenceTransformerEmbedder, signature  # noqa: E402
+from mettaclaw.parser import Command  # noqa: E402
+from mettaclaw.semantic import SemanticMemory  # noqa: E402
+from mettaclaw.semantic.sqlite_store import SqliteSemanticStore  # noqa: E402
+from mettaclaw.trace import EpisodicTrace  # noqa: E402
+from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
+
+PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas"]
+PLACES = ["Paris", "Leeds", "the office", "the garden", "the station", "the gym", "the library", "the market"]
+OBJECTS = ["coffee mug", "laptop", "bicycle", "umbrella", "notebook", "kettle", "phone", "backpack", "lamp", "keys"]
+VERBS = ["found", "lost", "repaired", "bought", "borrowed", "cleaned", "sold", "painted", "moved", "forgot"]
+ROUTINES = ["Alice drinks black coffee every morning before work.", "Bob walks the dog in the park after lunch.",
+            "The team meets on Mondays at ten to plan the week.", "Carol waters the plants every evening.",
+            "The backup job runs every night at two.", "Hiro cycles to the office when it is dry."]
+ACTIONS = [("shell", None), ("send", None), ("remember", None), ("query", None), ("shell", "disk full"),
+           ("write-file", "permission denied")]
+
+
+def synthetic_trace(path: Path, n: int, seed: int = 7) -> EpisodicTrace:
+    rng = random.Random(seed)
+    trace = EpisodicTrace(path)
+    when = datetime(2026, 1, 1, 8, 0, 0)
+    lines = []
+    from mettaclaw.trace import format_record
+
+    for i in range(n):
+        when += timedelta(minutes=rng.randint(5, 90))
+        if rng.random() < 0.35:
+            message = rng.choice(ROUTINES)
+        else:
+            message = (f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {rng.choice(OBJECTS)} at {rng.choice(PLACES)}"
+                       f" on {when:%A}, ticket {rng.randint(100, 999)}.")
+        skill, error = rng.choice(ACTIONS)
+        lines.append(format_record(when.strftime("%Y-%m-%d %H:%M:%S"), message, [Command(skill, (f"step {i}",))], error))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")  # bulk write: the bench measures the dream
+    return trace
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
+    parser.add_argument("--store", choices=("chroma", "memory"), default="chroma", help="the semantic vector store")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    embedder = SentenceTransformerEmbedder() if args.embedder == "minilm" else HashEmbedder(384)
+    embedder.embed(["warm up"])  # model load is start-up cost, not dream cost
+    with tempfile.TemporaryDirectory(prefix="bench-dream-") as tmp:
+        folder = Path(tmp)
+        trace = synthetic_trace(folder / "history.metta", args.episodes)
+        if args.store == "chroma":
+            from mettaclaw.chroma_store import ChromaVectorStore
+
+            vectors = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder),
+                                                 collection="semantic")
+        else:
+            vectors = InMemoryVectorStore()
+        cached = CachedEmbedder(embedder)  # facts re-confirmed batch after batch are embedded once
+        semantic = SemanticMemory(cached, vectors, SqliteSemanticStore(folder / "semantic.sqlite3"))
+        dreamer = Dreamer(semantic, trace, embedder, folder / "dream.json", extract_concepts=False,
+                          max_episodes=args.episodes, progress=True)
+        rss: list[float] = []
+        original = dreamer._batch
+
+        def measured(batch, rep):  # noqa: ANN001, ANN202 - sample memory after each batch
+            out = original(batch, rep)
+            rss.append(rss_mb())
+            return out
+
+        dreamer._batch = measured
+        rss_start = rss_mb()
+        start = time.perf_counter()
+        result = dreamer.dream("benchmark")
+        seconds = time.perf_counter() - start
+        records = len(semantic)
+        semantic.close()
+    tenth = max(1, len(rss) // 10)
+    early, late = max(rss[:tenth]), max(rss[-tenth:])
+    rows = [("episodes", result.episodes), ("embedder", signature(embedder)), ("vector store", args.store),
+            ("dream seconds", seconds), ("episodes / s", result.episodes / seconds), ("clusters", result.clusters),
+            ("candidates", result.candidates), ("records after", records),
+            *((a, n) for a, n in result.counts().items()), ("patterns promoted", len(result.patterns_promoted)),
+            ("RSS at start MB", rss_start), ("RSS after first 10% MB", early), ("RSS after last 10% MB", late),
+            ("RSS growth first->last 10%", late / early - 1.0)]
+    report("dream phase", rows, args.json, {k: v for k, v in rows} | {"rss_per_batch_mb": rss,
+                                                                      "report": result.to_dict() | {"added": None,
+                                                                      "reinforced": None, "merged": None}})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,35 @@
+"""An embedder that remembers its last few thousand texts: a dream re-confirms the same facts and
+patterns batch after batch, and each confirmation goes through reconciliation, which embeds the text.
+Same name and dimension as the wrapped embedder, so stores see the same signature."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+
+class CachedEmbedder:
+    def __init__(self, inner: Any, size: int = 4096) -> None:
+        if size < 1:
+            raise ValueError(f"cache size must be at least 1, not {size}")
+        self.inner, self.size = inner, size
+        self.name, self.dim = inner.name, inner.dim
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.hits = self.misses = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        if missing:
+            for text, row in zip(missing, self.inner.embed(missing), strict=True):
+                self._cache[text] = np.asarray(row, dtype=np.float32)
+        rows = []
+        for text in texts:
+            self._cache.move_to_end(text)
+            rows.append(self._cache[text])
+        while len(self._cache) > self.size:
+            self._cache.popitem(last=False)
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
