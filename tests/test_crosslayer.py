@@ -75,3 +75,18 @@ def test_agent_recall_refuses_bad_input():
         recall.recall("   ")
     with pytest.raises(ValueError, match="limit"):
         recall.recall("x", limit=0)
+
+
+def test_spread_skill_groups_by_layer_and_reports_bad_references():
+    from mettaclaw.crosslayer import render, spread_skill
+
+    sem = semantic()
+    fact = sem.learn("Alice drinks coffee every morning.", source_episodes=["ep-1"]).id
+    sem.learn("The blue mug is Alice's favourite.", source_episodes=["ep-1"])
+    out = spread_skill(sem, LayerGraph(sem), fact)
+    assert out.startswith(f"SPREAD from {fact}") and "  episodic: ep-1" in out and "  semantic: " in out
+    assert spread_skill(sem, LayerGraph(sem), "no such thing").startswith("ERROR: spread: no record")
+    assert spread_skill(sem, LayerGraph(sem), " ").startswith("ERROR: spread: give a record")
+    hits = AgentRecall(semantic=sem, touch=False).recall("coffee", limit=2, explain=True)
+    text = render(hits, explain=True)
+    assert text.startswith("1. [semantic] ") and "retrievability=" in text and "from ep-1" in text

@@ -197,3 +197,43 @@ class AgentRecall:
         for hit in hits:
             grouped[hit.layer].append(hit)
         return dict(grouped)
+
+
+HELP = {
+    "spread": "spread <record id or name> -- spreading activation from one record across memory layers "
+              "(facts, the episodes they came from, neighbouring episodes, memories), grouped by layer.",
+}
+
+
+def render(hits: list[Hit], explain: bool = False) -> str:
+    """Hits as the model reads them: numbered, with layer, id and the episodes they stand for."""
+    lines = []
+    for n, hit in enumerate(hits, start=1):
+        src = f", from {', '.join(hit.cites[:5])}" if hit.cites else ""
+        line = f"{n}. [{hit.layer}] {hit.text} (id {hit.id}{src})"
+        if explain and hit.parts:
+            line += " {" + ", ".join(f"{k}={v:.3g}" for k, v in sorted(hit.parts.items())) + "}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def spread_skill(semantic: Any, graph: LayerGraph, arg: str, limit: int = 5) -> str:
+    """`spread <id or name>`: what one record activates in each layer."""
+    ref = (arg or "").strip()
+    if not ref:
+        return "ERROR: spread: give a record id or name, e.g. spread coffee mug"
+    try:
+        rec = semantic.resolve(ref)
+    except LookupError as err:
+        return f"ERROR: spread: {err}"
+    grouped = spread_layers(graph, {("semantic", rec.id): 1.0})
+    if not grouped:
+        return f"SPREAD: {rec.id} ({rec.content[:60]}) has no links yet"
+    out = [f"SPREAD from {rec.id} ({rec.content[:60]}):"]
+    for layer, found in grouped.items():
+        shown = []
+        for node, act in found[:limit]:
+            other = semantic.get(node) if layer == "semantic" else None
+            shown.append(f"{node}{' ' + repr(other.content[:50]) if other else ''} ({act:.2f})")
+        out.append(f"  {layer}: " + "; ".join(shown))
+    return "\n".join(out)
