@@ -30,6 +30,7 @@ _STARTERS = frozenset(["sounds", "looks", "let", "let's", "went", "got", "maybe"
                        "since", "because", "after", "before", "then", "now", "thats", "sounds", "nope", "hmm",
                        "some", "any", "every", "each", "most", "many", "much", "our", "one", "two", "both",
                        "did", "does", "had", "have", "been", "being", "was", "were", "yep", "ah", "ooh", "same"])
+_COMMON_START = STOP_WORDS | _EXTRA_STOP | _STARTERS  # a capital here is just the start of a sentence
 _NOT_OBJECTS = frozenset(["way", "time", "lot", "thing", "things", "something", "anything", "everything", "nothing", "bit", "kind", "sort", "day", "week", "year", "moment", "idea", "best", "most", "same", "other", "first", "last", "next", "new", "good", "great"])
 
 
@@ -49,14 +50,15 @@ def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
     starts = _sentence_starts(text)
     capitalised = {m.group(1) for m in _NAME.finditer(text) if m.start() not in starts}
     for m in _NAME.finditer(text):
-        name = m.group(1)
-        if name.lower() in _NOT_NAMES or name.split()[0].lower() in _NOT_NAMES:
+        parts, start = m.group(1).split(), m.start()
+        while parts and (parts[0].lower() in _NOT_NAMES or (start in starts and m.group(1) not in capitalised
+                                                             and parts[0].lower() in _COMMON_START)):
+            start += len(parts[0]) + 1  # "Yesterday Alice": the name is Alice
+            parts = parts[1:]
+        if not parts:
             continue
-        first = name.split()[0].lower()
-        if m.start() in starts and name not in capitalised and (first in STOP_WORDS or first in _EXTRA_STOP
-                                                                 or first in _STARTERS):
-            continue  # a capital at a sentence start is usually just the start of a sentence
-        category = "place" if _PLACE_BEFORE.search(text[max(0, m.start() - 8) : m.start()]) else "person"
+        name = " ".join(parts)
+        category = "place" if _PLACE_BEFORE.search(text[max(0, start - 8) : start]) else "person"
         found.setdefault(normalize_name(name), Mention(name, category))
     for m in _OBJECT.finditer(text):
         word = m.group(1)

@@ -1,0 +1,59 @@
+"""Concepts named in each new episode (people, places, objects, actions) -> find-or-create with references."""
+
+from __future__ import annotations
+
+from mettaclaw.dream import Dreamer
+from mettaclaw.dream.concepts import MAX_PER_EPISODE, Mention, extract, learn_concepts
+from mettaclaw.dream.episodes import DreamEpisode
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.parser import Command
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.trace import EpisodicTrace
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+
+def semantic() -> SemanticMemory:
+    return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: 1.8e9)
+
+
+def test_extract_people_places_objects_and_actions():
+    found = extract("Yesterday Alice met Bob in Paris. She left her umbrella on the train.", ["send", "make_coffee"])
+    assert Mention("Alice", "person") in found and Mention("Bob", "person") in found
+    assert Mention("Paris", "place") in found
+    assert Mention("umbrella", "object") in found and Mention("train", "object") in found
+    assert Mention("send", "action") in found and Mention("make_coffee", "action") in found
+    names = {m.name for m in found}
+    assert "Yesterday" not in names and "She" not in names  # sentence starts and pronouns are not names
+
+
+def test_extract_skips_filler_and_is_bounded():
+    assert extract("Thanks! Sounds great, see you on Monday.") == []
+    many = " ".join(f"the {w}" for w in ["apple", "bread", "chair", "dress", "engine", "fence", "glove", "horse",
+                                         "igloo", "jacket"])
+    assert len(extract(many)) == MAX_PER_EPISODE
+
+
+def test_find_or_create_keeps_one_concept_per_name_with_every_episode():
+    sem = semantic()
+    first = learn_concepts(sem, DreamEpisode("ep-1", 1.0, "Alice filled the kettle.", ("make_coffee",)))
+    second = learn_concepts(sem, DreamEpisode("ep-2", 2.0, "alice cleaned the Kettle.", ("make_coffee",)))
+    assert first == {"created": 3} and second.get("reinforced", 0) >= 2
+    kettle = [r for r in sem if r.kind == "concept" and r.name_norm == "kettle"]
+    assert len(kettle) == 1 and kettle[0].source_episodes == ["ep-1", "ep-2"] and kettle[0].category == "object"
+    action = [r for r in sem if r.name == "make_coffee"][0]
+    assert action.name_norm == "make coffee" and action.category == "action"
+    edges = {e.dst for e in sem.records.edges_of(kettle[0].id) if e.type == "DERIVED_FROM"}
+    assert edges == {"ep-1", "ep-2"}
+
+
+def test_new_trace_episodes_are_extracted_once_each(tmp_path):
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    sem = semantic()
+    dreamer = Dreamer(sem, trace, sem.embedder, tmp_path / "s.json")
+    trace.append("2026-03-02 08:00:00", "Grace repaired the bicycle.", [Command("shell", ("ls",))])
+    assert dreamer.extract_pending() == {"created": 3}
+    assert dreamer.extract_pending() == {}  # nothing new
+    trace.append("2026-03-02 09:00:00", "Grace rode the bicycle to work.", [])
+    dreamer.extract_pending()
+    grace = [r for r in sem if r.name == "Grace"][0]
+    assert len(grace.source_episodes) == 2 and all(e.startswith("ep-") for e in grace.source_episodes)
