@@ -177,7 +177,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--embedder", choices=["local", "hash"], default="local")
     parser.add_argument("--ops", type=int, default=200)
-    parser.add_argument("--pairs", type=int, default=200, help="unrelated pairs sampled for the false-supersede rate")
+    parser.add_argument("--pairs", type=int, default=200,
+                        help="unrelated pairs sampled for the false-supersede rate with the chosen embedder (-1: skip)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
@@ -195,7 +196,7 @@ def main() -> None:
     from mettaclaw.embedders import HashEmbedder
 
     results["contradiction_hash_all_pairs"] = false_supersede(HashEmbedder(256), 0)
-    if args.embedder == "local":
+    if args.embedder == "local" and args.pairs >= 0:
         results["contradiction_local_sample"] = false_supersede(embedder, args.pairs)
     for key in ("contradiction_hash_all_pairs", "contradiction_local_sample"):
         if key in results:

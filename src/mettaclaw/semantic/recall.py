@@ -20,7 +20,7 @@ from .records import SemanticRecord
 from .store import RecordFilter, SemanticStore
 
 MODES = ("semantic", "logical", "hybrid")
-HYBRID_CAP = 3000  # above this, a filter is broad: ANN then filter finds enough
+HYBRID_CAP = 1000  # above this a filter is broad: ANN, then the filter, finds enough (widening if not)
 
 
 @dataclass(frozen=True)
