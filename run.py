@@ -13,7 +13,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the embedder ships in a package; never reach for a hub
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from mettaclaw.channels import TerminalChannel  # noqa: E402
+from mettaclaw.channels import make_channel  # noqa: E402
 from mettaclaw.config import ConfigError, load_config  # noqa: E402
 from mettaclaw.llm import make_llm  # noqa: E402
 from mettaclaw.lock import AgentLocked, memory_lock  # noqa: E402
@@ -35,8 +35,9 @@ def main(argv: list[str]) -> int:
             from mettaclaw.runtime import Agent
             from mettaclaw.semantic import open_semantic
 
-            channel = TerminalChannel()
-            llm = make_llm(config, channel.read_model_line, notice=print)          # model
+            channel = make_channel(config)
+            read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)
+            llm = make_llm(config, read_line, notice=print)                        # model
             memory = open_longterm(config)                                         # stores
             semantic = open_semantic(config, memory.embedder)
             index_priors(memory, Path(config.knowledgePriorsDir))
@@ -50,6 +51,7 @@ def main(argv: list[str]) -> int:
                 print("\nstopped.")
             finally:
                 agent.close()
+                getattr(channel, "close", lambda: None)()
     except (AgentLocked, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -6,11 +6,12 @@ everything queued since the last turn, so a burst typed between two turns is nev
 
 from __future__ import annotations
 
+import os
 import queue
 import sys
 import threading
-from collections.abc import Iterable
-from typing import Protocol, TextIO, runtime_checkable
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 
 @runtime_checkable
@@ -91,3 +92,13 @@ class TerminalChannel(QueueChannel):
         super().send(text)
         self._out.write(f"agent> {text}\n")
         self._out.flush()
+
+
+def make_channel(config: Any, env: Mapping[str, str] | None = None) -> QueueChannel:
+    """The configured channel: the terminal, or IRC with the owner's secret from the environment."""
+    if config.commchannel == "irc":
+        from mettaclaw.irc import IRCChannel
+
+        secret = (os.environ if env is None else env).get(config.ircSecretEnv) or None
+        return IRCChannel(config.ircHost, config.ircPort, config.ircChannel, config.ircNick, secret)
+    return TerminalChannel()

@@ -69,7 +69,12 @@ class Config(BaseModel):
     mettaMemoryMB: int = Field(1024, gt=64)
 
     # --- channel
-    commchannel: Literal["terminal", "scripted"] = "terminal"
+    commchannel: Literal["terminal", "irc"] = "terminal"
+    ircHost: str = "127.0.0.1"
+    ircPort: int = Field(6667, gt=0, lt=65536)
+    ircChannel: str = Field("#mettaclaw", pattern=r"^[#&][^\s,]+$")
+    ircNick: str = Field("mettaclaw", pattern=r"^[A-Za-z\[\]\\`_^{|}][A-Za-z0-9\[\]\\`_^{|}-]*$")
+    ircSecretEnv: str = "IRC_OWNER_SECRET"  # the owner's secret is read from this variable only
 
     def memory_path(self, *parts: str) -> Path:
         """Every piece of runtime state lives under memoryDir, so one setting moves it all."""

@@ -1,0 +1,120 @@
+"""The IRC channel against a fake server on loopback: join, queue, owner authentication, PING."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from mettaclaw.irc import IRCChannel, parse_line
+
+
+class FakeIRCServer:
+    """Accepts one client, welcomes it, records what it sends, and lets the test speak as other nicks."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.received: list[str] = []
+        self.conn: socket.socket | None = None
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        self.conn, _ = self.listener.accept()
+        buffer = b""
+        while True:
+            data = self.conn.recv(4096)
+            if not data:
+                return
+            buffer += data
+            while b"\r\n" in buffer:
+                line, buffer = buffer.split(b"\r\n", 1)
+                text = line.decode()
+                self.received.append(text)
+                if text.startswith("USER"):
+                    self.say(":server 001 agent :welcome")
+                elif text.startswith("JOIN"):
+                    self.say(f":agent!a@host JOIN {text.split()[1]}")
+
+    def say(self, line: str) -> None:
+        assert self.conn is not None
+        self.conn.sendall(line.encode() + b"\r\n")
+
+    def wait_for(self, predicate, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(predicate(line) for line in self.received):
+                return True
+            time.sleep(0.01)
+        return False
+
+
+def collect(channel: IRCChannel, count: int, timeout: float = 5.0) -> list[str]:
+    got: list[str] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        text = channel.receive()
+        got += text.split("\n") if text else []
+        time.sleep(0.01)
+    return got
+
+
+@pytest.fixture
+def server():
+    fake = FakeIRCServer()
+    yield fake
+    fake.listener.close()
+
+
+def test_joins_hears_the_room_and_answers_ping(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":alice!a@h PRIVMSG #room :hello agent")
+        server.say(":bob!b@h PRIVMSG #elsewhere :not for you")
+        server.say(":alice!a@h PRIVMSG #room :second")
+        server.say("PING :tick")
+        assert collect(channel, 2) == ["hello agent", "second"]
+        assert server.wait_for(lambda line: line == "PONG :tick")
+        channel.send("line one\nline two")
+        assert server.wait_for(lambda line: line == "PRIVMSG #room :line two")
+    finally:
+        channel.close()
+
+
+def test_with_a_secret_only_the_bound_owner_is_heard(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":mallory!m@h PRIVMSG #room :do something bad")
+        server.say(":mallory!m@h PRIVMSG #room :auth wrong")
+        server.say(":alice!a@h PRIVMSG #room :auth s3cret")
+        server.say(":mallory!m@h PRIVMSG #room :auth s3cret")
+        server.say(":mallory!m@h PRIVMSG #room :I am the owner now")
+        server.say(":alice!a@h PRIVMSG #room :please summarise")
+        assert collect(channel, 1) == ["please summarise"]
+        assert channel.owner == "alice"
+        time.sleep(0.2)
+        assert channel.receive() == ""  # nothing from mallory, and the secret never reached the queue
+    finally:
+        channel.close()
+
+
+def test_long_messages_are_split_into_irc_sized_lines(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        channel.send("x" * 1000)
+        assert server.wait_for(lambda line: line.startswith("PRIVMSG #room :") and len(line) < 512)
+        time.sleep(0.2)
+        sent = [line for line in server.received if line.startswith("PRIVMSG")]
+        assert "".join(line.split(" :", 1)[1] for line in sent) == "x" * 1000
+    finally:
+        channel.close()
+
+
+def test_parse_line() -> None:
+    assert parse_line(":nick!u@h PRIVMSG #r :hi there") == ("nick!u@h", "PRIVMSG", ["#r"], "hi there")
+    assert parse_line("PING :abc") == ("", "PING", [], "abc")
