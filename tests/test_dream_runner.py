@@ -124,7 +124,13 @@ def test_a_crash_mid_dream_loses_nothing_and_the_next_dream_completes(tmp_path):
 
     reopened = semantic(SqliteSemanticStore(store_path))
     again = Dreamer(reopened, trace, reopened.embedder, state_path, batch_size=6, extract_concepts=False)
-    report = again.dream()
+    again.start()  # the restarted agent resumes the interrupted dream by itself
+    try:
+        assert until(lambda: again.last_report is not None and again.running is None)
+    finally:
+        again.stop()
+    report = again.last_report
+    assert report.reason == "resume an interrupted dream"
     assert report.resumed and report.error is None and report.finished_at is not None
     assert json.loads(state_path.read_text())["in_progress"] is None
     assert snapshot(reopened) == snapshot(clean)  # nothing lost, nothing counted twice

@@ -93,6 +93,10 @@ class Dreamer:
         return not busy
 
     def start(self) -> None:
+        """Start the background worker; a dream cut short by a crash is resumed at once."""
+        if self.state.in_progress is not None and self._requested is None:
+            self._requested = "resume an interrupted dream"
+            self._wake.set()
         if self._thread is None or not self._thread.is_alive():
             self._stop.clear()
             self._thread = threading.Thread(target=self._work, name="dreamer", daemon=True)
