@@ -14,6 +14,7 @@ share of it: the cost of a rebuild is spread over thousands of writes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -35,6 +36,7 @@ _STOP_TEXT = (
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
+@functools.lru_cache(maxsize=1 << 18)  # a vocabulary is small; opening 100k memories stems millions of words
 def stem(word: str) -> str:
     """A deliberately light stemmer: 'paintings'/'painted' -> 'paint', 'stories' -> 'story', 'running' -> 'run'."""
     if len(word) > 4 and word.endswith("ies"):
