@@ -5,8 +5,9 @@ Each conversation is one agent's memory: its turns are remembered in long-term m
 summariser: recurring statements become facts, clusters become summaries, each citing exactly the
 turns its text was taken from). Each question is then answered by `crosslayer.AgentRecall` (memories
 and semantic records fused by rank, spreading activation across layers, hits that add no new turn
-dropped). A derived record counts for the turns it cites; nothing looks at a question's answer or
-evidence before scoring. The plain hybrid query over the same memories runs alongside for comparison.
+dropped). A derived record counts for the turns it cites whose words it really shows (`verified`;
+`pipeline-provenance` counts every cited turn); nothing looks at a question's answer or evidence
+before scoring. The plain hybrid query over the same memories runs alongside for comparison.
 
     python bench/locomo_pipeline.py [--data PATH] [--json PATH] [--limit-convs N] [--batch N]
 """
@@ -33,6 +34,7 @@ from locomo import CATEGORIES, KS, count_tokens, load, memories_for  # noqa: E40
 
 from mettaclaw.crosslayer import AgentRecall, LayerGraph  # noqa: E402
 from mettaclaw.dream import DreamEpisode, Dreamer, ExtractiveSummariser, ListSource  # noqa: E402
+from mettaclaw.dream.summarise import sentences, terms  # noqa: E402
 from mettaclaw.longterm import LongTermMemory  # noqa: E402
 from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory  # noqa: E402
 from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
@@ -73,7 +75,7 @@ RECALL_OPTIONS = {"weights": {"semantic": 0.0}, "seeds": 10, "spread_weight": 30
 
 def build_agent(conv: dict, embedder: Any, folder: Path, batch: int, concepts: bool,
                 summariser: Any = None, group_by: str | None = GROUP_BY,
-                recall_options: dict | None = None) -> tuple[AgentRecall, LongTermMemory, dict]:
+                recall_options: dict | None = None, cluster_size: int = 5) -> tuple[AgentRecall, LongTermMemory, dict]:
     """Remember the turns, dream over them, and return the agent's recall over both layers."""
     longterm = LongTermMemory(embedder, InMemoryVectorStore())
     results = longterm.remember_many(memories_for(conv))
@@ -83,7 +85,7 @@ def build_agent(conv: dict, embedder: Any, folder: Path, batch: int, concepts: b
     summariser = summariser or ExtractiveSummariser(summary_sentences=SUMMARY_SENTENCES)
     dreamer = Dreamer(semantic, ListSource(episodes_for(conv)), embedder, folder / "dream.json",
                       batch_size=batch, max_episodes=10**6, extract_concepts=concepts, summariser=summariser,
-                      longterm=longterm, group_by=group_by)
+                      longterm=longterm, group_by=group_by, cluster_size=cluster_size)
     if concepts:
         dreamer.extract_pending(limit=10**6)
     report = dreamer.dream("benchmark")
@@ -107,6 +109,24 @@ def build_agent(conv: dict, embedder: Any, folder: Path, batch: int, concepts: b
                               "candidates": report.candidates}
 
 
+def verified(text: str, cites: list[str], turn_text: dict[str, str]) -> list[str]:
+    """The cited turns whose words really are in the hit: some sentence of the turn (two content words
+    or more) has at least 80% of its content words in the text. A turn counts for itself; a summary
+    whose provenance was widened by a merge (a paraphrase folded in) counts only for what it shows."""
+    have = terms(text)
+    out = []
+    for turn in cites:
+        if turn_text.get(turn) == text:
+            out.append(turn)
+            continue
+        for sent in sentences(turn_text.get(turn, "")):
+            want = terms(sent)
+            if len(want) >= 2 and len(want & have) >= 0.8 * len(want):
+                out.append(turn)
+                break
+    return out
+
+
 def score(found: list[list[str]], evidence: set[str]) -> dict[int, float]:
     out = {}
     for k in KS:
@@ -122,7 +142,7 @@ def run_pipeline(convs: list[dict], embedder: Any, *, batch: int = 100, concepts
     from rich.progress import Progress
 
     embedder = CachingEmbedder(embedder)
-    modes = ["pipeline", "hybrid"] if compare else ["pipeline"]
+    modes = ["pipeline", "pipeline-provenance", "hybrid"] if compare else ["pipeline", "pipeline-provenance"]
     recall = {m: defaultdict(lambda: defaultdict(list)) for m in modes}
     tokens: dict[str, list[int]] = {m: [] for m in modes}
     latency: dict[str, list[float]] = {m: [] for m in modes}
@@ -140,12 +160,15 @@ def run_pipeline(convs: list[dict], embedder: Any, *, batch: int = 100, concepts
             bar.update(task, advance=1)
         task = bar.add_task("asking", total=total)
         for conv, (agent, longterm) in zip(convs, agents, strict=True):
+            turn_text = {t["dia_id"]: t["text"] for t in conv["turns"]}
             for qa in conv["questions"]:
                 ranked: dict[str, tuple[list[list[str]], list[str]]] = {}
                 t0 = time.perf_counter()
                 hits = agent.recall(qa["question"], limit=max(KS))
                 latency["pipeline"].append(time.perf_counter() - t0)
-                ranked["pipeline"] = ([h.cites for h in hits], [h.text for h in hits])
+                ranked["pipeline"] = ([verified(h.text, h.cites, turn_text) for h in hits], [h.text for h in hits])
+                ranked["pipeline-provenance"] = ([h.cites for h in hits], [h.text for h in hits])
+                latency["pipeline-provenance"] = latency["pipeline"]
                 if compare:
                     t0 = time.perf_counter()
                     mems = longterm.query(qa["question"], limit=max(KS), mode="hybrid")

@@ -21,7 +21,8 @@ import numpy as np
 
 from . import mirror
 from . import patterns as pattern_rules
-from .cluster import cluster_vectors
+from .cache import CachedEmbedder
+from .cluster import choose_k, cluster_vectors
 from .concepts import learn_concepts
 from .consolidate import Policy, consolidate
 from .episodes import DreamEpisode, EpisodeSource, TraceSource
@@ -39,7 +40,7 @@ class Dreamer:
                  batch_size: int = 100, max_episodes: int = 20_000, policy: Policy | None = None,
                  extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
                  episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None,
-                 longterm: Any = None, group_by: str | None = None) -> None:
+                 longterm: Any = None, group_by: str | None = None, cluster_size: int = 5) -> None:
         if every_n < 1:
             raise ValueError(f"every_n must be at least 1 episode, not {every_n}")
         if interval_s is not None and interval_s <= 0:
@@ -53,6 +54,9 @@ class Dreamer:
         self.every_n, self.interval_s, self.batch_size, self.max_episodes = every_n, interval_s, batch_size, max_episodes
         self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
         self.episode_vectors, self.longterm, self.group_by = episode_vectors, longterm, group_by
+        if cluster_size < 1:
+            raise ValueError(f"cluster_size must be at least 1 episode, not {cluster_size}")
+        self.cluster_size = cluster_size
         self.state: DreamState = load_state(self.state_path)
         self.lock = threading.RLock()  # around every memory write; share it with the turn if it writes too
         self._dreaming = threading.Lock()  # one dream at a time
@@ -249,7 +253,7 @@ class Dreamer:
         vectors = self._vectors(batch)
         groups = []
         for members in parts.values():
-            found = cluster_vectors(vectors[members]) if len(members) > 1 else [[0]]
+            found = cluster_vectors(vectors[members], choose_k(len(members), self.cluster_size)) if len(members) > 1 else [[0]]
             groups.extend([members[i] for i in g] for g in found)
         return groups
 
@@ -259,8 +263,10 @@ class Dreamer:
         groups = self._groups(batch)
         report.clusters += len(groups)
         touched: list[str] = []
-        for group in groups:
-            candidates = self.summariser.summarise([batch[i] for i in group])
+        per_group = [self.summariser.summarise([batch[i] for i in group]) for group in groups]
+        if isinstance(self.semantic.embedder, CachedEmbedder):  # one batched call instead of one a candidate
+            self.semantic.embedder.embed([" ".join(c.content.split()) for cands in per_group for c in cands])
+        for candidates in per_group:
             report.candidates += len(candidates)
             for cand in candidates:
                 # one write a candidate a batch, citing every episode that said it: the semantic layer then
