@@ -100,6 +100,14 @@ def test_an_older_value_learned_late_becomes_history_not_current():
     assert mem.get(current.id).current
 
 
+def test_a_refined_object_merges_instead_of_superseding():
+    mem = make_memory()
+    first = mem.learn("Alice lives in Berlin")
+    res = mem.learn("Alice lives in Berlin since 2019")
+    assert res.action == "merged" and res.id == first.id
+    assert mem.get(first.id).content == "Alice lives in Berlin since 2019"
+
+
 def test_other_subjects_are_not_merged_however_close_the_vectors():
     mem = make_memory()
     a = mem.learn("Alice lives in Paris")

@@ -304,13 +304,16 @@ def triple_from_atom(atom: str) -> tuple[Triple | None, tuple[float, float] | No
 
 
 def same_object(a: str, b: str) -> bool:
-    """Objects agree when equal, or one refines the other (token containment) with equal numbers."""
+    """Objects agree when equal, or one refines the other (token containment: `berlin` and `berlin
+    since 2019`); when both carry numbers they must be the same numbers (`555 1234` vs `555 1234 5`)."""
     if a == b:
         return True
     ta, tb = set(a.split()), set(b.split())
     nums_a = {t for t in ta if t.isdigit()}
     nums_b = {t for t in tb if t.isdigit()}
-    return nums_a == nums_b and bool(ta) and bool(tb) and (ta <= tb or tb <= ta)
+    if nums_a and nums_b and nums_a != nums_b:
+        return False
+    return bool(ta) and bool(tb) and (ta <= tb or tb <= ta)
 
 
 def key_tokens(text: str) -> set[str]:
