@@ -112,7 +112,7 @@ def timed(fn, items):
 
 def false_supersede(embedder, pairs_sample: int) -> dict[str, float]:
     from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-    from mettaclaw.semantic.factgen import contradicting_pairs, unrelated_pairs
+    from mettaclaw.semantic.factgen import HARD_PAIRS, HELD_OUT_PAIRS, contradicting_pairs, unrelated_pairs
     from mettaclaw.vectorstore import InMemoryVectorStore
 
     rng = random.Random(5)
@@ -128,11 +128,15 @@ def false_supersede(embedder, pairs_sample: int) -> dict[str, float]:
 
     false = [second_action(a, b) for a, b, _ in unrelated]
     true = [second_action(a, b) for a, b, _ in contra]
+    hard = [second_action(a, b) for a, b in HARD_PAIRS]
+    held = [second_action(a, b) for a, b in HELD_OUT_PAIRS]
     return {"unrelated_pairs": len(false), "false_supersede": false.count("superseded"),
             "false_supersede_rate": false.count("superseded") / len(false),
             "false_merge_or_reinforce": sum(a in ("merged", "reinforced") for a in false),
             "contradiction_pairs": len(true), "contradictions_detected": true.count("superseded"),
-            "detection_rate": true.count("superseded") / len(true)}
+            "detection_rate": true.count("superseded") / len(true),
+            "hand_tuning_set_false_supersede": f"{hard.count('superseded')}/{len(hard)}",
+            "hand_held_out_false_supersede": f"{held.count('superseded')}/{len(held)}"}
 
 
 def run_size(n: int, embedder, ops: int, folder: Path) -> dict[str, float]:

@@ -44,6 +44,12 @@ def test_content_key_ignores_case_punctuation_and_articles():
     ("Alice is a doctor", ("alice", "IS_A", "doctor", True, False)),
     ("Alice likes jazz", ("alice", "VERB:like", "jazz", True, False)),
     ("Alice's sister is Carol", ("alice", "ATTR:sister", "carol", True, False)),
+    ("Bob lives in a flat", ("bob", "LIVES_IN:KIND", "flat", True, False)),  # a kind, not a place
+    ("Tom works at night", ("tom", "WORKS_AT:WHEN", "night", True, False)),  # a time, not an employer
+    ("Tom works at a small bakery", ("tom", "WORKS_AT", "small bakery", True, True)),  # still an employer
+    ("Bob was born in June", ("bob", "BORN_WHEN", "june", True, True)),
+    ("Heidi's favourite season is spring", ("heidi", "ATTR:favourite season", "spring", True, True)),
+    ("The cat is on a diet", ("cat", "LOCATED_ON:KIND", "diet", True, False)),
 ])
 def test_extract_triple(sentence, expected):
     t = extract_triple(sentence)

@@ -71,7 +71,7 @@ VERB_RELATIONS: dict[str, list[str]] = {
                    "is stored in", "are stored in", "is parked in", "is parked at", "is placed in",
                    "are placed in", "is now in", "are now in"],
 }
-FUNCTIONAL_RELATIONS = frozenset(VERB_RELATIONS) | {"AGE", "BIRTH_YEAR", "TIME", "LOCATED_ON", "LOCATED_UNDER"}
+FUNCTIONAL_RELATIONS = frozenset(VERB_RELATIONS) | {"AGE", "BIRTH_YEAR", "BORN_WHEN", "TIME", "LOCATED_ON", "LOCATED_UNDER"}
 
 # Attribute synonyms ("X's <attr> is Y") and which attributes hold one value at a time.
 ATTR_SYNONYMS = {
@@ -95,7 +95,9 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 _TIME_OBJECT = re.compile(
     r"^(\d{1,2}(:\d{2})?\s*(am|pm)?|noon|midnight|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"\d{4}-\d{2}-\d{2}.*|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}.*|tomorrow|tonight|today)$")
+    r"\d{4}-\d{2}-\d{2}.*|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*( \d{1,4}.*)?|tomorrow|tonight|today|"
+    r"(the )?(night|nights|weekends?|mornings?|evenings?|afternoons?|dawn|dusk|daytime|weekdays?)|"
+    r"(the )?(spring|summer|autumn|fall|winter)|\d{4})$")
 _NEGATIONS = [(r"\bdoes not\b|\bdoesn't\b|\bno longer\b|\bdo not\b|\bdon't\b", ""), (r"\bis not\b|\bisn't\b", "is"),
               (r"\bare not\b|\baren't\b", "are"), (r"\bwas not\b|\bwasn't\b", "was")]
 _ATOM_STV = re.compile(r"\(\s*stv\s+([0-9.]+)\s+([0-9.]+)\s*\)")
@@ -192,14 +194,34 @@ def _verb_fact(s: str) -> Triple | None:
         for phrase in sorted(phrases, key=len, reverse=True):
             m = re.match(rf"^(?P<s>.+?) {re.escape(phrase)} (?P<o>.+)$", s)
             if m and (subj := _subject(m["s"])):
-                obj = _phrase(m["o"])
-                if relation == "BORN_IN" and re.fullmatch(r"\d{4}", obj):
-                    relation = "BIRTH_YEAR"
-                return Triple(subj, relation, obj, functional=True)
+                return _identifying(subj, relation, m["o"])
     m = re.match(r"^(?P<s>.+?) is (?:the )?(?:wife|husband|spouse) of (?P<o>.+)$", s)
     if m and (subj := _subject(m["s"])):
-        return Triple(subj, "MARRIED_TO", _phrase(m["o"]), functional=True)
+        return _identifying(subj, "MARRIED_TO", m["o"])
     return None
+
+
+ORG_NOUNS = frozenset({
+    "bakery", "bank", "company", "firm", "startup", "hospital", "clinic", "school", "university", "college",
+    "shop", "store", "restaurant", "cafe", "hotel", "agency", "factory", "lab", "laboratory", "library",
+    "studio", "newspaper", "charity", "ngo", "council", "ministry", "corporation", "consultancy", "garage",
+    "pharmacy", "supermarket", "bar", "pub", "gym", "museum", "theatre", "airline", "publisher"})
+
+
+def _identifying(subj: str, relation: str, raw_object: str, time_means_when: bool = True) -> Triple:
+    """A single-valued relation holds one *particular* value: `lives in London`. An indefinite object
+    names a kind (`lives in a flat`, `works for a good cause`) and a time names when (`works at night`,
+    `born in June`): both can hold beside the particular value, so they get their own relations. An
+    indefinite employer (`works at a small bakery`) is still an employer."""
+    obj = _phrase(raw_object)
+    if relation.startswith("BORN") and _TIME_OBJECT.match(obj):
+        return Triple(subj, "BIRTH_YEAR" if re.fullmatch(r"\d{4}", obj) else "BORN_WHEN", obj, functional=True)
+    if time_means_when and _TIME_OBJECT.match(obj):
+        return Triple(subj, f"{relation}:WHEN", obj)
+    indefinite = re.match(r"^(a|an|some|any)\b", raw_object.strip().lower())
+    if indefinite and not (relation == "WORKS_AT" and obj.split()[-1] in ORG_NOUNS):
+        return Triple(subj, f"{relation}:KIND", obj)
+    return Triple(subj, relation, obj, functional=True)
 
 
 def _age_fact(s: str) -> Triple | None:
@@ -232,8 +254,10 @@ def _possessive_fact(s: str) -> Triple | None:
         return None
     attr = _canon_attr(m["a"])
     if attr in _ATTR_TO_RELATION:
-        return Triple(subj, _ATTR_TO_RELATION[attr], _phrase(m["o"]), functional=True)
-    return Triple(subj, f"ATTR:{attr}", _phrase(m["o"]), functional=_attr_functional(attr))
+        return _identifying(subj, _ATTR_TO_RELATION[attr], m["o"], time_means_when=False)
+    if _attr_functional(attr):
+        return _identifying(subj, f"ATTR:{attr}", m["o"], time_means_when=False)
+    return Triple(subj, f"ATTR:{attr}", _phrase(m["o"]))
 
 
 def _location_fact(s: str) -> Triple | None:
@@ -254,7 +278,7 @@ def _location_fact(s: str) -> Triple | None:
     if not re.match(r"^(the|a|an|my|his|her|their|our|your|room|\d)\b", m["o"]):
         return None
     prep = {"inside": "in", "at": "in"}.get(m["p"], m["p"])
-    return Triple(subj, "LOCATED_IN" if prep == "in" else f"LOCATED_{prep.upper()}", obj, functional=True)
+    return _identifying(subj, "LOCATED_IN" if prep == "in" else f"LOCATED_{prep.upper()}", m["o"])
 
 
 def _copula_fact(s: str) -> Triple | None:
@@ -308,7 +332,8 @@ def same_object(a: str, b: str) -> bool:
     since 2019`); when both carry numbers they must be the same numbers (`555 1234` vs `555 1234 5`)."""
     if a == b:
         return True
-    ta, tb = set(a.split()), set(b.split())
+    ta = {t.removesuffix("'s") for t in a.split()}
+    tb = {t.removesuffix("'s") for t in b.split()}
     nums_a = {t for t in ta if t.isdigit()}
     nums_b = {t for t in tb if t.isdigit()}
     if nums_a and nums_b and nums_a != nums_b:
