@@ -65,8 +65,8 @@ class SemanticMemory(Announcer):
         if recorded is None:
             record_store.set_meta("embedder", sig)
         elif recorded != sig:
-            raise EmbedderMismatch(f"the semantic store was built with embedder {recorded!r}; this run uses {sig!r}. "
-                             "Use the same embedder, or point memoryDir at a fresh folder.")
+            raise EmbedderMismatch(f"the semantic store was built with embedder {recorded!r}; this run uses "
+                                   f"{sig!r}. Use the same embedder, or point memoryDir at a fresh folder.")
         self.relations = RelationRegistry(record_store)
         self.vectors = BufferedVectors(vector_store, record_store, flush_every)
 
