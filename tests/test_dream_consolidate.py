@@ -79,9 +79,11 @@ def test_prune_drops_what_fell_under_the_floor_but_keeps_reinforced_facts():
     kept = sem.learn("Alice is allergic to peanuts.", source_episodes=["ep-3"]).id
     sem.learn("Alice is allergic to peanuts.", source_episodes=["ep-4"])  # reinforced
     lone = sem.learn("The blue mug has a chip on the rim.", source_episodes=["ep-5"]).id
+    said_twice = sem.learn("Bob takes the 8:15 bus.", source_episodes=["ep-6", "ep-7"]).id  # one write, two episodes
     clock.now = T0 + 400 * DAY  # far beyond every half-life: all strengths ~0
     result = consolidate(sem, clock.now, Policy(max_records=None))
     assert set(result.pruned) == {weak, lone}
+    assert sem.get(said_twice) is not None
     assert sem.get(weak) is None and sem.get(lone) is None
     assert sem.get(kept) is not None and sem.get(kept).reinforcements == 2 and sem.get(kept).current
 

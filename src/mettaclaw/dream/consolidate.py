@@ -49,9 +49,18 @@ def last_use(rec: Any) -> float:
     return max([rec.recorded_at, rec.last_updated, *rec.access_times])
 
 
+def confirmations(rec: Any) -> int:
+    """How often a record was confirmed: its reinforcements, or for a fact or concept the episodes
+    that said it (one write may carry several). A summary's episodes are what it compresses, not
+    confirmations."""
+    if rec.kind == "summary":
+        return rec.reinforcements
+    return max(rec.reinforcements, len(set(rec.source_episodes)))
+
+
 def protected(rec: Any) -> bool:
-    """A current fact confirmed more than once, or any closed version, is never dropped here."""
-    return not rec.current or rec.reinforcements >= 2
+    """A current record confirmed more than once, or any closed version, is never dropped here."""
+    return not rec.current or confirmations(rec) >= 2
 
 
 def keep_score(rec: Any, now: float) -> float:
