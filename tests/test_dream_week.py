@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
 from mettaclaw.dream import Dreamer, ExtractiveSummariser, LLMSummariser
 from mettaclaw.dream.episodes import DreamEpisode, from_trace
 from mettaclaw.dream.summarise import sentences, terms
@@ -106,3 +108,30 @@ def test_a_failing_model_falls_back_to_the_extractive_summariser():
     llm_facts = LLMSummariser(Scripted(["!error model down"])).summarise(cluster)
     assert [(f.content, f.episodes) for f in llm_facts] == [
         (f.content, f.episodes) for f in ExtractiveSummariser().summarise(cluster)]
+
+
+@pytest.mark.slow
+def test_a_week_on_the_real_stack(tmp_path):
+    """MiniLM, embedded Chroma and SQLite: the same recurring facts with the same exact provenance."""
+    from mettaclaw.chroma_store import ChromaVectorStore
+    from mettaclaw.embedders import SentenceTransformerEmbedder, signature
+    from mettaclaw.longterm import LongTermMemory
+    from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
+
+    embedder = SentenceTransformerEmbedder()
+    trace = week_trace(tmp_path)
+    vectors = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=signature(embedder), collection="semantic")
+    sem = SemanticMemory(embedder, vectors, SqliteSemanticStore(tmp_path / "semantic.sqlite3"))
+    longterm = LongTermMemory(embedder, InMemoryVectorStore())
+    try:
+        report = Dreamer(sem, trace, embedder, tmp_path / "s.json", longterm=longterm).dream()
+        facts = {r.content: sorted(r.source_episodes) for r in sem if r.kind == "fact"}
+        said = {}
+        for e in trace:
+            said.setdefault(e.message, []).append(e.id)
+        for text in ("Alice drinks black coffee every morning before work.", "Bob walks the dog in the park after lunch."):
+            assert facts[text] == sorted(said[text])
+        assert report.error is None and report.patterns_promoted
+        assert longterm.query("when does Alice drink coffee", limit=1)[0].kind == "derived"
+    finally:
+        sem.close()
