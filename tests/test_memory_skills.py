@@ -89,3 +89,12 @@ def test_skills_of_missing_tiers_say_what_is_not_configured(make_agent) -> None:
     assert "long-term memory is not configured" in results[0]
     assert "semantic memory is not configured" in results[1]
     assert "long-term memory is not configured" in results[2]
+
+
+def test_every_memory_and_reasoning_skill_is_declared_once_with_help(make_agent) -> None:
+    from mettaclaw.semantic.skills import SKILLS
+
+    agent, *_ = make_agent([], ())
+    for name in [*SKILLS, "nal", "pln", "infer", "remember", "query"]:
+        spec = agent.skills[name]
+        assert spec.help and spec.file.endswith(".metta")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from mettaclaw.reasoning.skills import HELP, infer_skill, nal_skill, pln_skill
+from mettaclaw.reasoning.skills import infer_skill, nal_skill, pln_skill
 
 
 @dataclass
@@ -98,9 +98,3 @@ def test_infer_does_not_store_anything() -> None:
             raise AssertionError(f"infer touched {name}")
 
     infer_skill("is sam mortal?", NoWrites(FACTS))
-
-
-def test_help_texts() -> None:
-    assert set(HELP) == {"nal", "pln", "infer"}
-    for name, text in HELP.items():
-        assert "Example" in text and f"({name} " in text

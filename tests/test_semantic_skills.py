@@ -18,11 +18,6 @@ def ids_in(text):
     return re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", text)
 
 
-def test_help_covers_every_skill():
-    assert set(skills.HELP) == set(skills.SKILLS) == {"learn", "relate", "recall", "supersede", "forget", "history"}
-    assert all(text.startswith(name) and " -- " in text for name, text in skills.HELP.items())
-
-
 def test_learn_with_tags_category_concepts_and_atoms(mem):
     out = skills.learn(mem, "Alice lives in Paris #person #home category=place episodes=ep-0,ep-12")
     assert out.startswith("LEARN-SUCCESS created")

@@ -1,6 +1,7 @@
 """The agent's reasoning skills: `nal`, `pln` and `infer`.
 
-The runtime declares the skills in MeTTa and calls these functions with the model's argument text.
+The runtime declares the skills, with their help text, in metta/memory-skills.metta and calls these
+functions with the model's argument text.
 Errors the model caused (a malformed atom, a truth value out of range, an unknown copula) come back
 as text starting with ``ERROR:``; nothing derived is stored here.
 """
@@ -17,29 +18,6 @@ from .terms import is_var
 
 RECALL_LIMIT = 60
 SHOW_LIMIT = 10
-
-HELP: dict[str, str] = {
-    "nal": (
-        "NAL inference (|-) on one or two beliefs, each a statement with a truth value (stv frequency confidence); "
-        "returns every conclusion with the rule that gave it, nothing is stored. Copulas: --> inheritance, "
-        "<-> similarity, ==> implication; ¬ ∧ ∨; compound terms (× a b), ({} a), ([] a), (∩ a b), (∪ a b). "
-        "Example: (nal \"(--> sam human) (stv 1.0 0.9) (--> human mortal) (stv 1.0 0.9)\") gives "
-        "[deduction] (--> sam mortal) (stv 1.0 0.81)."
-    ),
-    "pln": (
-        "PLN inference (|~) on one or two beliefs with links Inheritance, Implication, Similarity, Member, "
-        "Evaluation, Equivalence, Not; returns conclusions with rule names, nothing is stored. "
-        "Example: (pln \"(Inheritance cat mammal) (stv 0.9 0.9) (Inheritance mammal animal) (stv 1.0 0.9)\")."
-    ),
-    "infer": (
-        "Multi-step reasoning: recalls the memories that carry an atom (remember one with a truth value, "
-        "e.g. (remember \"(--> cat animal) (stv 1.0 0.9)\")), chains NAL/PLN rules up to 3 steps, and returns "
-        "the strongest conclusions by expectation with their proof trail (rule, premises, memory ids). "
-        "Argument: a question or one or more beliefs. Nothing is stored: remember a conclusion yourself "
-        "if you want to keep it. Example: (infer \"is sam mortal?\")."
-    ),
-}
-
 
 def format_conclusions(conclusions: list[Conclusion]) -> str:
     """One line per conclusion: ``[rule] STATEMENT (stv f c)``."""

@@ -17,7 +17,7 @@ Public API (SemanticMemory; errors the caller caused raise ValueError / LookupEr
   `changes(id)`, `provenance(id, trace)`, `tags()`, `stats()`, `knowledge_block(message, budget_chars)`,
   `flush()`, `close()`; and the layer protocol (`name = "semantic"`, store/get/remove/recall/
   recall_associated/consolidate/stats/len/iter/on_capture/on_delete).
-Skills for the agent: `mettaclaw.semantic.skills` (functions `(mem, arg) -> str` and `HELP`).
+Skills for the agent: `mettaclaw.semantic.skills` (functions `(mem, arg) -> str`, declared in metta/memory-skills.metta).
 """
 
 from __future__ import annotations

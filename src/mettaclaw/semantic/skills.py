@@ -1,6 +1,6 @@
 """The semantic-memory skills as plain functions `(mem, arg) -> str`, with their help text.
 
-The runtime declares them in MeTTa from `HELP`. An error the model caused (bad argument, unknown
+The runtime declares them, with their help text, in metta/memory-skills.metta. An error the model caused (bad argument, unknown
 record) comes back as a string starting with "ERROR:" that names the cause; our own bugs raise.
 """
 
@@ -14,22 +14,6 @@ from .memory import SemanticMemory
 from .records import KINDS, format_time
 
 EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, limit) -> [(time, text, id)]
-
-HELP: dict[str, str] = {
-    "learn": "learn <fact> [#tag ...] [category=<c>] | learn concept <name>: <definition> -- store a fact or "
-             "concept in semantic memory; a paraphrase reinforces the existing record, and a changed fact "
-             "(e.g. a new address) supersedes the old one, which stays in history.",
-    "relate": "relate <a> <RELATION> <b> [weight=<0..1>] -- link two records or names with a typed relation "
-              "(IS_A, HAS_PART, PART_OF, CAUSES, USES, PRODUCES, REQUIRES, IMPLEMENTS, SIMILAR_TO, PREDICTS, "
-              "RELATED_TO, or a new one in capitals); relating again strengthens the link.",
-    "recall": "recall [semantic:|episodic:|hybrid:] <query> [#tag] [-#tag] [kind=<k>] [as_of=<YYYY-MM-DD HH:MM:SS>] "
-              "-- search memory: semantic = facts and concepts (default), episodic = what happened when "
-              "(trace and raw memories), hybrid = both merged; results carry ids and source episodes.",
-    "supersede": "supersede <id or name> => <new fact> -- replace a fact that is no longer true; the old version "
-                 "is closed, not deleted (see history).",
-    "forget": "forget <id or name> -- delete one semantic record for good, with its links.",
-    "history": "history <id or name> -- every version of a fact, oldest first, with when each was valid.",
-}
 
 _TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
 _OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
