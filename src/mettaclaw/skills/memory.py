@@ -47,13 +47,10 @@ class MemorySkills:
         stored = "REMEMBER-SUCCESS" if result.created else "REMEMBER-SUCCESS (already known; refreshed)"
         return f"{stored} {result.id}" + (f" belief {atom}" if atom else "")
 
-    def episodic_hits(self, phrase: str, limit: int) -> list[tuple[str, str, str]]:
-        """(time, text, id) from long-term memory: the `episodic` side of recall."""
-        memory = self._need(self.longterm, "long-term memory")
-        return [(m.time, m.text, m.id) for m in memory.query(phrase, limit=limit)]
-
     def query(self, phrase: str) -> str:
         """`query PHRASE` searches long-term memory; `query semantic: PHRASE` / `hybrid:` use semantic recall."""
+        from mettaclaw.semantic.skills import episodic_search
+
         phrase = phrase.strip()
         mode = MODE_PREFIX.match(phrase)
         if mode and mode[1].lower() != "episodic":
@@ -62,7 +59,7 @@ class MemorySkills:
             phrase = phrase[mode.end() :]
         if not phrase:
             raise SkillError("query needs a phrase to look for")
-        found = self.episodic_hits(phrase, self.max_items)
+        found = episodic_search(self._need(self.longterm, "long-term memory"))(phrase, self.max_items)
         return "\n".join(f"({time}) {text}" for time, text, _ in found) or f"no memories match {phrase!r}"
 
     # --- semantic memory
@@ -72,7 +69,8 @@ class MemorySkills:
         def run(arg: str) -> str:
             mem = self._need(self.semantic, "semantic memory")
             if name == "recall":
-                return skills.recall(mem, arg, episodic=self.episodic_hits if self.longterm is not None else None)
+                episodic = skills.episodic_search(self.longterm) if self.longterm is not None else None
+                return skills.recall(mem, arg, episodic=episodic)
             return skills.SKILLS[name](mem, arg)
 
         return run
