@@ -78,6 +78,7 @@ def load(semantic: SemanticMemory, n: int, now: float, rng: random.Random) -> No
                         if other != rec.id:
                             a, b = sorted((rec.id, other))
                             semantic.records.put_edge(Edge(a, b, "RELATED_TO", rng.uniform(0.1, 0.9), created_at=now))
+            getattr(semantic, "flush", lambda: None)()  # what `learn` does every few writes: index them
             bar.update(task, advance=len(chunk))
     semantic.bench_ids = ids  # type: ignore[attr-defined]
 
