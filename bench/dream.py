@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=10_000)
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     parser.add_argument("--store", choices=("chroma", "memory"), default="chroma", help="the semantic vector store")
+    parser.add_argument("--cluster-on", choices=("embedding", "words"), default="embedding",
+                        help="cluster episodes by their embeddings (the spec) or by TF-IDF words (no model call)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     embedder = SentenceTransformerEmbedder() if args.embedder == "minilm" else HashEmbedder(384)
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         cached = CachedEmbedder(embedder)  # facts re-confirmed batch after batch are embedded once
         semantic = SemanticMemory(cached, vectors, SqliteSemanticStore(folder / "semantic.sqlite3"))
         dreamer = Dreamer(semantic, trace, embedder, folder / "dream.json", extract_concepts=False,
-                          max_episodes=args.episodes, progress=True)
+                          max_episodes=args.episodes, progress=True, cluster_on=args.cluster_on)
         rss: list[float] = []
         original = dreamer._batch
 
@@ -105,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     tenth = max(1, len(rss) // 10)
     early, late = max(rss[:tenth]), max(rss[-tenth:])
     rows = [("episodes", result.episodes), ("embedder", signature(embedder)), ("vector store", args.store),
+            ("clustered on", args.cluster_on),
             ("dream seconds", seconds), ("episodes / s", result.episodes / seconds), ("clusters", result.clusters),
             ("candidates", result.candidates), ("records after", records),
             *((a, n) for a, n in result.counts().items()), ("patterns promoted", len(result.patterns_promoted)),

@@ -135,3 +135,14 @@ def test_a_week_on_the_real_stack(tmp_path):
         assert longterm.query("when does Alice drink coffee", limit=1)[0].kind == "derived"
     finally:
         sem.close()
+
+
+def test_clustering_on_words_finds_the_same_recurring_facts(tmp_path):
+    trace = week_trace(tmp_path)
+    sem = memory()
+    Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", extract_concepts=False, cluster_on="words").dream()
+    facts = {r.content: len(r.source_episodes) for r in sem if r.kind == "fact"}
+    assert facts["Alice drinks black coffee every morning before work."] == 7
+    assert facts["Bob walks the dog in the park after lunch."] == 7
+    with pytest.raises(ValueError, match="cluster_on"):
+        Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", cluster_on="vibes")

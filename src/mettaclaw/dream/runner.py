@@ -22,7 +22,7 @@ import numpy as np
 from . import mirror
 from . import patterns as pattern_rules
 from .cache import CachedEmbedder
-from .cluster import choose_k, cluster_vectors
+from .cluster import choose_k, cluster_vectors, word_vectors
 from .concepts import learn_concepts
 from .consolidate import Policy, consolidate
 from .episodes import DreamEpisode, EpisodeSource, TraceSource
@@ -40,7 +40,8 @@ class Dreamer:
                  batch_size: int = 100, max_episodes: int = 20_000, policy: Policy | None = None,
                  extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
                  episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None,
-                 longterm: Any = None, group_by: str | None = None, cluster_size: int = 5) -> None:
+                 longterm: Any = None, group_by: str | None = None, cluster_size: int = 5,
+                 cluster_on: str = "embedding") -> None:
         if every_n < 1:
             raise ValueError(f"every_n must be at least 1 episode, not {every_n}")
         if interval_s is not None and interval_s <= 0:
@@ -56,7 +57,9 @@ class Dreamer:
         self.episode_vectors, self.longterm, self.group_by = episode_vectors, longterm, group_by
         if cluster_size < 1:
             raise ValueError(f"cluster_size must be at least 1 episode, not {cluster_size}")
-        self.cluster_size = cluster_size
+        if cluster_on not in ("embedding", "words"):
+            raise ValueError(f"cluster_on must be 'embedding' or 'words', not {cluster_on!r}")
+        self.cluster_size, self.cluster_on = cluster_size, cluster_on
         self.state: DreamState = load_state(self.state_path)
         self.lock = threading.RLock()  # around every memory write; share it with the turn if it writes too
         self._dreaming = threading.Lock()  # one dream at a time
@@ -242,6 +245,8 @@ class Dreamer:
     def _vectors(self, batch: list[DreamEpisode]) -> np.ndarray:
         if self.episode_vectors is not None:
             return self.episode_vectors(batch)
+        if self.cluster_on == "words":
+            return word_vectors([ep.text for ep in batch])
         return self.embedder.embed([ep.text[:MAX_EMBED_CHARS] for ep in batch])
 
     def _groups(self, batch: list[DreamEpisode]) -> list[list[int]]:
