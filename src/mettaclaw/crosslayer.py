@@ -199,12 +199,6 @@ class AgentRecall:
         return dict(grouped)
 
 
-HELP = {
-    "spread": "spread <record id or name> -- spreading activation from one record across memory layers "
-              "(facts, the episodes they came from, neighbouring episodes, memories), grouped by layer.",
-}
-
-
 def render(hits: list[Hit], explain: bool = False) -> str:
     """Hits as the model reads them: numbered, with layer, id and the episodes they stand for."""
     lines = []

@@ -12,8 +12,8 @@ from .consolidate import Policy
 from .episodes import DreamEpisode, ListSource, TraceSource, from_trace
 from .report import DreamReport
 from .runner import Dreamer
-from .skills import HELP, dream_skill
+from .skills import dream_skill
 from .summarise import CandidateFact, ExtractiveSummariser, LLMSummariser
 
-__all__ = ["HELP", "CandidateFact", "DreamEpisode", "DreamReport", "Dreamer", "ExtractiveSummariser",
+__all__ = ["CandidateFact", "DreamEpisode", "DreamReport", "Dreamer", "ExtractiveSummariser",
            "LLMSummariser", "ListSource", "Policy", "TraceSource", "dream_skill", "from_trace"]

@@ -1,17 +1,12 @@
 """The `dream` skill: start a dream in the background, or ask how the current or last one went.
 
-Errors the model caused come back as `ERROR: dream: <cause>`; the turn never waits for a dream.
+Its help text is declared once, with the skill, in MeTTa. Errors the model caused come back as
+`ERROR: dream: <cause>`; the turn never waits for a dream.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-HELP = {
-    "dream": "dream [now|status] -- consolidate recent episodes into facts and concepts in the background "
-             "(cluster, summarise, reconcile, promote recurring action/outcome patterns, then decay and prune); "
-             "`dream status` shows progress or the last dream's report (added, reinforced, merged, superseded, pruned).",
-}
 
 
 def dream_skill(dreamer: Any, arg: str = "") -> str:
