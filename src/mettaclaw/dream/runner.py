@@ -5,7 +5,9 @@ Triggers: `every_n` new episodes (counted by the trace's capture callback), a sc
 (`interval_s`, checked by the worker while it waits), and `request()` (the `dream` skill).
 The worker also extracts concepts from new episodes shortly after they are captured. Everything it
 writes goes through `SemanticMemory.learn` under `self.lock`, one candidate at a time, so a turn that
-takes the same lock waits for at most one write, never for a whole dream.
+takes the same lock waits for at most one write, never for a whole dream. With `longterm=` the dream
+also mirrors its facts into long-term memory (after each batch, under `self.lock`): LongTermMemory has
+no lock of its own, so the turn must hold `dreamer.lock` around its own long-term calls then.
 """
 
 from __future__ import annotations
