@@ -57,3 +57,24 @@ def test_new_trace_episodes_are_extracted_once_each(tmp_path):
     dreamer.extract_pending()
     grace = [r for r in sem if r.name == "Grace"][0]
     assert len(grace.source_episodes) == 2 and all(e.startswith("ep-") for e in grace.source_episodes)
+
+
+def test_an_attached_dreamer_reads_new_episodes_without_rescanning_the_trace(tmp_path):
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    trace.append("2026-03-02 08:00:00", "Grace repaired the bicycle.", [])
+    sem = semantic()
+    dreamer = Dreamer(sem, trace, sem.embedder, tmp_path / "s.json")
+    dreamer.attach(trace)
+    dreamer.extract_pending()  # the first read scans the file
+    scans = []
+    original = type(trace).__iter__
+    type(trace).__iter__ = lambda self: (scans.append(1), original(self))[1]
+    try:
+        trace.append("2026-03-02 09:00:00", "Hiro borrowed the ladder.", [])
+        trace.append("2026-03-02 10:00:00", "Hiro returned the ladder.", [])
+        dreamer.extract_pending()
+    finally:
+        type(trace).__iter__ = original
+    assert scans == []
+    hiro = [r for r in sem if r.name == "Hiro"][0]
+    assert len(hiro.source_episodes) == 2

@@ -82,6 +82,9 @@ class Dreamer:
 
     def on_episode(self, record_id: str, record: Any) -> None:
         """The capture callback: constant time, never touches memory (the turn is waiting on it)."""
+        push = getattr(self.source, "push", None)
+        if push is not None:
+            push(record)
         self._new += 1
         if self._new >= self.every_n:
             self._new = 0
