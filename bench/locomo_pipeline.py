@@ -6,7 +6,8 @@ summariser: recurring statements become facts, clusters become summaries, each c
 turns its text was taken from). Each question is then answered by `crosslayer.AgentRecall` (memories
 and semantic records fused by rank, spreading activation across layers, hits that add no new turn
 dropped). A derived record counts for the turns it cites whose words it really shows (`verified`;
-`pipeline-provenance` counts every cited turn); nothing looks at a question's answer or evidence
+`pipeline-provenance` counts every turn a memory, fact or summary cites; a concept, whose name only
+points at its turns, counts for none); nothing looks at a question's answer or evidence
 before scoring. The plain hybrid query over the same memories runs alongside for comparison.
 
     python bench/locomo_pipeline.py [--data PATH] [--json PATH] [--limit-convs N] [--batch N]
@@ -167,7 +168,7 @@ def run_pipeline(convs: list[dict], embedder: Any, *, batch: int = 100, concepts
                 hits = agent.recall(qa["question"], limit=max(KS))
                 latency["pipeline"].append(time.perf_counter() - t0)
                 ranked["pipeline"] = ([verified(h.text, h.cites, turn_text) for h in hits], [h.text for h in hits])
-                ranked["pipeline-provenance"] = ([h.cites for h in hits], [h.text for h in hits])
+                ranked["pipeline-provenance"] = ([h.covers for h in hits], [h.text for h in hits])
                 latency["pipeline-provenance"] = latency["pipeline"]
                 if compare:
                     t0 = time.perf_counter()

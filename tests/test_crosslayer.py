@@ -90,3 +90,16 @@ def test_spread_skill_groups_by_layer_and_reports_bad_references():
     hits = AgentRecall(semantic=sem, touch=False).recall("coffee", limit=2, explain=True)
     text = render(hits, explain=True)
     assert text.startswith("1. [semantic] ") and "retrievability=" in text and "from ep-1" in text
+
+
+def test_a_concept_points_at_its_episodes_but_never_hides_them():
+    sem = semantic()
+    longterm = LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
+    ids = {ep: longterm.remember(f"Alice: pottery class number {n} was fun.").id for n, ep in enumerate(["e1", "e2"])}
+    concept = sem.learn("pottery", name="pottery", kind="concept", source_episodes=["e1", "e2"]).id
+    episode_of = {mid: ep for ep, mid in ids.items()}
+    graph = LayerGraph(sem, longterm=longterm, episode_of=episode_of.get)
+    hits = AgentRecall(longterm, sem, graph, touch=False).recall("pottery", limit=5)
+    assert concept in {h.id for h in hits}
+    assert {h.id for h in hits} >= set(ids.values())  # the turns themselves are still shown
+    assert next(h for h in hits if h.id == concept).covers == []

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Node = tuple[str, str]  # (layer, id)
+SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 Neighbours = Callable[[str, str], list[tuple[str, str, float]]]
 
 
@@ -26,8 +27,14 @@ class Hit:
     id: str
     text: str
     score: float
-    cites: list[str] = field(default_factory=list)  # the episodes this hit stands for (provenance)
+    cites: list[str] = field(default_factory=list)  # the episodes it came from (provenance)
     parts: dict[str, float] | None = None
+    shows: bool = True  # its text carries what its episodes said (a memory, fact or summary), unlike a
+    # concept's name, which merely points at them; only a hit that shows its episodes covers them
+
+    @property
+    def covers(self) -> list[str]:
+        return self.cites if self.shows else []
 
 
 def spread_layers(neighbours: Neighbours, seeds: dict[Node, float], steps: int = 3, retention: float = 0.5,
@@ -114,7 +121,8 @@ class AgentRecall:
     def _semantic_hit(self, result: Any, rank: int) -> Hit:
         rec = result.record
         return Hit("semantic", result.id, rec.content if rec else result.id, 0.0, list(result.provenance),
-                   {**(result.parts or {}), "layer_rank": rank, "layer_score": float(result.score)})
+                   {**(result.parts or {}), "layer_rank": rank, "layer_score": float(result.score)},
+                   shows=rec is not None and rec.kind in SHOWING_KINDS)
 
     def recall(self, query: str, limit: int = 10, *, explain: bool = False,
                longterm_filters: dict[str, Any] | None = None) -> list[Hit]:
@@ -149,9 +157,9 @@ class AgentRecall:
         ordered = sorted(hits.values(), key=lambda h: -h.score)
         out, covered = [], set()
         for hit in ordered:
-            if hit.cites and set(hit.cites) <= covered:
-                continue  # everything it stands for is already in a better hit
-            covered.update(hit.cites)
+            if hit.covers and set(hit.covers) <= covered:
+                continue  # everything it shows is already in a better hit
+            covered.update(hit.covers)
             if explain and hit.parts is not None:
                 hit.parts["score"] = hit.score
             else:
@@ -185,7 +193,8 @@ class AgentRecall:
         if layer == "semantic" and self.semantic is not None:
             rec = self.semantic.get(node_id)
             if rec is not None and rec.current:
-                return Hit("semantic", rec.id, rec.content, 0.0, list(rec.source_episodes), {})
+                return Hit("semantic", rec.id, rec.content, 0.0, list(rec.source_episodes), {},
+                           shows=rec.kind in SHOWING_KINDS)
         if layer == "longterm" and self.longterm is not None:
             memory = self.longterm.get(node_id)
             if memory is not None:
