@@ -99,7 +99,9 @@ def test_a_concept_points_at_its_episodes_but_never_hides_them():
     concept = sem.learn("pottery", name="pottery", kind="concept", source_episodes=["e1", "e2"]).id
     episode_of = {mid: ep for ep, mid in ids.items()}
     graph = LayerGraph(sem, longterm=longterm, episode_of=episode_of.get)
-    hits = AgentRecall(longterm, sem, graph, touch=False).recall("pottery", limit=5)
+    hits = AgentRecall(longterm, sem, graph, touch=False, pointers=True).recall("pottery", limit=5)
     assert concept in {h.id for h in hits}
     assert {h.id for h in hits} >= set(ids.values())  # the turns themselves are still shown
     assert next(h for h in hits if h.id == concept).covers == []
+    default = AgentRecall(longterm, sem, graph, touch=False).recall("pottery", limit=5)
+    assert {h.id for h in default} == set(ids.values())  # by default a concept is a hub, not a result

@@ -102,13 +102,15 @@ class AgentRecall:
 
     def __init__(self, longterm: Any = None, semantic: Any = None, graph: LayerGraph | None = None, *,
                  weights: dict[str, float] | None = None, rrf_k: int = 60, seeds: int = 5,
-                 spread_weight: float = 0.5, touch: bool = True, feedback: int = 0) -> None:
+                 spread_weight: float = 0.5, touch: bool = True, feedback: int = 0,
+                 pointers: bool = False) -> None:
         if longterm is None and semantic is None:
             raise ValueError("recall needs at least one layer (longterm or semantic)")
         self.longterm, self.semantic, self.graph = longterm, semantic, graph or LayerGraph(semantic)
         self.weights = {"longterm": 1.0, "semantic": 1.0, **(weights or {})}
         self.rrf_k, self.seeds, self.spread_weight, self.touch = rrf_k, seeds, spread_weight, touch
         self.feedback = feedback  # > 0: ask long-term memory again with the text of that many top hits
+        self.pointers = pointers  # also list hits that only point at episodes (concepts): off, they are hubs
         self.weights.setdefault("feedback", 0.5)
 
     def _memory_hit(self, memory: Any, rank: int) -> Hit:
@@ -157,6 +159,8 @@ class AgentRecall:
         ordered = sorted(hits.values(), key=lambda h: -h.score)
         out, covered = [], set()
         for hit in ordered:
+            if not hit.shows and not self.pointers:
+                continue  # activation flowed through it; the model is shown what it points at instead
             if hit.covers and set(hit.covers) <= covered:
                 continue  # everything it shows is already in a better hit
             covered.update(hit.covers)
