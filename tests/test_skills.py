@@ -183,3 +183,11 @@ def test_fork_heavy_command_is_still_killed(tmp_path) -> None:
             break
         time.sleep(0.05)
     assert not left
+
+
+def test_metta_sandbox_has_nal_and_pln_from_lib(make_agent) -> None:
+    agent, *_ = make_agent(["metta (|- ((--> sam human) (stv 1.0 0.9)) ((--> human mortal) (stv 1.0 0.9)))\n"
+                            "metta (|~ ((Inheritance a b) (stv 1.0 0.9)) ((Inheritance b c) (stv 1.0 0.9)))"], ["go"])
+    nal, pln = agent.turn().results
+    assert "(--> sam mortal) (stv 1.0 0.81" in nal  # lib/nal.metta was the module imported
+    assert "(Inheritance a c) (stv 1.0 0.81" in pln
