@@ -1,9 +1,13 @@
 """Turn overhead without the model call, and resident memory over many scripted turns.
 
     python bench/loop.py [--turns 2000] [--early 200] [--json bench/results/loop.json]
+    python bench/loop.py --memories 100000 --turns 300      # real embedder and Chroma, store pre-filled
 
 Each turn runs the whole MeTTa turn on hyperon (prompt, receive, budget, parse, skills, trace) with a
-scripted model that answers at once, so the time is the runtime's own overhead.
+scripted model that answers at once, so the time is the runtime's own overhead. By default memory is
+in-process (hash embedder); with --memories N the turn's `remember` and `query` go to the real
+MiniLM embedder and an embedded Chroma store filled with N memories first (bench/memory_scale.py's
+generator).
 """
 
 from __future__ import annotations
@@ -26,13 +30,31 @@ from mettaclaw.longterm import LongTermMemory  # noqa: E402
 from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
 
 # remember repeats ten notes (a duplicate refreshes, it does not add), so growth here is leakage, not storage
-REPLY = "pin step {i}: keep going\nsend progress report {i}\nremember note number {j}"
+REPLY = "pin step {i}: keep going\nsend progress report {i}\nremember note number {j}\nquery what did Ada build"
+
+
+def real_memory(folder: Path, count: int) -> LongTermMemory:
+    """Long-term memory on MiniLM and embedded Chroma, pre-filled with `count` generated memories."""
+    import random
+
+    from memory_scale import fill, sentence
+
+    from mettaclaw.chroma_store import ChromaVectorStore
+    from mettaclaw.embedders import SentenceTransformerEmbedder, signature
+
+    embedder = SentenceTransformerEmbedder()
+    store = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder))
+    memory = LongTermMemory(embedder, store)
+    rng = random.Random(1)
+    fill(memory, embedder.embed([sentence(rng, -i) for i in range(1000)]), rng, 0, count)
+    return memory
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--early", type=int, default=200, help="turn count of the first memory reading")
+    parser.add_argument("--memories", type=int, default=0, help="pre-fill a real Chroma store with N memories")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
@@ -45,7 +67,7 @@ def main() -> None:
         llm = Scripted([REPLY.format(i=i, j=i % 10) for i in range(args.turns)])
         llm.keep_prompts = False
         channel = QueueChannel(["start the long task"])
-        memory = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+        memory = real_memory(Path(tmp), args.memories) if args.memories else LongTermMemory(HashEmbedder(), InMemoryVectorStore())
         agent = Agent(config, llm, channel, memory=memory)
         times: list[float] = []
         rss_early = rss_start = rss_mb()
@@ -61,6 +83,7 @@ def main() -> None:
     steady = times[args.early :] or times
     payload = {
         "turns": args.turns,
+        "memories_prefilled": args.memories,
         "turn_ms_p50": median(steady) * 1000,
         "turn_ms_p95": percentile(steady, 95) * 1000,
         "turn_ms_p50_first_early": median(times[: args.early]) * 1000,
