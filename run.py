@@ -15,7 +15,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from mettaclaw.channels import make_channel  # noqa: E402
 from mettaclaw.config import ConfigError, load_config  # noqa: E402
-from mettaclaw.llm import make_llm  # noqa: E402
+from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
 from mettaclaw.lock import AgentLocked, memory_lock  # noqa: E402
 
 
@@ -30,6 +30,7 @@ def main(argv: list[str]) -> int:
         with memory_lock(memory_dir):
             logging.basicConfig(filename=memory_dir / "agent.log", level=logging.INFO,
                                 format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+            from mettaclaw.dream import Dreamer
             from mettaclaw.longterm import open_longterm
             from mettaclaw.priors import index_priors
             from mettaclaw.runtime import Agent
@@ -41,7 +42,12 @@ def main(argv: list[str]) -> int:
             memory = open_longterm(config)                                         # stores
             semantic = open_semantic(config, memory.embedder)
             index_priors(memory, Path(config.knowledgePriorsDir))
+            dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
             agent = Agent(config, llm, channel, memory=memory, semantic=semantic)  # runner
+            dreamer = Dreamer(semantic, agent.trace, memory.embedder, config.memory_path("dream", "state.json"),
+                              llm=dream_llm, longterm=memory, every_n=config.dreamEvery,
+                              interval_s=config.dreamInterval or None)
+            agent.attach_dreamer(dreamer)
             print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.")
             for error in agent.skill_errors:
                 print(f"skill file not loaded: {error}", file=sys.stderr)

@@ -7,7 +7,10 @@ its conversation, and scored by evidence recall@k: the share of its evidence tur
 Nothing here looks at a question's answer or evidence before scoring; the same code runs on any
 file of the same shape.
 
-    python bench/locomo.py [--data PATH] [--mode hybrid|vector|bm25] [--json PATH] [--limit-convs N]
+    python bench/locomo.py [--data PATH] [--mode hybrid|vector|bm25|pipeline] [--json PATH] [--limit-convs N]
+
+Mode `pipeline` is the full agent pipeline (bench/locomo_pipeline.py): the turns become episodes, a
+dream consolidates them, and each question is answered with the agent's own recall.
 """
 
 from __future__ import annotations
@@ -142,14 +145,25 @@ def evaluate(memory: LongTermMemory, convs: list[dict], mode: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev.json")
-    parser.add_argument("--mode", choices=MODES, help="one recall mode (default: all)")
+    parser.add_argument("--mode", choices=[*MODES, "pipeline"], help="one recall mode (default: all)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--limit-convs", type=int, help="only the first N conversations (quick checks)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         parser.error(f"no data file at {args.data}")
     convs = load(args.data)[: args.limit_convs]
-    modes = [args.mode] if args.mode else list(MODES)
+    modes = [args.mode] if args.mode else [*MODES, "pipeline"]
+    pipeline: dict = {"modes": {}}
+    if "pipeline" in modes:
+        from locomo_pipeline import print_lines, run_pipeline  # it imports this module: import it late
+
+        modes.remove("pipeline")
+        pipeline = run_pipeline(convs, SentenceTransformerEmbedder(), compare=False)
+        print_lines(pipeline)
+        if not modes:
+            if args.json:
+                args.json.write_text(json.dumps({"data": str(args.data), **pipeline}, indent=1))
+            return 0
     embedder = SentenceTransformerEmbedder()
     folder = Path(tempfile.mkdtemp(prefix="locomo-chroma-"))
     memory = LongTermMemory(embedder, ChromaVectorStore.embedded(folder, embedder_signature=signature(embedder)))
@@ -157,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         ingest_s = ingest(memory, convs)
         n_turns, n_questions = len(memory), sum(len(c["questions"]) for c in convs)
         print(f"{n_turns} turns from {len(convs)} conversations indexed in {ingest_s:.1f} s; {n_questions} questions")
-        results = {}
+        results = dict(pipeline["modes"])
         for mode in modes:
             res = results[mode] = evaluate(memory, convs, mode)
             for cat in [*CATEGORIES.values(), "all"]:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from locomo import CATEGORIES, KS, count_tokens, load, memories_for  # noqa: E402
 
-from mettaclaw.crosslayer import AgentRecall, LayerGraph  # noqa: E402
+from mettaclaw.crosslayer import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph  # noqa: E402
 from mettaclaw.dream import DreamEpisode, Dreamer, ExtractiveSummariser, ListSource  # noqa: E402
 from mettaclaw.dream.summarise import sentences, terms  # noqa: E402
 from mettaclaw.longterm import LongTermMemory  # noqa: E402
@@ -71,7 +71,7 @@ def episodes_for(conv: dict) -> list[DreamEpisode]:
 # adds nothing to the fusion) and spreading activation from the 10 best hits deciding the rest.
 SUMMARY_SENTENCES = 6
 GROUP_BY = "speaker"
-RECALL_OPTIONS = {"weights": {"semantic": 0.0}, "seeds": 10, "spread_weight": 30.0}
+RECALL_OPTIONS = AGENT_RECALL_OPTIONS  # the agent's own recall settings
 
 
 def build_agent(conv: dict, embedder: Any, folder: Path, batch: int, concepts: bool,

@@ -98,3 +98,35 @@ def test_every_memory_and_reasoning_skill_is_declared_once_with_help(make_agent)
     for name in [*SKILLS, "nal", "pln", "infer", "remember", "query"]:
         spec = agent.skills[name]
         assert spec.help and spec.file.endswith(".metta")
+
+
+def test_dream_skill_consolidates_the_agents_own_episodes_in_the_background(make_agent, tiers, tmp_path) -> None:
+    from mettaclaw.dream import Dreamer
+
+    longterm, semantic = tiers
+    replies = ["send noted"] * 12 + ["dream now", "dream status"]
+    agent, llm, channel, clock = make_agent(replies, (), memory=longterm, semantic=semantic, maxNewInputLoops=40)
+    dreamer = Dreamer(semantic, agent.trace, longterm.embedder, tmp_path / "dream.json", longterm=longterm,
+                      every_n=1000, interval_s=None)
+    agent.attach_dreamer(dreamer)
+    for i in range(12):
+        channel.put(f"Remember that Ada feeds the cat every morning at seven (day {i})")
+        clock.advance(3600)
+        agent.turn()
+    started = agent.turn()
+    assert started.results[0].startswith('(dream "now") -> DREAM-STARTED') and "background" in started.results[0]
+    assert dreamer.wait(timeout=120) is not None
+    status = agent.turn().results[0]
+    assert "added" in status and "ERROR" not in status
+    assert len(semantic) > 0  # the dream turned episodes into records
+    found = agent.memory_skills.query("when does Ada feed the cat")
+    assert "cat" in found
+
+
+def test_query_uses_the_agents_fused_recall_when_semantic_memory_is_there(make_agent, tiers) -> None:
+    longterm, semantic = tiers
+    agent, *_ = make_agent(["learn Carol plays the cello\nremember Carol had a concert on Friday\n"
+                            "query Carol concert\nquery episodic: Carol concert"], ["go"], memory=longterm, semantic=semantic)
+    results = agent.turn().results
+    assert "[longterm] Carol had a concert on Friday" in results[2]
+    assert results[3].split(" -> ", 1)[1].startswith("(") and "Carol had a concert" in results[3]

@@ -89,6 +89,8 @@ def install(agent: Agent) -> None:
         "reason-nal": reasoning_skills.nal_skill,
         "reason-pln": reasoning_skills.pln_skill,
         "reason-infer": agent.memory_skills.infer,
+        "dream-run": agent.memory_skills.dream,
+        "memory-spread": agent.memory_skills.spread,
         "trace-around": agent.episodes,
         "shell-run": agent.shell,
         "file-read": agent.workspace.read,

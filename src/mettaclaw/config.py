@@ -58,6 +58,8 @@ class Config(BaseModel):
     chromaPort: int = Field(8000, gt=0, lt=65536)
     knowledgePriorsDir: str = "knowledge-priors"
     knowledgeChars: int = Field(1500, ge=0)
+    dreamEvery: int = Field(50, ge=1)  # new episodes that trigger a dream
+    dreamInterval: float = Field(3600.0, ge=0)  # seconds between scheduled dreams; 0: no schedule
 
     # --- skills
     skillsDir: str = "metta/skills"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,6 +84,9 @@ class Agent:
         self.channel = channel
         self.memory = memory
         self.semantic = semantic
+        self.dreamer: Any = None
+        # a dream writes to memory from its own thread: skills that touch memory hold its lock
+        self.memory_lock: Any = threading.RLock()
         self.memory_skills = MemorySkills(memory, semantic, self.now_text, config.maxRecallItems)
         self.clock = clock
         self.root = root
@@ -115,10 +119,19 @@ class Agent:
             log.error("skill file not loaded: %s", error)
         return {**core.skills, **user.skills}, user.errors
 
+    def attach_dreamer(self, dreamer: Any) -> None:
+        """Dream in the background from now on: the trace feeds it, memory skills share its lock."""
+        self.dreamer = self.memory_skills.dreamer = dreamer
+        self.memory_lock = dreamer.lock
+        dreamer.attach(self.trace)
+        dreamer.start()
+
     # --- the driver
     def turn(self) -> TurnOutcome:
         """Run one turn: one evaluation of (turn) in MeTTa."""
         self.turn_state = TurnState()
+        if self.dreamer is not None:
+            self.dreamer.tick()
         result = self.runner.run("!(turn)")
         outcome = str(result[0][0]) if result and result[0] else "(no result)"
         acted = outcome != "idle"
@@ -143,6 +156,8 @@ class Agent:
 
     def close(self) -> None:
         self.sandbox.close()
+        if self.dreamer is not None:
+            self.dreamer.stop()
         for tier in (self.memory, self.semantic):
             if tier is not None and hasattr(tier, "close"):
                 tier.close()
@@ -164,7 +179,8 @@ class Agent:
         return message
 
     def knowledge(self, message: str) -> str:
-        return self.memory_skills.knowledge(message, self.config.knowledgeChars)
+        with self.memory_lock:
+            return self.memory_skills.knowledge(message, self.config.knowledgeChars)
 
     def keep_prompt(self, prompt: str) -> str:
         self.turn_state.prompt = prompt
@@ -214,7 +230,8 @@ class Agent:
         if spec is None or not SKILL_NAME.match(name):
             text = f"ERROR: {self._unknown(name)}"
         else:
-            results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
+            with self.memory_lock:
+                results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
             text = bridges.error_text(name, results) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
         line = f"{command.brief()} -> {text}"
         if text.startswith("ERROR"):

@@ -17,12 +17,24 @@ MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re
 
 
 class MemorySkills:
-    def __init__(self, longterm: Any, semantic: Any, now: Callable[[], str], max_items: int, source: str = "agent") -> None:
+    def __init__(self, longterm: Any, semantic: Any, now: Callable[[], str], max_items: int, source: str = "agent",
+                 dreamer: Any = None) -> None:
         self.longterm = longterm
         self.semantic = semantic
         self.now = now
         self.max_items = max_items
         self.source = source
+        self.dreamer = dreamer
+        self._recall: Any = None
+
+    def agent_recall(self) -> Any:
+        """Both layers fused, with spreading activation: what `query` and the LoCoMo pipeline use."""
+        from mettaclaw.crosslayer import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph
+
+        if self._recall is None:
+            graph = LayerGraph(self.semantic, longterm=self.longterm)
+            self._recall = AgentRecall(self.longterm, self.semantic, graph, **AGENT_RECALL_OPTIONS)
+        return self._recall
 
     def _need(self, tier: Any, what: str) -> Any:
         if tier is None:
@@ -48,7 +60,10 @@ class MemorySkills:
         return f"{stored} {result.id}" + (f" belief {atom}" if atom else "")
 
     def query(self, phrase: str) -> str:
-        """`query PHRASE` searches long-term memory; `query semantic: PHRASE` / `hybrid:` use semantic recall."""
+        """`query PHRASE`: the agent's recall over long-term and semantic memory (with spreading
+        activation); `query episodic: PHRASE` long-term memory alone, with times; `query semantic:` /
+        `query hybrid:` semantic recall."""
+        from mettaclaw.crosslayer import render
         from mettaclaw.semantic.skills import episodic_search
 
         phrase = phrase.strip()
@@ -59,7 +74,10 @@ class MemorySkills:
             phrase = phrase[mode.end() :]
         if not phrase:
             raise SkillError("query needs a phrase to look for")
-        found = episodic_search(self._need(self.longterm, "long-term memory"))(phrase, self.max_items)
+        memory = self._need(self.longterm, "long-term memory")
+        if self.semantic is not None and not mode:
+            return render(self.agent_recall().recall(phrase, self.max_items)) or f"no memories match {phrase!r}"
+        found = episodic_search(memory)(phrase, self.max_items)
         return "\n".join(f"({time}) {text}" for time, text, _ in found) or f"no memories match {phrase!r}"
 
     # --- semantic memory
@@ -83,6 +101,18 @@ class MemorySkills:
             return ""
         block = self.semantic.knowledge_block(message, budget)
         return f"KNOWLEDGE:\n{block}" if block else ""
+
+    # --- dreaming and spreading activation
+    def dream(self, arg: str) -> str:
+        from mettaclaw.dream import dream_skill
+
+        return dream_skill(self._need(self.dreamer, "the dream phase"), arg)
+
+    def spread(self, arg: str) -> str:
+        from mettaclaw.crosslayer import LayerGraph, spread_skill
+
+        semantic = self._need(self.semantic, "semantic memory")
+        return spread_skill(semantic, LayerGraph(semantic, longterm=self.longterm), arg)
 
     # --- reasoning
     def infer(self, arg: str) -> str:
