@@ -13,9 +13,33 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
+from mettaclaw.embedders import HashEmbedder  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
 
 AgentFactory = Callable[..., tuple]
+
+
+class CountingEmbedder(HashEmbedder):
+    """The hash embedder, counting the texts it embeds (to test what is, and is not, re-embedded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+class TickingClock:
+    """A clock one second later at every call, so each write gets its own time."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
 
 
 class FakeClock:

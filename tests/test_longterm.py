@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from conftest import CountingEmbedder
 
 from mettaclaw.chroma_store import EmbedderMismatch
 from mettaclaw.embedders import HashEmbedder
 from mettaclaw.layers import MemoryLayer
 from mettaclaw.longterm import LongTermMemory, Memory, parse_time
 from mettaclaw.vectorstore import InMemoryVectorStore
-
-
-class CountingEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts = 0
-
-    def embed(self, texts):
-        self.texts += len(texts)
-        return super().embed(texts)
 
 
 @pytest.fixture

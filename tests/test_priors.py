@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import CountingEmbedder
 
 from mettaclaw.embedders import HashEmbedder
 from mettaclaw.longterm import LongTermMemory
@@ -12,16 +13,6 @@ from mettaclaw.priors import MAX_SECTION, chunk_markdown, index_priors
 from mettaclaw.vectorstore import InMemoryVectorStore
 
 REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"
-
-
-class CountingEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts = 0
-
-    def embed(self, texts):
-        self.texts += len(texts)
-        return super().embed(texts)
 
 
 def _para(word: str, n: int = 30) -> str:

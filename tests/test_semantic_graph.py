@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from conftest import TickingClock
 
 from mettaclaw.embedders import HashEmbedder
 from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
@@ -13,18 +14,9 @@ from mettaclaw.vectorstore import InMemoryVectorStore
 DAY = 86400.0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
 def make_memory(clock=None, store=None):
     return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store or InMemorySemanticStore(),
-                          clock=clock or Clock())
+                          clock=clock or TickingClock())
 
 
 def test_registry_has_builtins_canonicalises_and_persists_learned_types(tmp_path):
@@ -80,7 +72,7 @@ def test_hebbian_weight_moves_by_the_formula_when_retrieved_together():
 
 
 def test_unused_edges_decay_by_0_95_after_30_days_and_weak_ones_are_pruned():
-    clock = Clock()
+    clock = TickingClock()
     mem = make_memory(clock)
     fresh = mem.relate("apple", "IS_A", "fruit", weight=0.5)
     weak = mem.relate("apple", "RELATED_TO", "pie", weight=0.0101)

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+from conftest import TickingClock
 
 from mettaclaw.embedders import HashEmbedder
 from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
@@ -13,19 +14,10 @@ from mettaclaw.vectorstore import InMemoryVectorStore
 DAY = 86400.0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
 @pytest.fixture(params=["memory", "sqlite"])
 def mem(request, tmp_path):
     store = InMemorySemanticStore() if request.param == "memory" else SqliteSemanticStore(tmp_path / "r.sqlite3")
-    m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store, clock=Clock())
+    m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), store, clock=TickingClock())
     m.learn("Open the gripper before grasping a cup", tags=["action", "success", "action_type:plan"], category="action_pattern")
     m.learn("Grasping a wet cup failed twice", tags=["action", "failure"], category="action_pattern")
     m.learn("The kitchen is next to the hallway", tags=["place"], category="place")
@@ -77,7 +69,7 @@ def test_score_parts_add_up_to_the_spec_formula(mem):
 
 
 def test_activation_and_retrievability_follow_use():
-    clock = Clock()
+    clock = TickingClock()
     m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=clock)
     res = m.learn("the boiler pressure should be 1.5 bar")
     clock.now += 10 * DAY
@@ -90,7 +82,7 @@ def test_activation_and_retrievability_follow_use():
 
 
 def test_spreading_from_context_raises_a_linked_record():
-    m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=Clock())
+    m = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=TickingClock())
     a = m.learn("Project Falcon ships in March")
     b = m.learn("Project Heron ships in March")
     ctx = m.learn("Falcon's lead is Judy", kind="summary")
