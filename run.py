@@ -31,6 +31,7 @@ def main(argv: list[str]) -> int:
             logging.basicConfig(filename=memory_dir / "agent.log", level=logging.INFO,
                                 format="%(asctime)s %(levelname)s %(name)s: %(message)s")
             from mettaclaw.dream import Dreamer
+            from mettaclaw.dream.cache import CachedEmbedder
             from mettaclaw.longterm import open_longterm
             from mettaclaw.priors import index_priors
             from mettaclaw.runtime import Agent
@@ -40,11 +41,12 @@ def main(argv: list[str]) -> int:
             read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)
             llm = make_llm(config, read_line, notice=print)                        # model
             memory = open_longterm(config)                                         # stores
-            semantic = open_semantic(config, memory.embedder)
+            embedder = CachedEmbedder(memory.embedder)  # the dream re-embeds what the turn just embedded
+            semantic = open_semantic(config, embedder)
             index_priors(memory, Path(config.knowledgePriorsDir))
             dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
             agent = Agent(config, llm, channel, memory=memory, semantic=semantic)  # runner
-            dreamer = Dreamer(semantic, agent.trace, memory.embedder, config.memory_path("dream", "state.json"),
+            dreamer = Dreamer(semantic, agent.trace, embedder, config.memory_path("dream", "state.json"),
                               llm=dream_llm, longterm=memory, every_n=config.dreamEvery,
                               interval_s=config.dreamInterval or None)
             agent.attach_dreamer(dreamer)

@@ -25,8 +25,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -35,25 +33,11 @@ from locomo import CATEGORIES, KS, count_tokens, load, memories_for  # noqa: E40
 
 from mettaclaw.crosslayer import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph  # noqa: E402
 from mettaclaw.dream import DreamEpisode, Dreamer, ExtractiveSummariser, ListSource  # noqa: E402
+from mettaclaw.dream.cache import CachedEmbedder  # noqa: E402
 from mettaclaw.dream.summarise import sentences, terms  # noqa: E402
 from mettaclaw.longterm import LongTermMemory  # noqa: E402
 from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory  # noqa: E402
 from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
-
-
-class CachingEmbedder:
-    """The same text is embedded once per run: the dream clusters the very turns memory just embedded."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self._cache: dict[str, np.ndarray] = {}
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            for text, row in zip(missing, self.inner.embed(missing), strict=True):
-                self._cache[text] = row
-        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 
 def episodes_for(conv: dict) -> list[DreamEpisode]:
@@ -142,7 +126,7 @@ def run_pipeline(convs: list[dict], embedder: Any, *, batch: int = 100, concepts
     with recall by category and tokens of the top 10. What bench/locomo.py calls for mode pipeline."""
     from rich.progress import Progress
 
-    embedder = CachingEmbedder(embedder)
+    embedder = CachedEmbedder(embedder, size=10**6)  # each text once per run: the dream re-reads the turns
     modes = ["pipeline", "pipeline-provenance", "hybrid"] if compare else ["pipeline", "pipeline-provenance"]
     recall = {m: defaultdict(lambda: defaultdict(list)) for m in modes}
     tokens: dict[str, list[int]] = {m: [] for m in modes}
