@@ -130,3 +130,32 @@ def test_query_uses_the_agents_fused_recall_when_semantic_memory_is_there(make_a
     results = agent.turn().results
     assert "[longterm] Carol had a concert on Friday" in results[2]
     assert results[3].split(" -> ", 1)[1].startswith("(") and "Carol had a concert" in results[3]
+
+
+def test_a_turn_without_memory_work_does_not_wait_for_a_dream_writing(make_agent, tiers, tmp_path) -> None:
+    import threading
+
+    from mettaclaw.dream import Dreamer
+
+    longterm, semantic = tiers
+    agent, llm, channel, _ = make_agent(["send still responsive\nshell echo fine"], (), memory=longterm, semantic=semantic)
+    dreamer = Dreamer(semantic, agent.trace, longterm.embedder, tmp_path / "dream.json", longterm=longterm,
+                      every_n=1000, interval_s=None)
+    agent.attach_dreamer(dreamer)
+    holding, release = threading.Event(), threading.Event()
+
+    def dream_write() -> None:  # stands for a dream in the middle of a memory write
+        with dreamer.lock:
+            holding.set()
+            release.wait(60)
+
+    writer = threading.Thread(target=dream_write)
+    writer.start()
+    try:
+        assert holding.wait(10)
+        outcome = agent.turn()  # completes while the "dream" still holds the memory lock
+        assert outcome.results == ['(send "still responsive") -> SENT', '(shell "echo fine") -> fine\n']
+        assert writer.is_alive()
+    finally:
+        release.set()
+        writer.join()

@@ -43,6 +43,16 @@ def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return op
 
 
+def locked(agent: Agent, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Hold the agent's memory lock (a background dream writes too) only around memory work."""
+
+    def op(*args: Any) -> Any:
+        with agent.memory_lock:
+            return fn(*args)
+
+    return op
+
+
 def error_text(skill: str, results: list[Any]) -> str | None:
     """The cause, when a MeTTa skill's results hold an (Error ...) atom or did not reduce."""
     for atom in results:
@@ -67,7 +77,6 @@ def install(agent: Agent) -> None:
         "ask-llm": agent.ask_llm,
         "keep-prompt": agent.keep_prompt,
         "finish-turn": agent.finish_turn,
-        "knowledge": agent.knowledge,
         # prompt sections
         "prompt-file": agent.prompt_file,
         "skill-list": agent.skill_list,
@@ -78,27 +87,33 @@ def install(agent: Agent) -> None:
         # skills
         "pin-set": agent.pins.pin,
         "channel-send": agent.send,
-        "memory-remember": agent.memory_skills.remember,
-        "memory-query": agent.memory_skills.query,
-        "semantic-learn": agent.memory_skills.semantic_skill("learn"),
-        "semantic-relate": agent.memory_skills.semantic_skill("relate"),
-        "semantic-recall": agent.memory_skills.recall,
-        "semantic-supersede": agent.memory_skills.semantic_skill("supersede"),
-        "semantic-forget": agent.memory_skills.semantic_skill("forget"),
-        "semantic-history": agent.memory_skills.semantic_skill("history"),
-        "reason-nal": reasoning_skills.nal_skill,
-        "reason-pln": reasoning_skills.pln_skill,
-        "reason-infer": agent.memory_skills.infer,
-        "dream-run": agent.memory_skills.dream,
-        "memory-spread": agent.memory_skills.spread,
-        "trace-around": agent.episodes,
         "shell-run": agent.shell,
         "file-read": agent.workspace.read,
         "file-write": agent.workspace.write,
         "file-append": lambda path, text: agent.workspace.write(path, text, append=True),
         "sandbox-run": agent.sandbox.run,
         "web-search": agent.web_search,
+        "trace-around": agent.episodes,
+        "reason-nal": reasoning_skills.nal_skill,
+        "reason-pln": reasoning_skills.pln_skill,
+        "dream-run": agent.memory_skills.dream,
     }
+    skills = agent.memory_skills
+    touches_memory: dict[str, Callable[..., Any]] = {
+        "knowledge": agent.knowledge,
+        "memory-remember": skills.remember,
+        "memory-query": skills.query,
+        "semantic-learn": skills.semantic_skill("learn"),
+        "semantic-relate": skills.semantic_skill("relate"),
+        "semantic-recall": skills.recall,
+        "semantic-supersede": skills.semantic_skill("supersede"),
+        "semantic-forget": skills.semantic_skill("forget"),
+        "semantic-history": skills.semantic_skill("history"),
+        "reason-infer": skills.infer,
+        "memory-spread": skills.spread,
+    }
+    for name, fn in touches_memory.items():
+        values[name] = locked(agent, fn)
     for name, fn in {**values, **agent.extra_bridges}.items():
         runner.register_atom(name, OperationAtom(name, guarded(name, fn), unwrap=True))
 

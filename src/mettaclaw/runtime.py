@@ -85,7 +85,7 @@ class Agent:
         self.memory = memory
         self.semantic = semantic
         self.dreamer: Any = None
-        # a dream writes to memory from its own thread: skills that touch memory hold its lock
+        # a dream writes to memory from its own thread: bridges that touch memory hold its lock
         self.memory_lock: Any = threading.RLock()
         self.memory_skills = MemorySkills(memory, semantic, self.now_text, config.maxRecallItems)
         self.clock = clock
@@ -179,8 +179,7 @@ class Agent:
         return message
 
     def knowledge(self, message: str) -> str:
-        with self.memory_lock:
-            return self.memory_skills.knowledge(message, self.config.knowledgeChars)
+        return self.memory_skills.knowledge(message, self.config.knowledgeChars)
 
     def keep_prompt(self, prompt: str) -> str:
         self.turn_state.prompt = prompt
@@ -212,7 +211,7 @@ class Agent:
                 self.turn_state.error(f"{command.brief()} -> ERROR: {spec.name} takes {spec.arity} argument(s) ({spec.args}), got {len(command.args)}")
             elif spec is None and len(command.args) > 1:
                 self.turn_state.commands.append(command)
-                self.turn_state.error(f"{command.skill} -> ERROR: {self._unknown(command.skill)}")
+                self.turn_state.error(f"{command.brief()} -> ERROR: {self._unknown(command.skill)}")
             else:
                 runnable.append(command)  # argument counts stay small, so no huge expression reaches hyperon
         return E(*(bridges.command_atom(c.skill, c.args) for c in runnable)) if runnable else E()
@@ -230,8 +229,7 @@ class Agent:
         if spec is None or not SKILL_NAME.match(name):
             text = f"ERROR: {self._unknown(name)}"
         else:
-            with self.memory_lock:
-                results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
+            results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
             text = bridges.error_text(name, results) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
         line = f"{command.brief()} -> {text}"
         if text.startswith("ERROR"):
