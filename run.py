@@ -12,6 +12,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the embedder ships in a package; never reach for a hub
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no weight-loading bars in the agent's terminal
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from mettaclaw.channels import make_channel  # noqa: E402
 from mettaclaw.config import ConfigError, load_config  # noqa: E402
