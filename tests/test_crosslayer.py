@@ -105,3 +105,48 @@ def test_a_concept_points_at_its_episodes_but_never_hides_them():
     assert next(h for h in hits if h.id == concept).covers == []
     default = AgentRecall(longterm, sem, graph, touch=False).recall("pottery", limit=5)
     assert {h.id for h in default} == set(ids.values())  # by default a concept is a hub, not a result
+
+
+def test_feedback_reaches_a_second_hop_that_shares_no_word_with_the_question():
+    longterm = LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
+    longterm.remember("Alice: I grew up in Uppsala before moving here.")
+    second = longterm.remember("Bob: Uppsala has a huge cathedral and snowy winters.").id
+    for n in range(120):
+        longterm.remember(f"Carol: note {n} about gardening plot {n} and tomato row {n}.")
+    question = "What was Alice's childhood town like?"
+
+    def ids(feedback: int) -> list[str]:
+        recall = AgentRecall(longterm, None, touch=False, spread_weight=0.0, feedback=feedback)
+        return [h.id for h in recall.recall(question, limit=5)]
+
+    assert second not in ids(0)  # the question alone never names Uppsala
+    assert second in ids(1) and second in ids(3)  # the words of the first hit do
+
+
+
+def test_sentence_ranking_finds_the_one_sentence_a_long_memory_buries_and_embeds_it_once():
+    from conftest import CountingEmbedder
+
+    embedder = CountingEmbedder()
+    longterm = LongTermMemory(embedder, InMemoryVectorStore())
+    filler = " ".join(f"Errand {n} took ages at the market stall number {n}." for n in range(12))
+    buried = longterm.remember(f"Zed: {filler} You asked how the violin recital went.").id
+    for n in range(30):
+        longterm.remember(f"Ann: how the violin lesson went, chapter {n}?")
+    question = "How the violin recital went?"
+    whole = [m.id for m in longterm.query(question, limit=31, mode="vector")]
+    assert whole.index(buried) > 0  # the whole memory's vector is blurred by its filler
+    recall = AgentRecall(longterm, None, touch=False, spread_weight=0.0, weights={"longterm": 0.0},
+                         sentence_weight=1.0)
+    assert recall.recall(question, limit=3)[0].id == buried  # its best sentence is the question's
+    before = embedder.texts
+    recall.recall(question, limit=3)
+    assert embedder.texts - before <= 3  # the query again, no sentence re-embedded
+
+
+def test_sentence_options_out_of_range_are_refused():
+    longterm = LongTermMemory(HashEmbedder(64), InMemoryVectorStore())
+    with pytest.raises(ValueError, match="sentence"):
+        AgentRecall(longterm, sentence_weight=-1.0)
+    with pytest.raises(ValueError, match="sentence"):
+        AgentRecall(longterm, sentence_pool=0)

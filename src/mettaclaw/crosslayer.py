@@ -97,8 +97,11 @@ class LayerGraph:
 
 
 # Settings the agent recalls with (chosen on two LoCoMo conversations, checked on the five held out):
-# semantic records contribute through spreading activation rather than by their own rank.
-AGENT_RECALL_OPTIONS: dict[str, Any] = {"weights": {"semantic": 0.0}, "seeds": 10, "spread_weight": 30.0}
+# semantic records contribute through spreading activation rather than by their own rank; the best
+# sentence of each candidate memory ranks it once more (LoCoMo multi-hop R@10 0.519 -> 0.536 held out).
+AGENT_RECALL_OPTIONS: dict[str, Any] = {"weights": {"semantic": 0.0}, "seeds": 10, "spread_weight": 30.0,
+                                        "sentence_weight": 0.2}
+SENTENCE_CACHE = 20_000  # memories whose sentence vectors recall keeps (about 30 MB with MiniLM)
 
 
 class AgentRecall:
@@ -108,7 +111,7 @@ class AgentRecall:
     def __init__(self, longterm: Any = None, semantic: Any = None, graph: LayerGraph | None = None, *,
                  weights: dict[str, float] | None = None, rrf_k: int = 60, seeds: int = 5,
                  spread_weight: float = 0.5, touch: bool = True, feedback: int = 0,
-                 pointers: bool = False) -> None:
+                 pointers: bool = False, sentence_weight: float = 0.0, sentence_pool: int = 200) -> None:
         if longterm is None and semantic is None:
             raise ValueError("recall needs at least one layer (longterm or semantic)")
         self.longterm, self.semantic, self.graph = longterm, semantic, graph or LayerGraph(semantic)
@@ -117,6 +120,13 @@ class AgentRecall:
         self.feedback = feedback  # > 0: ask long-term memory again with the text of that many top hits
         self.pointers = pointers  # also list hits that only point at episodes (concepts): off, they are hubs
         self.weights.setdefault("feedback", 0.5)
+        # > 0: rank the pool of long-term candidates by their best sentence's similarity to the query
+        # (a long turn's one relevant sentence is blurred in the whole turn's vector)
+        self.weights["sentences"] = sentence_weight
+        if sentence_weight < 0 or sentence_pool < 1:
+            raise ValueError(f"sentence_weight {sentence_weight} must be >= 0 and sentence_pool {sentence_pool} >= 1")
+        self.sentence_pool = sentence_pool
+        self._sentence_vectors: dict[str, Any] = {}
 
     def _memory_hit(self, memory: Any, rank: int) -> Hit:
         episode = self.graph.episode_of(memory.id) if self.graph.episode_of else None
@@ -140,8 +150,12 @@ class AgentRecall:
         depth = max(30, 3 * int(limit))
         lists: dict[str, list[Hit]] = {}
         if self.longterm is not None:
-            found = self.longterm.query(query, limit=depth, **(longterm_filters or {}))
-            lists["longterm"] = [self._memory_hit(m, r) for r, m in enumerate(found, start=1)]
+            sentences = self.weights["sentences"] > 0
+            found = self.longterm.query(query, limit=max(depth, self.sentence_pool) if sentences else depth,
+                                        **(longterm_filters or {}))
+            lists["longterm"] = [self._memory_hit(m, r) for r, m in enumerate(found[:depth], start=1)]
+            if sentences:
+                lists["sentences"] = self._by_sentence(query, found[: self.sentence_pool])
         if self.semantic is not None and len(self.semantic):
             found = self.semantic.recall(query, depth, explain=True, touch=self.touch)
             lists["semantic"] = [self._semantic_hit(h, r) for r, h in enumerate(found, start=1)]
@@ -154,7 +168,7 @@ class AgentRecall:
         hits: dict[Node, Hit] = {}
         for layer, ranked in lists.items():
             for rank, hit in enumerate(ranked, start=1):
-                node = ("longterm" if layer == "feedback" else layer, hit.id)
+                node = ("longterm" if layer in ("feedback", "sentences") else layer, hit.id)
                 hit.score = self.weights[layer] / (self.rrf_k + rank)
                 if node in hits:
                     hits[node].score += hit.score
@@ -177,6 +191,27 @@ class AgentRecall:
             if len(out) >= limit:
                 break
         return out
+
+    def _by_sentence(self, query: str, pool: list[Any]) -> list[Hit]:
+        """The hybrid pool re-ranked by each memory's best sentence (its sentence vectors are cached)."""
+        import numpy as np
+
+        from mettaclaw.dream.summarise import sentences
+
+        embedder = self.longterm.embedder
+        vectors = {m.id: self._sentence_vectors[m.id] for m in pool if m.id in self._sentence_vectors}
+        parts = [(m.id, sentences(m.text) or [m.text]) for m in pool if m.id not in vectors]
+        flat = [s for _, sents in parts for s in sents]
+        if flat:
+            while self._sentence_vectors and len(self._sentence_vectors) + len(parts) > SENTENCE_CACHE:
+                del self._sentence_vectors[next(iter(self._sentence_vectors))]  # the oldest first
+            rows, pos = embedder.embed(flat), 0
+            for mid, sents in parts:
+                vectors[mid] = self._sentence_vectors[mid] = rows[pos : pos + len(sents)]
+                pos += len(sents)
+        q = embedder.embed([query])[0]
+        best = sorted(pool, key=lambda m: -float(np.max(vectors[m.id] @ q)))
+        return [self._memory_hit(m, r) for r, m in enumerate(best, start=1)]
 
     def _spread(self, hits: dict[Node, Hit]) -> None:
         """Add `spread_weight` x (activation spread from the top seeds, in units of the best score)."""
