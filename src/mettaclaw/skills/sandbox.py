@@ -15,21 +15,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+
+from mettaclaw.reasoning.interpreted import make_runner
 
 MAX_PROGRAM_CHARS = 20_000
-
-
-def fresh_runner(lib_dir: Path) -> Any:
-    """A bare runner with lib/ on the include path, working in lib/, and NAL/PLN loaded if present."""
-    from hyperon import Environment, MeTTa
-
-    env = Environment.custom_env(working_dir=str(lib_dir), include_paths=[str(lib_dir)])
-    runner = MeTTa(env_builder=env)
-    for name in ("nal", "pln"):
-        if (lib_dir / f"{name}.metta").is_file():
-            runner.run(f"!(import! &self {name})")
-    return runner
 
 
 def serve(lib_dir: Path, memory_mb: int) -> None:
@@ -45,7 +34,7 @@ def serve(lib_dir: Path, memory_mb: int) -> None:
         printed.seek(0)
         printed.truncate()
         try:
-            runner = fresh_runner(lib_dir)
+            runner = make_runner(lib_dir=lib_dir)  # a fresh runner per call, NAL and PLN imported
             results = runner.run(program)
             reply = "\n".join(" ".join(str(atom) for atom in row) if row else "(no result)" for row in results)
             printed.seek(0)
