@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from .atoms import Belief, parse_belief
 from .compiler import CompiledRule, NoConclusion, compile_ruleset
 from .rulefile import RuleSet, load_ruleset
-from .terms import RVar, Term, compatible, format_number, is_var, render
+from .terms import RVar, Term, compatible, is_var, render
 
 _FAIL = (NoConclusion, ZeroDivisionError, OverflowError)
 
@@ -37,7 +37,7 @@ class Conclusion(NamedTuple):
         return render(self.term)
 
     def text(self) -> str:
-        return f"{self.statement} (stv {format_number(self.f)} {format_number(self.c)})"
+        return self.belief().text()
 
     def belief(self) -> Belief:
         b = Belief(self.term, self.f, self.c)
