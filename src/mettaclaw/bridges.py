@@ -114,7 +114,7 @@ def install(agent: Agent) -> None:
     }
     for name, fn in touches_memory.items():
         values[name] = locked(agent, fn)
-    for name, fn in {**values, **agent.extra_bridges}.items():
+    for name, fn in values.items():
         runner.register_atom(name, OperationAtom(name, guarded(name, fn), unwrap=True))
 
     def strings(*atoms: Any) -> list[str]:

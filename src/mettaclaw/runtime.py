@@ -76,9 +76,7 @@ class Agent:
         semantic: Any = None,
         clock: Callable[[], float] = time.time,
         root: Path = PROJECT_ROOT,
-        extra_bridges: dict[str, Callable[..., Any]] | None = None,
     ) -> None:
-        """`extra_bridges` adds grounded operations (name -> str function) for skills defined outside this package."""
         self.config = config
         self.llm = llm
         self.channel = channel
@@ -90,7 +88,6 @@ class Agent:
         self.memory_skills = MemorySkills(memory, semantic, self.now_text, config.maxRecallItems)
         self.clock = clock
         self.root = root
-        self.extra_bridges = extra_bridges or {}
         self.trace = EpisodicTrace(config.memory_path("history.metta"))
         self.pins = WorkingMemory(config.memory_path("pins.txt"))
         workspace = Path(config.workspaceDir) if config.workspaceDir else config.memory_path("workspace")
