@@ -65,6 +65,28 @@ def test_same_fact_twice_is_one_record_reinforced_and_a_replayed_episode_is_idem
     assert rec.reinforcements == 2 and rec.source_episodes == ["ep-0", "ep-120"] and len(mem) == 1
 
 
+def test_reinforcements_count_confirming_episodes_not_writes():
+    mem = make_memory()
+    rid = mem.learn("Erin walks to work", source_episodes=["ep-1", "ep-2"]).id
+    assert mem.get(rid).reinforcements == 2  # one write, two episodes said it
+    mem.learn("Erin walks to work.", source_episodes=["ep-2", "ep-3", "ep-4"])  # two of them new
+    assert mem.get(rid).reinforcements == 4
+    mem.learn("Erin walks to work", source_episodes=["ep-3"], tags=["commute"])  # known episode, new tag
+    rec = mem.get(rid)
+    assert rec.reinforcements == 4 and "commute" in rec.tags
+    assert rec.confidence == pytest.approx(0.5 + 0.1 * math.sqrt(4))
+    summary = mem.learn("We painted the fence and then cleaned the brushes", kind="summary",
+                        source_episodes=["ep-7", "ep-8", "ep-9"]).id
+    assert mem.get(summary).reinforcements == 1  # what a summary compresses is not a confirmation
+
+
+def test_a_newer_statement_updates_the_properties_it_names():
+    mem = make_memory()
+    rid = mem.learn("Frank owns a red bicycle", properties={"colour": "red", "gears": "3"}).id
+    mem.learn("Frank owns a red bicycle", properties={"gears": "21"})
+    assert mem.get(rid).properties == {"colour": "red", "gears": "21"}
+
+
 def test_a_contradiction_supersedes_and_as_of_still_sees_the_old_fact():
     clock = Clock()
     mem = make_memory(clock)

@@ -47,6 +47,18 @@ STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
 MAX_CONTENT = 4000
 
 
+def confirmations_from(cand: Candidate, new_episodes: list[str] | None = None) -> int:
+    """How many confirmations a write brings: each source episode not seen before is one, a source-less
+    assertion is one, and re-reading known episodes is none, so confidence tracks evidence rather than
+    how often the dream looked. A summary's episodes are what it compresses, not confirmations."""
+    eps = cand.source_episodes if new_episodes is None else new_episodes
+    if not cand.source_episodes:
+        return 1
+    if not eps:
+        return 0
+    return 1 if cand.kind == "summary" else len(eps)
+
+
 class SemanticMemory(Announcer):
     """Facts and concepts, their graph and their history. `name = "semantic"` in the layer protocol."""
 
@@ -120,10 +132,11 @@ class SemanticMemory(Announcer):
     def _insert(self, decision: Decision, cand: Candidate, extra: dict[str, Any]) -> LearnResult:
         now = self.clock()
         t = cand.triple
+        confirmed = confirmations_from(cand)
         rec = SemanticRecord(
             cand.content, cand.kind, cand.name, cand.name_norm, cand.content_key, extra["category"], extra["properties"],
-            extra["atom"], extra["truth"], confidence_from(1) if extra["confidence"] is None else extra["confidence"],
-            extra["confidence"] is not None, 1, 1.0, STABILITY_DAYS[cand.kind], extra["provenance"],
+            extra["atom"], extra["truth"], confidence_from(confirmed) if extra["confidence"] is None else extra["confidence"],
+            extra["confidence"] is not None, confirmed, 1.0, STABILITY_DAYS[cand.kind], extra["provenance"],
             list(cand.source_episodes), [now] * len(cand.source_episodes), extra["tags"], [], cand.valid_from, None,
             now, now, None, "", t.subject if t else None, t.relation if t else None, t.object if t else None,
             t.polarity if t else True, id=new_id(), embedding=cand.embedding)
@@ -162,7 +175,7 @@ class SemanticMemory(Announcer):
                 rec.embedding = cand.embedding if text == cand.content else self.embedder.embed([rec.embed_text()])[0]
                 if cand.triple and text == cand.content:
                     rec.object = cand.triple.object
-        rec.reinforcements += 1
+        rec.reinforcements += confirmations_from(cand, new_eps)
         if not rec.confidence_set:
             rec.confidence = confidence_from(rec.reinforcements)
         rec.source_episodes += new_eps
@@ -172,7 +185,7 @@ class SemanticMemory(Announcer):
         if not set(extra["tags"]) <= set(rec.tags):
             rec.tags, reindex = sorted(set(rec.tags) | set(extra["tags"])), True
         rec.category = rec.category or extra["category"]
-        rec.properties = {**extra["properties"], **rec.properties}
+        rec.properties = {**rec.properties, **extra["properties"]}  # the newer statement's values win
         rec.last_updated = now
         if reindex:
             self._write_vectors([rec])
