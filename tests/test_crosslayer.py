@@ -150,3 +150,14 @@ def test_sentence_options_out_of_range_are_refused():
         AgentRecall(longterm, sentence_weight=-1.0)
     with pytest.raises(ValueError, match="sentence"):
         AgentRecall(longterm, sentence_pool=0)
+
+
+def test_a_chat_lines_later_sentences_keep_who_said_them():
+    from mettaclaw.crosslayer import labelled_sentences
+
+    assert labelled_sentences("Melanie: Yep, Caroline. I'm off to go swimming with the kids.") == [
+        "Melanie: Yep, Caroline.", "Melanie: I'm off to go swimming with the kids."]
+    assert labelled_sentences("Mary Ann Lee: Hi there. We moved house today.")[1] == "Mary Ann Lee: We moved house today."
+    # no label, or a sentence that merely contains a colon: left as they are
+    assert labelled_sentences("remember this: the key is under the mat. And the code is 42.") == [
+        "remember this: the key is under the mat.", "And the code is 42."]

@@ -11,6 +11,7 @@ in `Hit.parts` when asked for.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,6 +103,21 @@ class LayerGraph:
 AGENT_RECALL_OPTIONS: dict[str, Any] = {"weights": {"semantic": 0.0}, "seeds": 10, "spread_weight": 30.0,
                                         "sentence_weight": 0.2}
 SENTENCE_CACHE = 20_000  # memories whose sentence vectors recall keeps (about 30 MB with MiniLM)
+
+
+_LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
+
+
+def labelled_sentences(text: str) -> list[str]:
+    """A memory's sentences, each keeping the memory's "Who: " label: a chat line's later sentences
+    are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims)."""
+    from mettaclaw.dream.summarise import sentences
+
+    found = sentences(text) or [text]
+    label = _LABEL.match(text)
+    if label is None:
+        return found
+    return [s if s.startswith(label.group(0)) else label.group(0) + s for s in found]
 
 
 class AgentRecall:
@@ -196,11 +212,9 @@ class AgentRecall:
         """The hybrid pool re-ranked by each memory's best sentence (its sentence vectors are cached)."""
         import numpy as np
 
-        from mettaclaw.dream.summarise import sentences
-
         embedder = self.longterm.embedder
         vectors = {m.id: self._sentence_vectors[m.id] for m in pool if m.id in self._sentence_vectors}
-        parts = [(m.id, sentences(m.text) or [m.text]) for m in pool if m.id not in vectors]
+        parts = [(m.id, labelled_sentences(m.text)) for m in pool if m.id not in vectors]
         flat = [s for _, sents in parts for s in sents]
         if flat:
             while self._sentence_vectors and len(self._sentence_vectors) + len(parts) > SENTENCE_CACHE:
