@@ -9,7 +9,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .records import Edge
+from .records import INDEX_TAG, Edge
 from .store import SemanticStore
 
 # name -> symmetric. RELATED_TO is symmetric here because co-occurrence (its main source) is.
@@ -106,7 +106,7 @@ def update_cooccurrence(store: SemanticStore, record_id: str, episodes: list[str
     written = 0
     for other, theirs in sets.items():
         rec = store.get(other)
-        if rec is None or not rec.current:
+        if rec is None or not rec.current or INDEX_TAG in rec.tags:
             continue
         a, b = edge_key(record_id, other, "RELATED_TO", True)
         weight = jaccard(mine, theirs)

@@ -30,6 +30,7 @@ from .recall import MODES, ScoreWeights, gather, score
 from .recall import touch as touch_records
 from .reconcile import Candidate, Decision, Thresholds, decide, more_specific, thresholds_for
 from .records import (
+    INDEX_TAG,
     KINDS,
     PROVENANCES,
     Edge,
@@ -86,12 +87,19 @@ class SemanticMemory(Announcer):
     def learn(self, content: str, *, name: str | None = None, kind: str = "fact", category: str | None = None,
               tags: Any = (), atom: str | None = None, source_episodes: Any = (), provenance: str = "direct_ingestion",
               valid_from: str | float | None = None, properties: dict[str, Any] | None = None,
-              confidence: float | None = None) -> LearnResult:
-        """Reconcile one candidate and apply the decision (created/reinforced/merged/superseded)."""
+              confidence: float | None = None, index: bool = False) -> LearnResult:
+        """Reconcile one candidate and apply the decision (created/reinforced/merged/superseded).
+
+        `index=True` stores an index over episodes (a dream theme) as it is: it makes no claim to
+        reconcile, its provenance must stay exactly what its text shows, and it gets no graph edges,
+        since a record citing many episodes would collect activation from all of them as a hub."""
         cand, extra = self._candidate(content, name, kind, category, tags, atom, source_episodes, provenance,
                                       valid_from, properties, confidence)
+        extra["index"] = index
+        if index:
+            extra["tags"] = sorted({*extra["tags"], INDEX_TAG})
         with self.records.transaction():
-            decision = decide(self.records, self.vectors, cand, self.thresholds)
+            decision = Decision("create") if index else decide(self.records, self.vectors, cand, self.thresholds)
             if decision.action in ("reinforce", "merge"):
                 result = self._strengthen(decision, cand, extra)
             else:
@@ -154,9 +162,10 @@ class SemanticMemory(Announcer):
         for old in closed:
             self.records.put(old, reindex=False)
             self.records.log_version(old.id, "superseded", now, {"superseded_by": rec.id, "valid_to": old.valid_to})
-        for ep in rec.source_episodes:
-            self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
-        update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
+        if not extra.get("index"):
+            for ep in rec.source_episodes:
+                self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
+            update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
         self.announce_capture(rec.id, rec)
         action = "superseded" if closed else "created"
         return LearnResult(rec.id, action, [o.id for o in closed], decision.similarity)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 KINDS = ("fact", "concept", "theme", "summary")
+INDEX_TAG = "index"  # a record stored as an index over episodes (learn(index=True)): kept out of the graph
 PROVENANCES = ("episodic_consolidation", "agent_inference", "direct_ingestion", "hybrid")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
