@@ -24,6 +24,8 @@ class DreamReport:
     merged: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)  # ids of the closed (old) versions
     pruned: list[str] = field(default_factory=list)  # pruned under the strength floor, then capped
+    themes: list[str] = field(default_factory=list)  # theme records written (also counted in `added`)
+    themes_retired: list[str] = field(default_factory=list)  # themes rebuilt away (their episodes stay)
     unchanged: int = 0  # replays of confirmations already counted (a resumed batch)
     patterns_promoted: list[str] = field(default_factory=list)
     patterns_rejected: list[str] = field(default_factory=list)
@@ -55,6 +57,8 @@ class DreamReport:
         parts = [f"{head}{took}: {self.episodes} episodes, {self.clusters} clusters, {self.candidates} candidates"
                  + (" (resumed an interrupted dream)" if self.resumed else "")]
         parts.append(", ".join(f"{a} {n}" for a, n in self.counts().items()))
+        if self.themes or self.themes_retired:
+            parts.append(f"themes: {len(self.themes)} written, {len(self.themes_retired)} rebuilt away")
         if self.patterns_promoted:
             parts.append("patterns promoted: " + "; ".join(self.patterns_promoted))
         if self.patterns_rejected:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import mirror
+from . import mirror, themes
 from . import patterns as pattern_rules
 from .cache import CachedEmbedder
 from .cluster import choose_k, cluster_vectors, word_vectors
@@ -31,6 +31,7 @@ from .episodes import DreamEpisode, EpisodeSource, TraceSource
 from .report import DreamReport
 from .state import DreamState, load_state, save_state
 from .summarise import ExtractiveSummariser, LLMSummariser
+from .themes import DEFAULT_THEMES, ThemePolicy
 
 log = logging.getLogger(__name__)
 MAX_EMBED_CHARS = 1000
@@ -43,7 +44,7 @@ class Dreamer:
                  extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
                  episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None,
                  longterm: Any = None, group_by: str | None = None, cluster_size: int = 5,
-                 cluster_on: str = "embedding") -> None:
+                 cluster_on: str = "embedding", theme_policy: ThemePolicy | None = DEFAULT_THEMES) -> None:
         if every_n < 1:
             raise ValueError(f"every_n must be at least 1 episode, not {every_n}")
         if interval_s is not None and interval_s <= 0:
@@ -62,6 +63,7 @@ class Dreamer:
         if cluster_on not in ("embedding", "words"):
             raise ValueError(f"cluster_on must be 'embedding' or 'words', not {cluster_on!r}")
         self.cluster_size, self.cluster_on = cluster_size, cluster_on
+        self.theme_policy = theme_policy  # None: no themes
         self.state: DreamState = load_state(self.state_path)
         self.lock = threading.RLock()  # around every memory write; share it with the turn if it writes too
         self._dreaming = threading.Lock()  # one dream at a time
@@ -231,6 +233,7 @@ class Dreamer:
                 bar.advance(len(batch))
         finally:
             bar.close()
+        self._themes(report)
         self.progress = ("decay, prune, cap", total, total)
         with self.lock:
             result = consolidate(self.semantic, self.clock(), self.policy)
@@ -273,14 +276,16 @@ class Dreamer:
         groups = self._groups(batch)
         report.clusters += len(groups)
         touched: list[str] = []
+        if self.theme_policy is not None:
+            changed = themes.collect(self.state.theme_sentences, batch, self.group_by, self.theme_policy)
+            self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
         per_group = [self.summariser.summarise([batch[i] for i in group]) for group in groups]
         if isinstance(self.semantic.embedder, CachedEmbedder):  # one batched call instead of one a candidate
             self.semantic.embedder.embed([" ".join(c.content.split()) for cands in per_group for c in cands])
         for candidates in per_group:
             report.candidates += len(candidates)
             for cand in candidates:
-                # one write a candidate a batch, citing every episode that said it: the semantic layer then
-                # counts it as one confirmation (see the report: it should count each new episode)
+                # one write a candidate a batch, citing every episode that said it (each one a confirmation)
                 with self.lock:
                     result = self.semantic.learn(
                         cand.content, kind=cand.kind, tags=cand.tags, category=cand.category,
@@ -306,6 +311,30 @@ class Dreamer:
             elif len(verdict.episodes) >= pattern_rules.MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
                 report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")
         return touched
+
+    def _themes(self, report: DreamReport) -> None:
+        """Rebuild the themes of every participant who said something new (saved as pending with each
+        batch, so a dream cut short rebuilds them next time)."""
+        pending = list(self.state.theme_pending)
+        if self.theme_policy is None or not pending:
+            return
+        common = themes.background(self.state.theme_sentences)
+        for n, group in enumerate(pending):
+            if self._stop.is_set():
+                return
+            self.progress = ("themes", n, len(pending))
+            found = themes.build(group, self.state.theme_sentences.get(group, []), self.embedder, self.theme_policy,
+                                 common)
+            with self.lock:
+                written, retired = themes.refresh(self.semantic, group, found)
+                for result in written:
+                    report.record(result)
+                    report.themes.append(result.id)
+                report.themes_retired += retired
+                if self.longterm is not None:
+                    mirror.sync(self.longterm, self.semantic, [r.id for r in written] + retired)
+                self.state.theme_pending.remove(group)
+                save_state(self.state_path, self.state)
 
     @staticmethod
     def _time_of(batch: list[DreamEpisode], episode_id: str) -> float:

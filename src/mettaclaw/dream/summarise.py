@@ -56,6 +56,16 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) >= 8][:50]
 
 
+def attributed(lines: Sequence[tuple[str, str]]) -> str:
+    """Sentences lifted out of their episodes keep who said them, named once per run of one speaker."""
+    out, last = [], None
+    for who, sent in lines:
+        sent = sent if sent.endswith((".", "!", "?")) else sent + "."
+        out.append(f"{who}: {sent}" if who and who != last and not sent.startswith(who + ":") else sent)
+        last = who
+    return " ".join(out)
+
+
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 

@@ -1,0 +1,145 @@
+"""Themes: what one participant said about one topic, gathered across a long window of history.
+
+Why: a batch summary sees about a hundred episodes, but "what sports has John done" is answered by a
+sentence in March and another in July, each buried in a turn about something else. So every dream
+keeps the content sentences of recent episodes per participant (`group_by`, e.g. the speaker),
+clusters each participant's sentences by meaning (k-means on their vectors, about `size` a theme),
+and writes each cluster that spans two or more episodes as one `summary` record tagged `theme`:
+the participant's name once, then the sentences closest to the cluster's centre, in time order,
+citing exactly the episodes they were taken from.
+
+A theme is an index over its episodes, not a claim, so it is written without reconciliation and
+rebuilt when its participant says something new: a theme whose sentences come out the same is kept
+as it is, the others are retired (the episodes and facts they point at are untouched).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .episodes import DreamEpisode
+from .summarise import MAX_SENTENCE_CHARS, attributed, sentences, terms
+
+THEME_TAG = "theme"
+GROUP_KEY = "theme_group"
+
+
+@dataclass(frozen=True)
+class ThemePolicy:
+    size: int = 6  # sentences a theme, on average (k = sentences // size)
+    max_sentences: int = 8  # the most central sentences a theme shows
+    window: int = 3000  # the most recent content sentences kept per participant
+    min_terms: int = 2  # content words (beyond the background) that make a sentence worth keeping
+
+    def __post_init__(self) -> None:
+        if self.size < 2 or self.max_sentences < 2 or self.window < 2 or self.min_terms < 1:
+            raise ValueError(f"theme policy out of range: {self}")
+
+
+DEFAULT_THEMES = ThemePolicy()
+
+
+@dataclass(frozen=True)
+class Theme:
+    group: str
+    text: str
+    episodes: tuple[str, ...]
+    time: float
+
+
+def content_sentences(ep: DreamEpisode, who: str, common: frozenset[str], policy: ThemePolicy) -> list[str]:
+    """The sentences of an episode that say something beyond the background (greetings, names)."""
+    out = []
+    for sent in sentences(ep.text):
+        body = sent[len(who) + 1 :].strip() if who and sent.startswith(who + ":") else sent
+        if len(body) <= MAX_SENTENCE_CHARS and len(terms(body) - common - terms(who)) >= policy.min_terms:
+            out.append(body)
+    return out
+
+
+def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], group_by: str | None,
+            policy: ThemePolicy) -> set[str]:
+    """Add a batch's content sentences to `kept` ({group: [[episode id, time, sentence], ...]}, the
+    dream state's window); returns the groups that gained any. Idempotent: a replayed batch adds nothing."""
+    changed = set()
+    # the participants' names: "Thanks, Maria!" says nothing about a topic
+    names = frozenset().union(*(terms(g) for g in {*kept, *(str(ep.meta.get(group_by) or "") for ep in batch)})) \
+        if group_by else frozenset()
+    for ep in batch:
+        group = str(ep.meta.get(group_by) or "") if group_by else ""
+        rows = kept.setdefault(group, [])
+        if rows and any(row[0] == ep.id for row in rows[-len(batch) :]):
+            continue  # this batch was consolidated before a crash: its sentences are in already
+        for sent in content_sentences(ep, group, names, policy):
+            rows.append([ep.id, ep.time, sent])
+            changed.add(group)
+        del rows[: max(0, len(rows) - policy.window)]
+    return changed
+
+
+def background(kept: dict[str, list[list[Any]]], share: float = 0.2, floor: int = 5) -> frozenset[str]:
+    """Words in more than `share` of the kept episodes (all participants): what everyone says all the
+    time ("love", "great", "really") and so what no topic is about."""
+    per_episode: dict[str, set[str]] = {}
+    for rows in kept.values():
+        for row in rows:
+            per_episode.setdefault(str(row[0]), set()).update(terms(str(row[2])))
+    df = Counter(t for ts in per_episode.values() for t in ts)
+    cut = max(floor, share * len(per_episode))
+    return frozenset(t for t, n in df.items() if n > cut)
+
+
+def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
+          common: frozenset[str] = frozenset()) -> list[Theme]:
+    """The themes of one participant's kept sentences (deterministic for the same rows), from those
+    that say something beyond `common`. A sentence said in several episodes is shown once and cites
+    all of them."""
+    said: dict[str, list[list[Any]]] = {}
+    for row in rows:
+        if len(terms(str(row[2])) - common - terms(group)) < policy.min_terms:
+            continue
+        said.setdefault(" ".join(str(row[2]).lower().split()), []).append(row)
+    distinct = list(said.values())
+    if len(distinct) < 2:
+        return []
+    vectors = np.asarray(embedder.embed([attributed([(group, str(r[0][2]))]) for r in distinct]), dtype=np.float32)
+    from .cluster import cluster_vectors
+
+    out = []
+    for members in cluster_vectors(vectors, max(1, len(distinct) // policy.size)):
+        centre = vectors[members].mean(axis=0)
+        central = sorted(sorted(members, key=lambda i: -float(vectors[i] @ centre))[: policy.max_sentences],
+                         key=lambda i: min(float(r[1]) for r in distinct[i]))
+        episodes = tuple(dict.fromkeys(str(r[0]) for i in central for r in distinct[i]))
+        if len(episodes) < 2 or len(central) < 2:
+            continue
+        out.append(Theme(group, attributed([(group, str(distinct[i][0][2])) for i in central]), episodes,
+                         max(float(r[1]) for i in central for r in distinct[i])))
+    return out
+
+
+def current_themes(semantic: Any, group: str) -> list[Any]:
+    from mettaclaw.semantic.store import RecordFilter
+
+    found = semantic.records.select(RecordFilter(tags_all=(THEME_TAG,), kinds=("summary",)))
+    return [r for r in found if r.properties.get(GROUP_KEY) == group]
+
+
+def refresh(semantic: Any, group: str, themes: list[Theme]) -> tuple[list[Any], list[str]]:
+    """Write the themes of one group: unchanged ones stay, new ones are written, stale ones retired.
+    Returns (LearnResults of the new ones, ids retired)."""
+    old = {(r.content, tuple(r.source_episodes)): r.id for r in current_themes(semantic, group)}
+    fresh = {(t.text, t.episodes): t for t in themes}
+    written = []
+    for key, theme in fresh.items():
+        if key not in old:
+            written.append(semantic.learn(theme.text, kind="summary", tags=["dream", THEME_TAG],
+                                          source_episodes=list(theme.episodes), provenance="episodic_consolidation",
+                                          valid_from=theme.time, properties={GROUP_KEY: group}, index=True))
+    retired = [rid for key, rid in old.items() if key not in fresh and semantic.remove(rid)]
+    return written, retired

@@ -1,0 +1,147 @@
+"""Themes: one participant's sentences about one topic, gathered across batches, with exact provenance."""
+
+from __future__ import annotations
+
+import pytest
+
+from mettaclaw.dream import Dreamer, ListSource
+from mettaclaw.dream.episodes import DreamEpisode
+from mettaclaw.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes
+from mettaclaw.embedders import HashEmbedder
+from mettaclaw.longterm import LongTermMemory
+from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.vectorstore import InMemoryVectorStore
+
+T0 = 1_800_000_000.0
+SPORT = ["I played football with the football club on Saturday.", "Football training with the club went long today.",
+         "Our football club won the football match!", "I scored in football practice with the club."]
+COOKING = ["I baked sourdough bread in the new oven.", "The sourdough bread from the oven came out crusty.",
+           "Tried a rye sourdough bread recipe in the oven.", "My oven finally bakes even sourdough bread."]
+FILLER = ["Hi!", "Thanks!", "Wow, great!", "See you!"]  # one content word at most
+
+
+def conversation(n_batches: int = 4) -> list[DreamEpisode]:
+    """Two speakers over several batches; John's football and baking lines are spread across all of them."""
+    eps, t = [], T0
+    for i in range(n_batches * 6):
+        who = "John" if i % 2 == 0 else "Maria"
+        if who == "John" and (i // 2) % 3 == 0 and SPORT:
+            text = SPORT[(i // 6) % len(SPORT)]
+        elif who == "John" and (i // 2) % 3 == 1:
+            text = COOKING[(i // 6) % len(COOKING)]
+        else:
+            text = FILLER[i % len(FILLER)]
+        eps.append(DreamEpisode(f"D{i}", t + 60 * i, f"{who}: {text}", meta={"speaker": who}))
+    return eps
+
+
+SMALL = ThemePolicy(size=2, max_sentences=6)
+
+
+def setup(tmp_path, episodes, policy=SMALL, batch=6):
+    embedder = HashEmbedder(256)
+    sem = SemanticMemory(embedder, InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+    longterm = LongTermMemory(embedder, InMemoryVectorStore())
+    source = ListSource(episodes)
+    dreamer = Dreamer(sem, source, embedder, tmp_path / "dream.json", batch_size=batch, extract_concepts=False,
+                      group_by="speaker", longterm=longterm, theme_policy=policy, clock=lambda: T0)
+    return sem, longterm, source, dreamer
+
+
+def test_a_theme_gathers_one_speakers_topic_across_batches_and_cites_exactly_what_it_shows(tmp_path):
+    episodes = conversation()
+    sem, longterm, _, dreamer = setup(tmp_path, episodes)
+    report = dreamer.dream("test")
+    john = current_themes(sem, "John")
+    assert report.themes and len(john) >= 1
+    text_of = {ep.id: ep.text.removeprefix("John: ") for ep in episodes}
+    football = [t for t in john if "football" in t.content.lower()]
+    assert football, [t.content for t in john]
+    theme = football[0]
+    batches = {int(e[1:]) // 6 for e in theme.source_episodes}
+    assert len(batches) >= 2  # a batch summary could never have joined these
+    assert theme.content.startswith("John: ") and theme.content.count("John:") == 1
+    for ep in theme.source_episodes:  # provenance is exact: every cited episode's sentence is in the text
+        assert text_of[ep] in theme.content
+    assert THEME_TAG in theme.tags and theme.properties[GROUP_KEY] == "John" and theme.kind == "summary"
+    # greetings and thanks are background, never a theme; Maria said nothing but those
+    assert not current_themes(sem, "Maria")
+    # the agent finds it where it looks: long-term memory holds a mirror citing the same episodes
+    mirrors = longterm.ids_by(tags=[f"sem:{theme.id}"])
+    assert len(mirrors) == 1 and longterm.get(next(iter(mirrors))).meta["cites"] == "|".join(theme.source_episodes)
+
+
+def test_new_episodes_rebuild_a_speakers_themes_keeping_the_unchanged_and_retiring_the_stale(tmp_path):
+    episodes = conversation(4)
+    sem, longterm, source, dreamer = setup(tmp_path, episodes[:12])
+    dreamer.dream("first")
+    before = {t.id: t.content for t in current_themes(sem, "John")}
+    assert before
+    source.extend(episodes[12:])
+    report = dreamer.dream("second")
+    after = {t.id: t.content for t in current_themes(sem, "John")}
+    assert set(report.themes) == set(after) - set(before)
+    assert set(report.themes_retired) == set(before) - set(after)
+    assert all(sem.get(rid) is None for rid in report.themes_retired)
+    for rid in report.themes_retired:  # their mirrors went with them
+        assert not longterm.ids_by(tags=[f"sem:{rid}"])
+    assert sum(len(longterm.ids_by(tags=[f"sem:{rid}"])) for rid in after) == len(after)
+    # nothing new said: nothing rebuilt
+    again = dreamer.dream("third")
+    assert not again.themes and not again.themes_retired
+
+
+def test_a_dream_cut_short_before_its_themes_rebuilds_them_next_time(tmp_path):
+    episodes = conversation(3)
+    sem, _, _, dreamer = setup(tmp_path, episodes)
+
+    def crash(report):  # noqa: ANN001, ARG001 - the batches are saved, then the process dies
+        raise KeyboardInterrupt
+
+    dreamer._themes = crash
+    with pytest.raises(KeyboardInterrupt):
+        dreamer.dream("crashes")
+    assert not current_themes(sem, "John")
+    _, _, _, second = setup(tmp_path, episodes)  # a new process, same state file and (in-memory) stores
+    second.semantic = sem
+    assert "John" in second.state.theme_pending
+    report = second.dream("resumes")
+    assert report.themes and current_themes(sem, "John") and not second.state.theme_pending
+
+
+def test_collect_keeps_a_window_and_ignores_a_replayed_batch():
+    policy = ThemePolicy(size=2, max_sentences=4, window=5)
+    kept: dict = {}
+    batch = conversation(1)
+    assert collect(kept, batch, "speaker", policy) == {"John"}
+    snapshot = [list(r) for r in kept["John"]]
+    assert collect(kept, batch, "speaker", policy) == set()
+    assert kept["John"] == snapshot
+    more = [DreamEpisode(f"X{i}", T0 + i, f"John: I repaired bicycle wheel number {i} today.", meta={"speaker": "John"})
+            for i in range(10)]
+    collect(kept, more, "speaker", policy)
+    assert [r[0] for r in kept["John"]] == [f"X{i}" for i in range(5, 10)]  # the most recent five
+
+
+@pytest.mark.parametrize("bad", [{"size": 1}, {"max_sentences": 0}, {"window": 1}, {"min_terms": 0}])
+def test_a_bad_theme_policy_is_refused(bad):
+    with pytest.raises(ValueError, match="theme policy"):
+        ThemePolicy(**bad)
+
+
+def test_themes_can_be_turned_off(tmp_path):
+    sem, _, _, dreamer = setup(tmp_path, conversation(), policy=None)
+    report = dreamer.dream("test")
+    assert not report.themes and not current_themes(sem, "John")
+
+
+def test_an_index_record_is_stored_as_is_and_kept_out_of_the_graph():
+    sem = SemanticMemory(HashEmbedder(64), InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+    a = sem.learn("John played football with the club.", source_episodes=["D1"])
+    b = sem.learn("John played football with the club.", kind="summary", source_episodes=["D1", "D2"], index=True)
+    assert a.id != b.id and b.action == "created" and len(sem) == 2  # no reconciliation: not a reinforcement
+    assert sem.get(b.id).source_episodes == ["D1", "D2"] and "index" in sem.get(b.id).tags
+    c = sem.learn("The club meets on Saturday mornings.", source_episodes=["D2"])
+    # no DERIVED_FROM edges, and no co-occurrence either way, though it shares episodes with both facts
+    assert sem.records.edges_of(b.id) == []
+    assert all(b.id not in (e.src, e.dst) for e in sem.records.edges_of(c.id) + sem.records.edges_of(a.id))
