@@ -110,12 +110,14 @@ def main(argv: list[str] | None = None) -> int:
             ("clustered on", args.cluster_on),
             ("dream seconds", seconds), ("episodes / s", result.episodes / seconds), ("clusters", result.clusters),
             ("candidates", result.candidates), ("records after", records),
-            *((a, n) for a, n in result.counts().items()), ("patterns promoted", len(result.patterns_promoted)),
+            *((a, n) for a, n in result.counts().items()), ("themes written", len(result.themes)),
+            ("patterns promoted", len(result.patterns_promoted)),
             ("RSS at start MB", rss_start), ("RSS after first 10% MB", early), ("RSS after last 10% MB", late),
             ("RSS growth first->last 10%", late / early - 1.0)]
     report("dream phase", rows, args.json, {k: v for k, v in rows} | {"rss_per_batch_mb": rss,
                                                                       "report": result.to_dict() | {"added": None,
-                                                                      "reinforced": None, "merged": None}})
+                                                                      "reinforced": None, "merged": None,
+                                                                      "themes": None}})
     return 0
 
 

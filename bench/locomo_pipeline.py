@@ -2,8 +2,9 @@
 
 Each conversation is one agent's memory: its turns are remembered in long-term memory (exactly as
 `bench/locomo.py` indexes them) and are also the episodes a Dreamer consolidates (offline extractive
-summariser: recurring statements become facts, clusters become summaries, each citing exactly the
-turns its text was taken from). Each question is then answered by `crosslayer.AgentRecall` (memories
+summariser: recurring statements become facts, clusters become summaries, and each speaker's content
+sentences across the whole conversation become themes, each citing exactly the turns its text was
+taken from). Each question is then answered by `crosslayer.AgentRecall` (memories
 and semantic records fused by rank, spreading activation across layers, hits that add no new turn
 dropped). A derived record counts for the turns it cites whose words it really shows (`verified`;
 `pipeline-provenance` counts every turn a memory, fact or summary cites; a concept, whose name only

@@ -117,6 +117,12 @@ def test_collect_keeps_a_window_and_ignores_a_replayed_batch():
     snapshot = [list(r) for r in kept["John"]]
     assert collect(kept, batch, "speaker", policy) == set()
     assert kept["John"] == snapshot
+    two = [DreamEpisode("Y", T0, "John: The garden shed roof leaks badly. I patched the shed roof with tar. "
+                                 "Then the garden hose burst too.", meta={"speaker": "John"}),
+           DreamEpisode("Z", T0 + 1, "John: New garden hose bought today. It cost twelve dollars at the hardware store.",
+                        meta={"speaker": "John"})]
+    collect(kept, two, "speaker", policy)
+    assert collect(kept, two, "speaker", policy) == set()  # an episode of several sentences is seen too
     more = [DreamEpisode(f"X{i}", T0 + i, f"John: I repaired bicycle wheel number {i} today.", meta={"speaker": "John"})
             for i in range(10)]
     collect(kept, more, "speaker", policy)
