@@ -44,6 +44,10 @@ def test_contract_round_trip_matches_the_exact_store(store: ChromaVectorStore) -
     want = exact.query(q, 5)
     assert [it.id for it, _ in got] == [it.id for it, _ in want]
     assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-4)
+    assert got[0][0].document and got[0][0].metadata  # a full query carries the rows
+    bare = store.query(q, 5, bare=True)  # ids and similarities only, for callers holding their own copy
+    assert [(it.id, round(sim, 5)) for it, sim in bare] == [(it.id, round(sim, 5)) for it, sim in got]
+    assert all(it.document == "" and it.metadata == {} for it, _ in bare)
     filtered = store.query(q, 5, where={"source": "b"})
     assert all(it.metadata["source"] == "b" for it, _ in filtered) and len(filtered) == 5
     assert sorted(it.id for it in store.find({"n": {"$lt": 3}})) == ["id0", "id1", "id2"]

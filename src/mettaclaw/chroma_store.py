@@ -153,17 +153,18 @@ class ChromaVectorStore:
             self._col.delete(ids=list(ids))
 
     def query(self, vector: np.ndarray, k: int, where: Where | None = None,
-              ids: list[str] | None = None) -> list[tuple[StoredItem, float]]:
+              ids: list[str] | None = None, bare: bool = False) -> list[tuple[StoredItem, float]]:
         """Nearest rows; `ids` restricts the search to a candidate set the caller already filtered."""
         if k <= 0 or (ids is not None and not ids):
             return []
+        include = ["distances"] if bare else ["documents", "metadatas", "distances"]
         res = self._col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
-                              where=where or None, ids=ids, include=["documents", "metadatas", "distances"])
-        out = []
-        for i, d, m, dist in zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0],
-                                 strict=True):
-            out.append((StoredItem(i, d or "", dict(m or {})), 1.0 - float(dist)))
-        return out
+                              where=where or None, ids=ids, include=include)
+        n = len(res["ids"][0])
+        docs = res["documents"][0] if not bare else [""] * n
+        metas = res["metadatas"][0] if not bare else [{}] * n
+        return [(StoredItem(i, d or "", dict(m or {})), 1.0 - float(dist))
+                for i, d, m, dist in zip(res["ids"][0], docs, metas, res["distances"][0], strict=True)]
 
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]:
         got = self._col.get(where=where or None, limit=limit, include=["documents", "metadatas"])

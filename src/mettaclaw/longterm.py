@@ -249,13 +249,13 @@ class LongTermMemory(Announcer):
         """Nearest memories; filtered by over-fetching and checking the mirror, the store's `where` as fallback."""
         vector = self.embedder.embed([text])[0]
         if allowed is None:
-            return [(item.id, score) for item, score in self.vector_store.query(vector, depth)]
+            return [(item.id, score) for item, score in self.vector_store.query(vector, depth, bare=True)]
         wanted = min(depth, len(allowed))
         if len(allowed) * 4 >= len(self._items):  # a broad filter: most of an over-fetch survives it
-            hits = [(item.id, s) for item, s in self.vector_store.query(vector, depth * 4) if item.id in allowed]
+            hits = [(item.id, s) for item, s in self.vector_store.query(vector, depth * 4, bare=True) if item.id in allowed]
             if len(hits) >= wanted:
                 return hits[:depth]
-        return [(item.id, s) for item, s in self.vector_store.query(vector, depth, where=where) if item.id in allowed]
+        return [(item.id, s) for item, s in self.vector_store.query(vector, depth, where=where, bare=True) if item.id in allowed]
 
     def _ranked(self, text: str, limit: int, mode: str, allowed: set[str] | None,
                 where: dict[str, Any] | None) -> list[tuple[str, float, dict[str, Any]]]:

@@ -32,8 +32,11 @@ class VectorStore(Protocol):
 
     def delete(self, ids: list[str]) -> None: ...
 
-    def query(self, vector: np.ndarray, k: int, where: Where | None = None) -> list[tuple[StoredItem, float]]:
-        """The k nearest rows by cosine similarity (higher is closer), optionally filtered."""
+    def query(self, vector: np.ndarray, k: int, where: Where | None = None,
+              bare: bool = False) -> list[tuple[StoredItem, float]]:
+        """The k nearest rows by cosine similarity (higher is closer), optionally filtered. `bare`: the
+        caller only needs ids and similarities (it holds its own copy of the rows), so a store may
+        leave document and metadata empty; Chroma then skips a SQLite read per hit."""
         ...
 
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]: ...
@@ -97,7 +100,8 @@ class InMemoryVectorStore:
             self._rows.pop(row_id, None)
             self._vecs.pop(row_id, None)
 
-    def query(self, vector: np.ndarray, k: int, where: Where | None = None) -> list[tuple[StoredItem, float]]:
+    def query(self, vector: np.ndarray, k: int, where: Where | None = None,
+              bare: bool = False) -> list[tuple[StoredItem, float]]:
         ids = [i for i, item in self._rows.items() if matches(item.metadata, where)]
         if not ids or k <= 0:
             return []

@@ -74,7 +74,7 @@ def _nearest(store: SemanticStore, vectors: VectorStore, qvec: np.ndarray | None
     pool = max(50, 5 * limit)
     validity = RecordFilter(as_of=f.as_of, include_history=f.include_history)
     while True:
-        hits = vectors.query(qvec, k=pool) if qvec is not None else []
+        hits = vectors.query(qvec, k=pool, bare=True) if qvec is not None else []
         cosine = {item.id: sim for item, sim in hits}
         bm25 = dict(store.lexical(query, pool, validity)) if query else {}
         passing = store.filter_ids(list({**cosine, **bm25}), f)  # by primary key: no record decoded

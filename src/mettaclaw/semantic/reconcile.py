@@ -111,7 +111,7 @@ def decide(store: SemanticStore, vectors: VectorStore, cand: Candidate, th: Thre
         for rec in store.find_by_key(name_norm=cand.name_norm, current_only=True):
             if rec.kind == cand.kind:
                 return Decision("merge", [rec], None, reason="same concept name")
-    hits = vectors.query(cand.embedding, k=8)
+    hits = vectors.query(cand.embedding, k=8, bare=True)
     if not hits:
         return Decision("create")
     by_id = {r.id: r for r in store.get_many([item.id for item, _ in hits])}

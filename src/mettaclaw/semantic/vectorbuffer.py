@@ -74,10 +74,11 @@ class BufferedVectors:
         self.records.unqueue_vectors(list(ids))
         self.index.delete(list(ids))
 
-    def query(self, vector: np.ndarray, k: int, where: Where | None = None) -> list[tuple[StoredItem, float]]:
+    def query(self, vector: np.ndarray, k: int, where: Where | None = None,
+              bare: bool = False) -> list[tuple[StoredItem, float]]:
         held = self._held()
         pending = {i for i, _ in held}
-        found = [(item, s) for item, s in self.index.query(vector, k, where) if item.id not in pending]
+        found = [(item, s) for item, s in self.index.query(vector, k, where, bare=bare) if item.id not in pending]
         if held:
             q = np.asarray(vector, dtype=np.float32)
             for row_id, (vec, doc, meta) in held:
