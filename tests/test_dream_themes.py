@@ -151,3 +151,11 @@ def test_an_index_record_is_stored_as_is_and_kept_out_of_the_graph():
     # no DERIVED_FROM edges, and no co-occurrence either way, though it shares episodes with both facts
     assert sem.records.edges_of(b.id) == []
     assert all(b.id not in (e.src, e.dst) for e in sem.records.edges_of(c.id) + sem.records.edges_of(a.id))
+    # and nothing written later reconciles into it: not the same text, not the same subject and relation
+    shown = "John: I played football. The club won."
+    theme = sem.learn(shown, kind="summary", source_episodes=["D1", "D2"], index=True)
+    same = sem.learn(shown, kind="summary", source_episodes=["D3"])
+    assert same.id != theme.id and sem.get(theme.id).source_episodes == ["D1", "D2"]
+    lone = sem.learn("John lives in Leeds.", kind="summary", source_episodes=["D4", "D5"], index=True)
+    moved = sem.learn("John lives in York.", source_episodes=["D6"])
+    assert moved.action == "created" and sem.get(lone.id).current and sem.get(lone.id).subject is None

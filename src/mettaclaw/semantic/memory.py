@@ -5,6 +5,7 @@ reachable by `as_of` and `history`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -96,8 +97,9 @@ class SemanticMemory(Announcer):
         cand, extra = self._candidate(content, name, kind, category, tags, atom, source_episodes, provenance,
                                       valid_from, properties, confidence)
         extra["index"] = index
-        if index:
+        if index:  # no triple either: an index is never the subject of a fact that could supersede it
             extra["tags"] = sorted({*extra["tags"], INDEX_TAG})
+            cand = dataclasses.replace(cand, triple=None)
         with self.records.transaction():
             decision = Decision("create") if index else decide(self.records, self.vectors, cand, self.thresholds)
             if decision.action in ("reinforce", "merge"):

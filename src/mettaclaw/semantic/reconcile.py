@@ -15,7 +15,7 @@ import numpy as np
 from mettaclaw.vectorstore import VectorStore
 
 from .normalize import Triple, key_tokens, same_object, words
-from .records import SemanticRecord
+from .records import INDEX_TAG, SemanticRecord
 from .store import SemanticStore, lexical_terms
 
 NAMED_KINDS = ("concept", "theme")
@@ -105,7 +105,7 @@ def decide(store: SemanticStore, vectors: VectorStore, cand: Candidate, th: Thre
     if found is not None:
         return found
     for rec in store.find_by_key(content_key=cand.content_key, current_only=True):
-        if rec.kind == cand.kind:
+        if rec.kind == cand.kind and INDEX_TAG not in rec.tags:
             return Decision("reinforce", [rec], 1.0, reason="same normalised content")
     if cand.kind in NAMED_KINDS and cand.name_norm:
         for rec in store.find_by_key(name_norm=cand.name_norm, current_only=True):
@@ -117,8 +117,8 @@ def decide(store: SemanticStore, vectors: VectorStore, cand: Candidate, th: Thre
     by_id = {r.id: r for r in store.get_many([item.id for item, _ in hits])}
     for item, sim in hits:
         rec = by_id.get(item.id)
-        if rec is None or not rec.current or rec.kind != cand.kind or sim < th.merge:
-            continue
+        if rec is None or not rec.current or rec.kind != cand.kind or sim < th.merge or INDEX_TAG in rec.tags:
+            continue  # (an index over episodes is nobody's duplicate: it only shows what its episodes said)
         if cand.triple is not None and rec.subject is not None and not same_triple(rec, cand.triple):
             continue  # both are structured and say different things: distinct facts, however close
         if cand.kind in NAMED_KINDS and cand.name_norm and rec.name_norm and rec.name_norm != cand.name_norm:
