@@ -129,7 +129,20 @@ def test_collect_keeps_a_window_and_ignores_a_replayed_batch():
     assert [r[0] for r in kept["John"]] == [f"X{i}" for i in range(5, 10)]  # the most recent five
 
 
-@pytest.mark.parametrize("bad", [{"size": 1}, {"max_sentences": 0}, {"window": 1}, {"min_terms": 0}])
+def test_many_participants_share_one_bound_and_the_least_recent_give_way():
+    policy = ThemePolicy(size=2, max_sentences=4, window=4, total=10)
+    kept: dict = {}
+    for n in range(6):  # six speakers, one after another, three sentences each
+        who = f"Speaker{n}"
+        collect(kept, [DreamEpisode(f"{who}-{i}", T0 + 10 * n + i, f"{who}: I repaired bicycle wheel {i} in the garage.",
+                                    meta={"speaker": who}) for i in range(3)], "speaker", policy)
+    assert sum(len(rows) for rows in kept.values()) <= 10
+    assert [len(kept[f"Speaker{n}"]) for n in (3, 4, 5)] == [3, 3, 3]  # the latest speakers keep theirs
+    assert "Speaker0" not in kept
+
+
+@pytest.mark.parametrize("bad", [{"size": 1}, {"max_sentences": 0}, {"window": 1}, {"min_terms": 0},
+                                 {"window": 10, "total": 5}])
 def test_a_bad_theme_policy_is_refused(bad):
     with pytest.raises(ValueError, match="theme policy"):
         ThemePolicy(**bad)

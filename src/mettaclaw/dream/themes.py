@@ -36,10 +36,11 @@ class ThemePolicy:
     size: int = 8  # sentences a theme, on average (k = sentences // size)
     max_sentences: int = 10  # the most central sentences a theme shows
     window: int = 3000  # the most recent content sentences kept per participant
+    total: int = 20_000  # all participants together (a channel of many speakers): the least recent go first
     min_terms: int = 2  # content words (beyond the background) that make a sentence worth keeping
 
     def __post_init__(self) -> None:
-        if self.size < 2 or self.max_sentences < 2 or self.window < 2 or self.min_terms < 1:
+        if self.size < 2 or self.max_sentences < 2 or self.window < 2 or self.min_terms < 1 or self.total < self.window:
             raise ValueError(f"theme policy out of range: {self}")
 
 
@@ -82,6 +83,15 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
             rows.append([ep.id, ep.time, sent])
             changed.add(group)
         del rows[: max(0, len(rows) - policy.window)]
+    over = sum(len(rows) for rows in kept.values()) - policy.total
+    for group in sorted(kept, key=lambda g: float(kept[g][-1][1]) if kept[g] else float("-inf")):
+        if over <= 0:
+            break
+        cut = min(over, len(kept[group]))  # the oldest sentences of whoever spoke least recently
+        del kept[group][:cut]
+        over -= cut
+        if not kept[group]:
+            del kept[group]
     return changed
 
 
