@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .cluster import cluster_vectors
 from .episodes import DreamEpisode
 from .summarise import MAX_SENTENCE_CHARS, attributed, sentences, terms
 
@@ -56,11 +57,11 @@ class Theme:
 
 
 def content_sentences(ep: DreamEpisode, who: str, common: frozenset[str], policy: ThemePolicy) -> list[str]:
-    """The sentences of an episode that say something beyond the background (greetings, names)."""
+    """The sentences of an episode (its "who:" label dropped) that say something beyond `common`."""
     out = []
     for sent in sentences(ep.text):
         body = sent[len(who) + 1 :].strip() if who and sent.startswith(who + ":") else sent
-        if len(body) <= MAX_SENTENCE_CHARS and len(terms(body) - common - terms(who)) >= policy.min_terms:
+        if len(body) <= MAX_SENTENCE_CHARS and len(terms(body) - common) >= policy.min_terms:
             out.append(body)
     return out
 
@@ -70,7 +71,7 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
     """Add a batch's content sentences to `kept` ({group: [[episode id, time, sentence], ...]}, the
     dream state's window); returns the groups that gained any. Idempotent: a replayed batch adds nothing."""
     changed = set()
-    # the participants' names: "Thanks, Maria!" says nothing about a topic
+    # the participants' names (the speaker's own among them): "Thanks, Maria!" says nothing about a topic
     names = frozenset().union(*(terms(g) for g in {*kept, *(str(ep.meta.get(group_by) or "") for ep in batch)})) \
         if group_by else frozenset()
     seen = {str(row[0]) for rows in kept.values() for row in rows}
@@ -121,8 +122,6 @@ def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
     if len(distinct) < 2:
         return []
     vectors = np.asarray(embedder.embed([attributed([(group, str(r[0][2]))]) for r in distinct]), dtype=np.float32)
-    from .cluster import cluster_vectors
-
     out = []
     for members in cluster_vectors(vectors, max(1, len(distinct) // policy.size)):
         centre = vectors[members].mean(axis=0)

@@ -39,6 +39,7 @@ from .records import (
     RecallResult,
     SemanticRecord,
     confidence_from,
+    confirmations_from,
     new_id,
     parse_time,
 )
@@ -47,18 +48,6 @@ from .vectorbuffer import FLUSH_EVERY, BufferedVectors
 
 STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
 MAX_CONTENT = 4000
-
-
-def confirmations_from(cand: Candidate, new_episodes: list[str] | None = None) -> int:
-    """How many confirmations a write brings: each source episode not seen before is one, a source-less
-    assertion is one, and re-reading known episodes is none, so confidence tracks evidence rather than
-    how often the dream looked. A summary's episodes are what it compresses, not confirmations."""
-    eps = cand.source_episodes if new_episodes is None else new_episodes
-    if not cand.source_episodes:
-        return 1
-    if not eps:
-        return 0
-    return 1 if cand.kind == "summary" else len(eps)
 
 
 class SemanticMemory(Announcer):
@@ -142,7 +131,7 @@ class SemanticMemory(Announcer):
     def _insert(self, decision: Decision, cand: Candidate, extra: dict[str, Any]) -> LearnResult:
         now = self.clock()
         t = cand.triple
-        confirmed = confirmations_from(cand)
+        confirmed = confirmations_from(cand.kind, cand.source_episodes)
         rec = SemanticRecord(
             cand.content, cand.kind, cand.name, cand.name_norm, cand.content_key, extra["category"], extra["properties"],
             extra["atom"], extra["truth"], confidence_from(confirmed) if extra["confidence"] is None else extra["confidence"],
@@ -186,7 +175,7 @@ class SemanticMemory(Announcer):
                 rec.embedding = cand.embedding if text == cand.content else self.embedder.embed([rec.embed_text()])[0]
                 if cand.triple and text == cand.content:
                     rec.object = cand.triple.object
-        rec.reinforcements += confirmations_from(cand, new_eps)
+        rec.reinforcements += confirmations_from(cand.kind, cand.source_episodes, new_eps)
         if not rec.confidence_set:
             rec.confidence = confidence_from(rec.reinforcements)
         rec.source_episodes += new_eps

@@ -51,6 +51,19 @@ def confidence_from(reinforcements: int) -> float:
     return min(0.99, 0.5 + 0.1 * math.sqrt(max(0, reinforcements)))
 
 
+def confirmations_from(kind: str, source_episodes: list[str], new_episodes: list[str] | None = None) -> int:
+    """How many confirmations a write brings: each source episode not seen before is one, a source-less
+    assertion is one, and re-reading known episodes is none, so confidence tracks evidence rather than
+    how often the dream looked. A summary's episodes are what it compresses, not confirmations.
+    `new_episodes`: those of `source_episodes` the record did not have yet (None: a new record)."""
+    eps = source_episodes if new_episodes is None else new_episodes
+    if not source_episodes:
+        return 1
+    if not eps:
+        return 0
+    return 1 if kind == "summary" else len(eps)
+
+
 def new_id() -> str:
     return str(uuid.uuid4())
 
