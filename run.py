@@ -18,7 +18,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 from mettaclaw.channels import make_channel  # noqa: E402
 from mettaclaw.config import ConfigError, load_config  # noqa: E402
 from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
-from mettaclaw.lock import AgentLocked, memory_lock  # noqa: E402
+from mettaclaw.memory.lock import AgentLocked, memory_lock  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -32,12 +32,12 @@ def main(argv: list[str]) -> int:
         with memory_lock(memory_dir):
             logging.basicConfig(filename=memory_dir / "agent.log", level=logging.INFO,
                                 format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-            from mettaclaw.dream import Dreamer
-            from mettaclaw.dream.cache import CachedEmbedder
-            from mettaclaw.longterm import open_longterm
-            from mettaclaw.priors import index_priors
+            from mettaclaw.memory.dream import Dreamer
+            from mettaclaw.memory.dream.cache import CachedEmbedder
+            from mettaclaw.memory.longterm import open_longterm
+            from mettaclaw.memory.priors import index_priors
+            from mettaclaw.memory.semantic import open_semantic
             from mettaclaw.runtime import Agent
-            from mettaclaw.semantic import open_semantic
 
             channel = make_channel(config)
             read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)

@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from _common import median, percentile, report  # noqa: E402
 
-from mettaclaw.embedders import HashEmbedder, signature  # noqa: E402
-from mettaclaw.semantic import Edge, SemanticMemory, SemanticRecord  # noqa: E402
-from mettaclaw.semantic.normalize import content_key  # noqa: E402
-from mettaclaw.semantic.sqlite_store import SqliteSemanticStore  # noqa: E402
-from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
+from mettaclaw.memory.embedders import HashEmbedder, signature  # noqa: E402
+from mettaclaw.memory.semantic import Edge, SemanticMemory, SemanticRecord  # noqa: E402
+from mettaclaw.memory.semantic.normalize import content_key  # noqa: E402
+from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore  # noqa: E402
+from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal", "Lena"]
 THINGS = ["coffee mug", "laptop", "bicycle", "umbrella", "notebook", "kettle", "phone", "backpack", "lamp", "keys",
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     embedder = HashEmbedder(384)
     with tempfile.TemporaryDirectory(prefix="bench-activation-") as tmp:
         if args.store == "chroma":
-            from mettaclaw.chroma_store import ChromaVectorStore
+            from mettaclaw.memory.chroma import ChromaVectorStore
 
             vectors = ChromaVectorStore.embedded(Path(tmp) / "chroma", embedder_signature=signature(embedder),
                                                  collection="semantic")
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             ("recall+touch p50 ms", 1000 * median(touched)), ("recall+touch p95 ms", 1000 * percentile(touched, 95)),
             ("score parts", ", ".join(sorted(parts_seen)))]
     if args.minilm:
-        from mettaclaw.embedders import SentenceTransformerEmbedder
+        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
 
         real = SentenceTransformerEmbedder()
         real.embed(["warm up"])

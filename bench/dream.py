@@ -24,14 +24,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from _common import report, rss_mb  # noqa: E402
 
-from mettaclaw.dream import Dreamer  # noqa: E402
-from mettaclaw.dream.cache import CachedEmbedder  # noqa: E402
-from mettaclaw.embedders import HashEmbedder, SentenceTransformerEmbedder, signature  # noqa: E402
+from mettaclaw.memory.dream import Dreamer  # noqa: E402
+from mettaclaw.memory.dream.cache import CachedEmbedder  # noqa: E402
+from mettaclaw.memory.embedders import HashEmbedder, SentenceTransformerEmbedder, signature  # noqa: E402
+from mettaclaw.memory.episodic import EpisodicTrace  # noqa: E402
+from mettaclaw.memory.semantic import SemanticMemory  # noqa: E402
+from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore  # noqa: E402
+from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
 from mettaclaw.parser import Command  # noqa: E402
-from mettaclaw.semantic import SemanticMemory  # noqa: E402
-from mettaclaw.semantic.sqlite_store import SqliteSemanticStore  # noqa: E402
-from mettaclaw.trace import EpisodicTrace  # noqa: E402
-from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas"]
 PLACES = ["Paris", "Leeds", "the office", "the garden", "the station", "the gym", "the library", "the market"]
@@ -49,7 +49,7 @@ def synthetic_trace(path: Path, n: int, seed: int = 7) -> EpisodicTrace:
     trace = EpisodicTrace(path)
     when = datetime(2026, 1, 1, 8, 0, 0)
     lines = []
-    from mettaclaw.trace import format_record
+    from mettaclaw.memory.episodic import format_record
 
     for i in range(n):
         when += timedelta(minutes=rng.randint(5, 90))
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         trace = synthetic_trace(folder / "history.metta", args.episodes)
         if args.store == "chroma":
-            from mettaclaw.chroma_store import ChromaVectorStore
+            from mettaclaw.memory.chroma import ChromaVectorStore
 
             vectors = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder),
                                                  collection="semantic")

@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mettaclaw.chroma_store import ChromaVectorStore  # noqa: E402
-from mettaclaw.embedders import SentenceTransformerEmbedder, signature  # noqa: E402
-from mettaclaw.longterm import MODES, LongTermMemory  # noqa: E402
+from mettaclaw.memory.chroma import ChromaVectorStore  # noqa: E402
+from mettaclaw.memory.embedders import SentenceTransformerEmbedder, signature  # noqa: E402
+from mettaclaw.memory.longterm import MODES, LongTermMemory  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)

@@ -32,13 +32,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from locomo import CATEGORIES, KS, count_tokens, load, memories_for  # noqa: E402
 
-from mettaclaw.crosslayer import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph  # noqa: E402
-from mettaclaw.dream import DreamEpisode, Dreamer, ExtractiveSummariser, ListSource  # noqa: E402
-from mettaclaw.dream.cache import CachedEmbedder  # noqa: E402
-from mettaclaw.dream.summarise import sentences, terms  # noqa: E402
-from mettaclaw.longterm import LongTermMemory  # noqa: E402
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory  # noqa: E402
-from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
+from mettaclaw.memory.dream import DreamEpisode, Dreamer, ExtractiveSummariser, ListSource  # noqa: E402
+from mettaclaw.memory.dream.cache import CachedEmbedder  # noqa: E402
+from mettaclaw.memory.dream.summarise import sentences, terms  # noqa: E402
+from mettaclaw.memory.longterm import LongTermMemory  # noqa: E402
+from mettaclaw.memory.recall import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph  # noqa: E402
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory  # noqa: E402
+from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
 
 
 def episodes_for(conv: dict) -> list[DreamEpisode]:
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.data.is_file():
         parser.error(f"no data file at {args.data}")
-    from mettaclaw.embedders import SentenceTransformerEmbedder
+    from mettaclaw.memory.embedders import SentenceTransformerEmbedder
 
     convs = load(args.data)[args.skip_convs :][: args.limit_convs]
     start = time.perf_counter()

@@ -24,10 +24,10 @@ from _common import median, percentile, report, rss_mb  # noqa: E402
 
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
-from mettaclaw.embedders import HashEmbedder  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
-from mettaclaw.longterm import LongTermMemory  # noqa: E402
-from mettaclaw.vectorstore import InMemoryVectorStore  # noqa: E402
+from mettaclaw.memory.embedders import HashEmbedder  # noqa: E402
+from mettaclaw.memory.longterm import LongTermMemory  # noqa: E402
+from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
 
 # remember repeats ten notes (a duplicate refreshes, it does not add), so growth here is leakage, not storage
 REPLY = "pin step {i}: keep going\nsend progress report {i}\nremember note number {j}\nquery what did Ada build"
@@ -39,8 +39,8 @@ def real_memory(folder: Path, count: int) -> LongTermMemory:
 
     from memory_scale import fill, sentence
 
-    from mettaclaw.chroma_store import ChromaVectorStore
-    from mettaclaw.embedders import SentenceTransformerEmbedder, signature
+    from mettaclaw.memory.chroma import ChromaVectorStore
+    from mettaclaw.memory.embedders import SentenceTransformerEmbedder, signature
 
     embedder = SentenceTransformerEmbedder()
     store = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder))

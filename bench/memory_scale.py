@@ -27,9 +27,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mettaclaw.chroma_store import DEFAULT_HNSW, ChromaVectorStore  # noqa: E402
-from mettaclaw.embedders import SentenceTransformerEmbedder, signature  # noqa: E402
-from mettaclaw.longterm import LongTermMemory  # noqa: E402
+from mettaclaw.memory.chroma import DEFAULT_HNSW, ChromaVectorStore  # noqa: E402
+from mettaclaw.memory.embedders import SentenceTransformerEmbedder, signature  # noqa: E402
+from mettaclaw.memory.longterm import LongTermMemory  # noqa: E402
 
 NAMES = ["Ada", "Bo", "Caro", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea", "Max", "Nia", "Oto"]
 VERBS = ["painted", "visited", "cooked", "repaired", "bought", "read about", "photographed", "sold", "planted",

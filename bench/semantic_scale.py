@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import median, percentile, report, rss_mb  # noqa: E402
 
-from mettaclaw.semantic.factgen import CITIES, COMPANIES, HOBBIES, NAMES  # noqa: E402
+from mettaclaw.memory.semantic.factgen import CITIES, COMPANIES, HOBBIES, NAMES  # noqa: E402
 
 SURNAMES = ["Novak", "Okafor", "Tanaka", "Silva", "Kowalski", "Haddad", "Larsen", "Moreau", "Rossi", "Ivanova",
             "Schmidt", "Nguyen", "Garcia", "Papadopoulos", "Kim", "Mensah", "Costa", "Bauer", "Dubois", "Lind"]
@@ -51,7 +51,7 @@ def fill_fact(rng: random.Random, i: int) -> tuple[str, list[str]]:
 
 
 def make_embedder(name: str):
-    from mettaclaw.embedders import HashEmbedder, SentenceTransformerEmbedder
+    from mettaclaw.memory.embedders import HashEmbedder, SentenceTransformerEmbedder
 
     return HashEmbedder(256) if name == "hash" else SentenceTransformerEmbedder()
 
@@ -60,8 +60,8 @@ def prefill(mem, n: int, rng: random.Random, batch: int = 512) -> list[str]:
     """Bulk-insert n reconciled-looking records (no reconciliation: every text is unique by construction)."""
     from rich.progress import track
 
-    from mettaclaw.semantic.normalize import content_key, extract_triple
-    from mettaclaw.semantic.records import SemanticRecord, confidence_from
+    from mettaclaw.memory.semantic.normalize import content_key, extract_triple
+    from mettaclaw.memory.semantic.records import SemanticRecord, confidence_from
 
     texts_out: list[str] = []
     now = time.time() - 86400.0
@@ -111,9 +111,14 @@ def timed(fn, items):
 
 
 def false_supersede(embedder, pairs_sample: int) -> dict[str, float]:
-    from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-    from mettaclaw.semantic.factgen import HARD_PAIRS, HELD_OUT_PAIRS, contradicting_pairs, unrelated_pairs
-    from mettaclaw.vectorstore import InMemoryVectorStore
+    from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+    from mettaclaw.memory.semantic.factgen import (
+        HARD_PAIRS,
+        HELD_OUT_PAIRS,
+        contradicting_pairs,
+        unrelated_pairs,
+    )
+    from mettaclaw.memory.vectors import InMemoryVectorStore
 
     rng = random.Random(5)
     unrelated, contra = unrelated_pairs(), contradicting_pairs()
@@ -140,10 +145,10 @@ def false_supersede(embedder, pairs_sample: int) -> dict[str, float]:
 
 
 def run_size(n: int, embedder, ops: int, folder: Path) -> dict[str, float]:
-    from mettaclaw.chroma_store import ChromaVectorStore
-    from mettaclaw.embedders import signature
-    from mettaclaw.semantic import SemanticMemory
-    from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
+    from mettaclaw.memory.chroma import ChromaVectorStore
+    from mettaclaw.memory.embedders import signature
+    from mettaclaw.memory.semantic import SemanticMemory
+    from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
 
     rng = random.Random(n)
     vectors = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder), collection="semantic")
@@ -198,7 +203,7 @@ def main() -> None:
             res = run_size(n, embedder, args.ops, Path(tmp))
         results[str(n)] = res
         rows += [(f"{n:,}: {k}", v) for k, v in res.items() if k != "records"]
-    from mettaclaw.embedders import HashEmbedder
+    from mettaclaw.memory.embedders import HashEmbedder
 
     results["contradiction_hash_all_pairs"] = false_supersede(HashEmbedder(256), 0)
     if args.embedder == "local" and args.pairs >= 0:

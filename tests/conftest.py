@@ -13,8 +13,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
-from mettaclaw.embedders import HashEmbedder  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
+from mettaclaw.memory.embedders import HashEmbedder  # noqa: E402
 
 AgentFactory = Callable[..., tuple]
 

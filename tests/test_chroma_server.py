@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from mettaclaw.chroma_store import ChromaVectorStore, EmbedderMismatch, StoreUnavailable
 from mettaclaw.config import Config
-from mettaclaw.embedders import HashEmbedder, signature
-from mettaclaw.longterm import LongTermMemory, open_longterm
+from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch, StoreUnavailable
+from mettaclaw.memory.embedders import HashEmbedder, signature
+from mettaclaw.memory.longterm import LongTermMemory, open_longterm
 
 pytestmark = pytest.mark.slow
 

@@ -8,10 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-from mettaclaw.chroma_store import ChromaVectorStore, EmbedderMismatch, StoreLocked, StoreUnavailable
-from mettaclaw.embedders import HashEmbedder, signature
-from mettaclaw.longterm import LongTermMemory
-from mettaclaw.vectorstore import InMemoryVectorStore, VectorStore
+from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch, StoreLocked, StoreUnavailable
+from mettaclaw.memory.embedders import HashEmbedder, signature
+from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore, VectorStore
 
 SIG = signature(HashEmbedder())
 
@@ -70,7 +70,7 @@ def test_second_opener_is_refused_while_the_first_holds_the_folder(tmp_path, sto
     with pytest.raises(StoreLocked, match="in use by another process"):
         ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
     code = (
-        "import sys\nfrom mettaclaw.chroma_store import ChromaVectorStore, StoreLocked\n"
+        "import sys\nfrom mettaclaw.memory.chroma import ChromaVectorStore, StoreLocked\n"
         f"try:\n    ChromaVectorStore.embedded({str(tmp_path / 'chroma')!r}, embedder_signature='hash:64')\n"
         "except StoreLocked as e:\n    print('LOCKED', e); sys.exit(3)\n"
     )
@@ -96,7 +96,7 @@ def test_unreachable_server_is_reported() -> None:
 
 def test_open_longterm_puts_the_store_under_the_memory_folder(tmp_path) -> None:
     from mettaclaw.config import Config
-    from mettaclaw.longterm import open_longterm
+    from mettaclaw.memory.longterm import open_longterm
 
     config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded",
                     recallMode="bm25", maxRecallItems=3)
@@ -105,7 +105,7 @@ def test_open_longterm_puts_the_store_under_the_memory_folder(tmp_path) -> None:
         for i in range(5):
             ltm.remember(f"kettle note {i}")
         assert len(ltm.query("kettle")) == 3 and ltm.default_mode == "bm25"
-        assert (tmp_path / "mem" / "chroma" / "mettaclaw.lock").exists()
+        assert (tmp_path / "mem" / "chroma" / "mettaclaw.memory.lock").exists()
     finally:
         ltm.close()
     in_memory = open_longterm(config.model_copy(update={"chromaMode": "memory"}))

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from mettaclaw.config import ConfigError, load_config
-from mettaclaw.lock import AgentLocked, memory_lock
+from mettaclaw.memory.lock import AgentLocked, memory_lock
 
 
 def test_precedence_defaults_file_environment_arguments(tmp_path) -> None:
@@ -66,7 +66,7 @@ def test_one_setting_moves_all_state(make_agent, tmp_path) -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from mettaclaw.lock import memory_lock
+from mettaclaw.memory.lock import memory_lock
 with memory_lock(Path(sys.argv[1])):
     print("locked", flush=True)
     time.sleep(60)

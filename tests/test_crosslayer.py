@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from mettaclaw.crosslayer import AgentRecall, LayerGraph, spread_layers
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.longterm import LongTermMemory
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.recall import AgentRecall, LayerGraph, spread_layers
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 T0 = 1_800_000_000.0
 
@@ -78,7 +78,7 @@ def test_agent_recall_refuses_bad_input():
 
 
 def test_spread_skill_groups_by_layer_and_reports_bad_references():
-    from mettaclaw.crosslayer import render, spread_skill
+    from mettaclaw.memory.recall import render, spread_skill
 
     sem = semantic()
     fact = sem.learn("Alice drinks coffee every morning.", source_episodes=["ep-1"]).id
@@ -153,7 +153,7 @@ def test_sentence_options_out_of_range_are_refused():
 
 
 def test_a_chat_lines_later_sentences_keep_who_said_them():
-    from mettaclaw.crosslayer import labelled_sentences
+    from mettaclaw.memory.recall import labelled_sentences
 
     assert labelled_sentences("Melanie: Yep, Caroline. I'm off to go swimming with the kids.") == [
         "Melanie: Yep, Caroline.", "Melanie: I'm off to go swimming with the kids."]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from mettaclaw.dream import Dreamer
-from mettaclaw.dream.concepts import MAX_PER_EPISODE, Mention, extract, learn_concepts
-from mettaclaw.dream.episodes import DreamEpisode
-from mettaclaw.embedders import HashEmbedder
+from mettaclaw.memory.dream import Dreamer
+from mettaclaw.memory.dream.concepts import MAX_PER_EPISODE, Mention, extract, learn_concepts
+from mettaclaw.memory.dream.episodes import DreamEpisode
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.trace import EpisodicTrace
-from mettaclaw.vectorstore import InMemoryVectorStore
 
 
 def semantic() -> SemanticMemory:

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from mettaclaw.dream.consolidate import HALF_LIFE_DAYS, Policy, consolidate, decay_factor, keep_score
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.dream.consolidate import HALF_LIFE_DAYS, Policy, consolidate, decay_factor, keep_score
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 DAY = 86400.0
 T0 = 1_800_000_000.0
@@ -68,7 +68,7 @@ def test_use_restarts_the_clock():
 
 
 def _after_touch() -> float:
-    from mettaclaw.semantic.graph import hebbian
+    from mettaclaw.memory.semantic.graph import hebbian
 
     return hebbian(1.0)
 

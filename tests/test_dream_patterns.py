@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from mettaclaw.dream import Dreamer, ListSource
-from mettaclaw.dream.episodes import DreamEpisode, outcome_of
-from mettaclaw.dream.patterns import judge, key, observe, timing_cv
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.dream import Dreamer, ListSource
+from mettaclaw.memory.dream.episodes import DreamEpisode, outcome_of
+from mettaclaw.memory.dream.patterns import judge, key, observe, timing_cv
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 T0 = 1_800_000_000.0
 HOUR = 3600.0
@@ -94,7 +94,7 @@ def test_timing_cv_is_undefined_for_too_few_or_simultaneous_observations():
 
 
 def test_a_long_habit_cites_a_bounded_sample_of_its_episodes(tmp_path):
-    from mettaclaw.dream.patterns import MAX_CITED
+    from mettaclaw.memory.dream.patterns import MAX_CITED
 
     times = [T0 + day * 86400 for day in range(MAX_CITED + 15)]
     sem, d = dreamer(tmp_path, episodes(times))

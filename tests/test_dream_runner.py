@@ -9,15 +9,15 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from mettaclaw.dream import Dreamer, ExtractiveSummariser, ListSource, dream_skill
-from mettaclaw.dream.episodes import DreamEpisode
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.longterm import LongTermMemory
+from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource, dream_skill
+from mettaclaw.memory.dream.episodes import DreamEpisode
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
+from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.trace import EpisodicTrace
-from mettaclaw.vectorstore import InMemoryVectorStore
 
 START = datetime(2026, 3, 2, 8, 0, 0)
 WAIT = 30.0  # generous limit for background work in tests; never a timing assertion
@@ -213,7 +213,7 @@ def test_derived_records_are_mirrored_into_longterm_memory_with_their_citations(
         assert memory.text == rec.content and memory.meta["cites"] == "|".join(rec.source_episodes)
     coffee = longterm.query("coffee every morning", limit=1)[0]
     assert coffee.kind == "derived" and len(coffee.meta["cites"].split("|")) == 4
-    from mettaclaw.dream.mirror import sync
+    from mettaclaw.memory.dream.mirror import sync
 
     victim = derived[0].meta["semantic_id"]
     sem.remove(victim)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mettaclaw.dream import Dreamer, ListSource
-from mettaclaw.dream.episodes import DreamEpisode
-from mettaclaw.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.longterm import LongTermMemory
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.dream import Dreamer, ListSource
+from mettaclaw.memory.dream.episodes import DreamEpisode
+from mettaclaw.memory.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 T0 = 1_800_000_000.0
 SPORT = ["I played football with the football club on Saturday.", "Football training with the club went long today.",

@@ -6,15 +6,15 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from mettaclaw.dream import Dreamer, ExtractiveSummariser, LLMSummariser
-from mettaclaw.dream.episodes import DreamEpisode, from_trace
-from mettaclaw.dream.summarise import sentences, terms
-from mettaclaw.embedders import HashEmbedder
 from mettaclaw.llm import Scripted
+from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, LLMSummariser
+from mettaclaw.memory.dream.episodes import DreamEpisode, from_trace
+from mettaclaw.memory.dream.summarise import sentences, terms
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.trace import EpisodicTrace
-from mettaclaw.vectorstore import InMemoryVectorStore
 
 START = datetime(2026, 3, 2, 8, 0, 0)
 ONE_OFFS = ["The plumber fixed the leaking kitchen tap on Monday.", "A parcel with new headphones arrived.",
@@ -113,10 +113,10 @@ def test_a_failing_model_falls_back_to_the_extractive_summariser():
 @pytest.mark.slow
 def test_a_week_on_the_real_stack(tmp_path):
     """MiniLM, embedded Chroma and SQLite: the same recurring facts with the same exact provenance."""
-    from mettaclaw.chroma_store import ChromaVectorStore
-    from mettaclaw.embedders import SentenceTransformerEmbedder, signature
-    from mettaclaw.longterm import LongTermMemory
-    from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
+    from mettaclaw.memory.chroma import ChromaVectorStore
+    from mettaclaw.memory.embedders import SentenceTransformerEmbedder, signature
+    from mettaclaw.memory.longterm import LongTermMemory
+    from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
 
     embedder = SentenceTransformerEmbedder()
     trace = week_trace(tmp_path)

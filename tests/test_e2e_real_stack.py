@@ -16,9 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 def open_agent(memory_dir, replies, messages):
-    from mettaclaw.longterm import open_longterm
-    from mettaclaw.priors import index_priors
-    from mettaclaw.semantic import open_semantic
+    from mettaclaw.memory.longterm import open_longterm
+    from mettaclaw.memory.priors import index_priors
+    from mettaclaw.memory.semantic import open_semantic
 
     config = load_config([f"memoryDir={memory_dir}", "sleepInterval=0"], env={})
     memory = open_longterm(config)

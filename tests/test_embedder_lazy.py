@@ -16,17 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mettaclaw.chroma_store import EmbedderMismatch
 from mettaclaw.config import Config
-from mettaclaw.embedders import (
+from mettaclaw.memory.chroma import EmbedderMismatch
+from mettaclaw.memory.embedders import (
     EmbedderLoadError,
     HashEmbedder,
     SentenceTransformerEmbedder,
     plain_bert_config,
     signature,
 )
-from mettaclaw.longterm import LongTermMemory, open_longterm
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.longterm import LongTermMemory, open_longterm
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 TEXTS = [
     "A cat is sleeping on the sofa.",
@@ -80,7 +80,7 @@ def test_the_light_path_gives_the_vectors_of_sentence_transformers() -> None:
 
 @pytest.mark.slow
 def test_the_local_embedder_does_not_import_sentence_transformers() -> None:
-    code = ("import sys\nfrom mettaclaw.embedders import SentenceTransformerEmbedder\n"
+    code = ("import sys\nfrom mettaclaw.memory.embedders import SentenceTransformerEmbedder\n"
             "SentenceTransformerEmbedder().embed(['hello'])\n"
             "print(sorted(m for m in ('sentence_transformers', 'transformers', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)

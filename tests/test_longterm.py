@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from conftest import CountingEmbedder
 
-from mettaclaw.chroma_store import EmbedderMismatch
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.layers import MemoryLayer
-from mettaclaw.longterm import LongTermMemory, Memory, parse_time
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.chroma import EmbedderMismatch
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.layers import MemoryLayer
+from mettaclaw.memory.longterm import LongTermMemory, Memory, parse_time
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from mettaclaw.lexical import BM25Index, stem, tokenize
+from mettaclaw.memory.lexical import BM25Index, stem, tokenize
 
 WORDS = ["apple", "banana", "cherry", "dragon", "eagle", "falcon", "garden", "harbor", "island", "jungle", "kettle", "lemon", "mango"]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mettaclaw.chroma_store import EmbedderMismatch, StoreLocked
 from mettaclaw.config import Config
-from mettaclaw.longterm import open_longterm
-from mettaclaw.priors import index_priors
+from mettaclaw.memory.chroma import EmbedderMismatch, StoreLocked
+from mettaclaw.memory.longterm import open_longterm
+from mettaclaw.memory.priors import index_priors
 
 pytestmark = pytest.mark.slow
 REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.longterm import LongTermMemory
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_skills_of_missing_tiers_say_what_is_not_configured(make_agent) -> None:
 
 
 def test_every_memory_and_reasoning_skill_is_declared_once_with_help(make_agent) -> None:
-    from mettaclaw.semantic.skills import SKILLS
+    from mettaclaw.memory.semantic.skills import SKILLS
 
     agent, *_ = make_agent([], ())
     for name in [*SKILLS, "nal", "pln", "infer", "remember", "query"]:
@@ -101,7 +101,7 @@ def test_every_memory_and_reasoning_skill_is_declared_once_with_help(make_agent)
 
 
 def test_dream_skill_consolidates_the_agents_own_episodes_in_the_background(make_agent, tiers, tmp_path) -> None:
-    from mettaclaw.dream import Dreamer
+    from mettaclaw.memory.dream import Dreamer
 
     longterm, semantic = tiers
     replies = ["send noted"] * 12 + ["dream now", "dream status"]
@@ -135,7 +135,7 @@ def test_query_uses_the_agents_fused_recall_when_semantic_memory_is_there(make_a
 def test_a_turn_without_memory_work_does_not_wait_for_a_dream_writing(make_agent, tiers, tmp_path) -> None:
     import threading
 
-    from mettaclaw.dream import Dreamer
+    from mettaclaw.memory.dream import Dreamer
 
     longterm, semantic = tiers
     agent, llm, channel, _ = make_agent(["send still responsive\nshell echo fine"], (), memory=longterm, semantic=semantic)

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from conftest import CountingEmbedder
 
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.longterm import LongTermMemory
-from mettaclaw.priors import MAX_SECTION, chunk_markdown, index_priors
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.priors import MAX_SECTION, chunk_markdown, index_priors
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"
 

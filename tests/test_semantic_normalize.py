@@ -2,7 +2,7 @@
 
 import pytest
 
-from mettaclaw.semantic.normalize import (
+from mettaclaw.memory.semantic.normalize import (
     content_key,
     extract_triple,
     normalize_name,

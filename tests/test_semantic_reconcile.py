@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from mettaclaw.chroma_store import EmbedderMismatch
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.semantic.factgen import HARD_PAIRS, HELD_OUT_PAIRS, contradicting_pairs, unrelated_pairs
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.chroma import EmbedderMismatch
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.semantic.factgen import HARD_PAIRS, HELD_OUT_PAIRS, contradicting_pairs, unrelated_pairs
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 DAY = 86400.0
 

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.semantic import InMemorySemanticStore, SemanticMemory, skills
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory, skills
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def test_supersede_history_forget(mem):
 
 
 def test_episodic_recall_through_the_real_long_term_memory(mem):
-    longterm_mod = pytest.importorskip("mettaclaw.longterm")
+    longterm_mod = pytest.importorskip("mettaclaw.memory.longterm")
     longterm = longterm_mod.LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
     longterm.remember("we talked about the broken kettle", time="2026-01-02 09:00:00")
     skills.learn(mem, "The kettle is broken")

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from mettaclaw.embedders import HashEmbedder
-from mettaclaw.semantic import InMemorySemanticStore, RecordFilter, SemanticMemory, SemanticRecord
-from mettaclaw.semantic.records import Edge
-from mettaclaw.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.vectorstore import InMemoryVectorStore
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.semantic import InMemorySemanticStore, RecordFilter, SemanticMemory, SemanticRecord
+from mettaclaw.memory.semantic.records import Edge
+from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
+from mettaclaw.memory.vectors import InMemoryVectorStore
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from mettaclaw.memory.episodic import EpisodicTrace, parse_record
 from mettaclaw.parser import Command
-from mettaclaw.trace import EpisodicTrace, parse_record
 
 
 def stamp(i: int) -> str:
@@ -61,7 +61,7 @@ def test_a_torn_last_record_is_skipped_and_the_next_write_is_clean(tmp_path) -> 
 
 WRITER = """
 import sys
-from mettaclaw.trace import EpisodicTrace
+from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.parser import Command
 trace = EpisodicTrace(sys.argv[1])
 i = 0

@@ -21,16 +21,16 @@ from mettaclaw import bridges
 from mettaclaw.channels import Channel
 from mettaclaw.config import Config
 from mettaclaw.llm import LLM, LLMError
+from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.skills import MemorySkills
+from mettaclaw.memory.working import WorkingMemory
 from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
 from mettaclaw.skills import SkillError
 from mettaclaw.skills.files import Workspace
-from mettaclaw.skills.memory import MemorySkills
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell
 from mettaclaw.textutil import cap_tail, now_text
-from mettaclaw.trace import EpisodicTrace
-from mettaclaw.workingmemory import WorkingMemory
 
 log = logging.getLogger(__name__)
 

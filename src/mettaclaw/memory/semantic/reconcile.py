@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mettaclaw.vectorstore import VectorStore
+from mettaclaw.memory.vectors import VectorStore
 
 from .normalize import Triple, key_tokens, same_object, words
 from .records import INDEX_TAG, SemanticRecord

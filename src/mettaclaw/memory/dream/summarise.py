@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mettaclaw.semantic.normalize import STOP_WORDS, words
+from mettaclaw.memory.semantic.normalize import STOP_WORDS, words
 
 from .episodes import DreamEpisode
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mettaclaw.layers import Announcer
+from mettaclaw.memory.layers import Announcer
 from mettaclaw.parser import Command
 from mettaclaw.sexpr import Expr, SexprError, Str, Sym, quote, read_all, to_text
 

@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mettaclaw.chroma_store import EmbedderMismatch
-from mettaclaw.embedders import Embedder, signature
-from mettaclaw.layers import Announcer
-from mettaclaw.vectorstore import VectorStore
+from mettaclaw.memory.chroma import EmbedderMismatch
+from mettaclaw.memory.embedders import Embedder, signature
+from mettaclaw.memory.layers import Announcer
+from mettaclaw.memory.vectors import VectorStore
 
 from .graph import (
     CROSS_LAYER,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mettaclaw.vectorstore import VectorStore
+from mettaclaw.memory.vectors import VectorStore
 
 from .graph import DAY, hebbian, spreading_activation
 from .records import SemanticRecord

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mettaclaw.chroma_store import EmbedderMismatch
-from mettaclaw.embedders import Embedder, signature
-from mettaclaw.layers import Announcer
-from mettaclaw.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
-from mettaclaw.vectorstore import StoredItem, VectorStore
+from mettaclaw.memory.chroma import EmbedderMismatch
+from mettaclaw.memory.embedders import Embedder, signature
+from mettaclaw.memory.layers import Announcer
+from mettaclaw.memory.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
+from mettaclaw.memory.vectors import StoredItem, VectorStore
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
 
@@ -337,9 +337,9 @@ class LongTermMemory(Announcer):
 
 def open_longterm(config: Any) -> LongTermMemory:
     """The long-term memory a config describes: embedder by `embeddingprovider`, store by `chromaMode`."""
-    from mettaclaw.chroma_store import ChromaVectorStore
-    from mettaclaw.embedders import make_embedder
-    from mettaclaw.vectorstore import InMemoryVectorStore
+    from mettaclaw.memory.chroma import ChromaVectorStore
+    from mettaclaw.memory.embedders import make_embedder
+    from mettaclaw.memory.vectors import InMemoryVectorStore
 
     embedder = make_embedder(config)
     sig = signature(embedder)

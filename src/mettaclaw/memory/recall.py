@@ -111,7 +111,7 @@ _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
 def labelled_sentences(text: str) -> list[str]:
     """A memory's sentences, each keeping the memory's "Who: " label: a chat line's later sentences
     are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims)."""
-    from mettaclaw.dream.summarise import sentences
+    from mettaclaw.memory.dream.summarise import sentences
 
     found = sentences(text) or [text]
     label = _LABEL.match(text)

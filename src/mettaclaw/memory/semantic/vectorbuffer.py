@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.vectorstore import StoredItem, VectorStore, Where, matches
+from mettaclaw.memory.vectors import StoredItem, VectorStore, Where, matches
 
 from .store import SemanticStore
 

@@ -17,7 +17,7 @@ Public API (SemanticMemory; errors the caller caused raise ValueError / LookupEr
   `changes(id)`, `provenance(id, trace)`, `tags()`, `stats()`, `knowledge_block(message, budget_chars)`,
   `flush()`, `close()`; and the layer protocol (`name = "semantic"`, store/get/remove/recall/
   recall_associated/consolidate/stats/len/iter/on_capture/on_delete).
-Skills for the agent: `mettaclaw.semantic.skills` (functions `(mem, arg) -> str`, declared in metta/memory-skills.metta).
+Skills for the agent: `mettaclaw.memory.semantic.skills` (functions `(mem, arg) -> str`, declared in metta/memory-skills.metta).
 """
 
 from __future__ import annotations
@@ -37,19 +37,19 @@ COLLECTION = "semantic"
 def open_semantic(config: Any, embedder: Any) -> SemanticMemory:
     """The real layer: records in `memory/semantic/records.sqlite3`, vectors in Chroma's "semantic"
     collection (its own embedded folder `memory/semantic/chroma`, or the configured server)."""
-    from mettaclaw.embedders import signature
-    from mettaclaw.vectorstore import InMemoryVectorStore
+    from mettaclaw.memory.embedders import signature
+    from mettaclaw.memory.vectors import InMemoryVectorStore
 
     from .sqlite_store import SqliteSemanticStore
 
     folder = config.memory_path("semantic")
     sig = signature(embedder)
     if config.chromaMode == "embedded":
-        from mettaclaw.chroma_store import ChromaVectorStore
+        from mettaclaw.memory.chroma import ChromaVectorStore
 
         vectors: Any = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=sig, collection=COLLECTION)
     elif config.chromaMode == "server":
-        from mettaclaw.chroma_store import ChromaVectorStore
+        from mettaclaw.memory.chroma import ChromaVectorStore
 
         vectors = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig,
                                            collection=COLLECTION)

@@ -136,7 +136,7 @@ def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
 
 
 def current_themes(semantic: Any, group: str) -> list[Any]:
-    from mettaclaw.semantic.store import RecordFilter
+    from mettaclaw.memory.semantic.store import RecordFilter
 
     found = semantic.records.select(RecordFilter(tags_all=(THEME_TAG,), kinds=("summary",)))
     return [r for r in found if r.properties.get(GROUP_KEY) == group]

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.vectorstore import StoredItem, Where
+from mettaclaw.memory.vectors import StoredItem, Where
 
 # Default HNSW settings: at 100k, Chroma's defaults (ef_search 10) returned ~44% of the true top-20
 # on synthetic vectors; these were measured against exact search in bench/memory_scale.py.
 DEFAULT_HNSW: dict[str, Any] = {"space": "cosine", "ef_construction": 200, "ef_search": 128, "max_neighbors": 32}
 SIGNATURE_KEY = "mettaclaw_embedder"
-LOCK_NAME = "mettaclaw.lock"
+LOCK_NAME = "mettaclaw.memory.lock"
 
 
 class EmbedderMismatch(Exception):

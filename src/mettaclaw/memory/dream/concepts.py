@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from mettaclaw.semantic.normalize import STOP_WORDS, normalize_name
+from mettaclaw.memory.semantic.normalize import STOP_WORDS, normalize_name
 
 from .episodes import DreamEpisode
 from .summarise import _EXTRA_STOP

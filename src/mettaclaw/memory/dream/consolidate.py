@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from mettaclaw.semantic.graph import DAY, decay_edges
+from mettaclaw.memory.semantic.graph import DAY, decay_edges
 
 HALF_LIFE_DAYS = {"summary": 7.0, "fact": 30.0, "concept": 30.0, "theme": 30.0}
 LAST_RUN_KEY = "dream.last_consolidated"

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mettaclaw.semantic.records import parse_time
+from mettaclaw.memory.semantic.records import parse_time
 
 
 @dataclass(frozen=True)

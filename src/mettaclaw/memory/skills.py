@@ -29,7 +29,7 @@ class MemorySkills:
 
     def agent_recall(self) -> Any:
         """Both layers fused, with spreading activation: what `query` and the LoCoMo pipeline use."""
-        from mettaclaw.crosslayer import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph
+        from mettaclaw.memory.recall import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph
 
         if self._recall is None:
             graph = LayerGraph(self.semantic, longterm=self.longterm)
@@ -63,8 +63,8 @@ class MemorySkills:
         """`query PHRASE`: the agent's recall over long-term and semantic memory (with spreading
         activation); `query episodic: PHRASE` long-term memory alone, with times; `query semantic:` /
         `query hybrid:` semantic recall."""
-        from mettaclaw.crosslayer import render
-        from mettaclaw.semantic.skills import episodic_search
+        from mettaclaw.memory.recall import render
+        from mettaclaw.memory.semantic.skills import episodic_search
 
         phrase = phrase.strip()
         mode = MODE_PREFIX.match(phrase)
@@ -82,7 +82,7 @@ class MemorySkills:
 
     # --- semantic memory
     def semantic_skill(self, name: str) -> Callable[[str], str]:
-        from mettaclaw.semantic import skills
+        from mettaclaw.memory.semantic import skills
 
         def run(arg: str) -> str:
             mem = self._need(self.semantic, "semantic memory")
@@ -104,12 +104,12 @@ class MemorySkills:
 
     # --- dreaming and spreading activation
     def dream(self, arg: str) -> str:
-        from mettaclaw.dream import dream_skill
+        from mettaclaw.memory.dream import dream_skill
 
         return dream_skill(self._need(self.dreamer, "the dream phase"), arg)
 
     def spread(self, arg: str) -> str:
-        from mettaclaw.crosslayer import LayerGraph, spread_skill
+        from mettaclaw.memory.recall import LayerGraph, spread_skill
 
         semantic = self._need(self.semantic, "semantic memory")
         return spread_skill(semantic, LayerGraph(semantic, longterm=self.longterm), arg)

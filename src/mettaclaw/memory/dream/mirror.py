@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mettaclaw.semantic.records import format_time
+from mettaclaw.memory.semantic.records import format_time
 
 MIRRORED_KINDS = ("fact", "summary")
 
