@@ -34,10 +34,11 @@ from locomo import CATEGORIES, KS, count_tokens, load, memories_for  # noqa: E40
 
 from mettaclaw.memory.dream import DreamEpisode, Dreamer, ExtractiveSummariser, ListSource  # noqa: E402
 from mettaclaw.memory.dream.cache import CachedEmbedder  # noqa: E402
-from mettaclaw.memory.dream.summarise import sentences, terms  # noqa: E402
 from mettaclaw.memory.longterm import LongTermMemory  # noqa: E402
 from mettaclaw.memory.recall import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph  # noqa: E402
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory  # noqa: E402
+from mettaclaw.memory.text import sentences  # noqa: E402
+from mettaclaw.memory.text import term_set as terms  # noqa: E402
 from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
 
 

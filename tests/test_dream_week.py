@@ -9,10 +9,11 @@ import pytest
 from mettaclaw.llm import Scripted
 from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, LLMSummariser
 from mettaclaw.memory.dream.episodes import DreamEpisode, from_trace
-from mettaclaw.memory.dream.summarise import sentences, terms
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.text import sentences
+from mettaclaw.memory.text import term_set as terms
 from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
 

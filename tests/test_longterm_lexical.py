@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from mettaclaw.memory.lexical import BM25Index, stem, tokenize
+from mettaclaw.memory.lexical import BM25Index
+from mettaclaw.memory.text import stem
+from mettaclaw.memory.text import terms as tokenize
 
 WORDS = ["apple", "banana", "cherry", "dragon", "eagle", "falcon", "garden", "harbor", "island", "jungle", "kettle", "lemon", "mango"]
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from .text import words
 
 
 @runtime_checkable
@@ -31,9 +32,6 @@ def signature(embedder: Embedder) -> str:
     return f"{embedder.name}:{embedder.dim}"
 
 
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
 class HashEmbedder:
     """A tiny deterministic embedder for fast tests: hashed bag of words and character trigrams.
 
@@ -45,9 +43,9 @@ class HashEmbedder:
         self.name = "hash"
 
     def _features(self, text: str) -> list[str]:
-        words = _TOKEN.findall(text.lower())
-        grams = [w[i : i + 3] for w in words for i in range(max(1, len(w) - 2))]
-        return words + grams
+        tokens = words(text)
+        grams = [w[i : i + 3] for w in tokens for i in range(max(1, len(w) - 2))]
+        return tokens + grams
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

@@ -14,52 +14,16 @@ share of it: the cost of a rebuild is spread over thousands of writes.
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from .text import terms
+
 PRIOR_TIME = "knowledge_prior"
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP_TEXT = (
-    "a an the and or but if of to in on at for with by from as is are was were be been being am do does did "
-    "have has had having i you he she it we they me him her us them my your his its our their mine yours "
-    "this that these those what which who whom whose when where why how not no nor so than too very can "
-    "will just would could should shall may might must about into over after before again then once there "
-    "here all any both each few more most other some such only own same s t d ll m re ve don now also up "
-    "out off hey hi oh yeah yes ok okay really"
-)
-STOPWORDS = frozenset(_STOP_TEXT.split())
-
-
-@functools.lru_cache(maxsize=1 << 18)  # a vocabulary is small; opening 100k memories stems millions of words
-def stem(word: str) -> str:
-    """A deliberately light stemmer: 'paintings'/'painted' -> 'paint', 'stories' -> 'story', 'running' -> 'run'."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ingly", "edly", "ing", "ied", "ed", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if suffix == "ied":
-                return base + "y"
-            if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
-                return base[:-1]  # running -> run, planned -> plan
-            return base
-    if len(word) >= 4 and word.endswith("e") and not word.endswith("ee"):
-        word = word[:-1]  # share/shared/sharing -> shar: one root for the -e verbs
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased, stop-worded, lightly stemmed word tokens (possessive 's dropped)."""
-    words = _WORD.findall(text.lower().replace("'s ", " ").replace("\u2019s ", " "))
-    return [stem(w) for w in words if w not in STOPWORDS]
 
 
 class BM25Index:
@@ -90,7 +54,7 @@ class BM25Index:
 
     def add(self, doc_id: str, text: str) -> None:
         self.remove(doc_id)
-        toks = tokenize(text)
+        toks = terms(text)
         self._tokens[doc_id] = toks
         self._delta[doc_id] = toks
         self._delta_len += len(toks)
@@ -104,7 +68,7 @@ class BM25Index:
 
     def load(self, items: Iterable[tuple[str, str]]) -> None:
         """Replace the whole index with these (id, text) pairs and build it: the fast path at open."""
-        self._tokens = {doc_id: tokenize(text) for doc_id, text in items}
+        self._tokens = {doc_id: terms(text) for doc_id, text in items}
         self.rebuild()
 
     def remove(self, doc_id: str) -> bool:
@@ -149,12 +113,12 @@ class BM25Index:
         self.rebuilds += 1
 
     # --- scoring
-    def _delta_scores(self, terms: list[str], allowed: set[str] | None) -> dict[str, float]:
+    def _delta_scores(self, query_terms: list[str], allowed: set[str] | None) -> dict[str, float]:
         """BM25 (lucene variant, as bm25s) for delta documents, with corpus statistics of both parts."""
         n_docs = len(self._tokens)
         avgdl = (self._main_len + self._delta_len) / max(1, len(self._main_ids) + len(self._delta))
         out: dict[str, float] = {}
-        for term in terms:
+        for term in query_terms:
             postings = self._delta_post.get(term)
             if not postings:
                 continue
@@ -171,13 +135,13 @@ class BM25Index:
         """Top k (id, score) with score > 0; `allowed` restricts to a candidate id set."""
         if self._needs_rebuild():
             self.rebuild()
-        terms = tokenize(query)
-        if not terms or k <= 0:
+        query_terms = terms(query)
+        if not query_terms or k <= 0:
             return []
         hits: list[tuple[str, float]] = []
         if self._retriever is not None:
             vocab = self._retriever.vocab_dict
-            known = [t for t in terms if t in vocab]
+            known = [t for t in query_terms if t in vocab]
             if known:
                 scores = self._retriever.get_scores(known)
                 mask = self._main_alive
@@ -191,7 +155,7 @@ class BM25Index:
                 if top:
                     idx = np.argpartition(-scores, top - 1)[:top]
                     hits = [(self._main_ids[i], float(scores[i])) for i in idx]
-        hits.extend(self._delta_scores(terms, allowed).items())
+        hits.extend(self._delta_scores(query_terms, allowed).items())
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
 

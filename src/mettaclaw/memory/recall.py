@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .text import sentences
+
 Node = tuple[str, str]  # (layer, id)
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 Neighbours = Callable[[str, str], list[tuple[str, str, float]]]
@@ -111,8 +113,6 @@ _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
 def labelled_sentences(text: str) -> list[str]:
     """A memory's sentences, each keeping the memory's "Who: " label: a chat line's later sentences
     are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims)."""
-    from mettaclaw.memory.dream.summarise import sentences
-
     found = sentences(text) or [text]
     label = _LABEL.match(text)
     if label is None:

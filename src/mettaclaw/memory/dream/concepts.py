@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from mettaclaw.memory.semantic.normalize import STOP_WORDS, normalize_name
+from mettaclaw.memory.semantic.normalize import normalize_name
+from mettaclaw.memory.text import STOPWORDS
 
 from .episodes import DreamEpisode
-from .summarise import _EXTRA_STOP
 
 MAX_PER_EPISODE = 8
 _NAME = re.compile(r"(?<![\w'])([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)(?!\w)")
@@ -30,7 +30,7 @@ _STARTERS = frozenset(["sounds", "looks", "let", "let's", "went", "got", "maybe"
                        "since", "because", "after", "before", "then", "now", "thats", "sounds", "nope", "hmm",
                        "some", "any", "every", "each", "most", "many", "much", "our", "one", "two", "both",
                        "did", "does", "had", "have", "been", "being", "was", "were", "yep", "ah", "ooh", "same"])
-_COMMON_START = STOP_WORDS | _EXTRA_STOP | _STARTERS  # a capital here is just the start of a sentence
+_COMMON_START = STOPWORDS | _STARTERS  # a capital here is just the start of a sentence
 _NOT_OBJECTS = frozenset(["way", "time", "lot", "thing", "things", "something", "anything", "everything", "nothing", "bit", "kind", "sort", "day", "week", "year", "moment", "idea", "best", "most", "same", "other", "first", "last", "next", "new", "good", "great"])
 
 
@@ -62,7 +62,7 @@ def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
         found.setdefault(normalize_name(name), Mention(name, category))
     for m in _OBJECT.finditer(text):
         word = m.group(1)
-        if word in STOP_WORDS or word in _EXTRA_STOP or word in _NOT_OBJECTS or word.endswith("ly"):
+        if word in STOPWORDS or word in _NOT_OBJECTS or word.endswith("ly"):
             continue
         found.setdefault(normalize_name(word), Mention(word, "object"))
     for action in actions:

@@ -18,17 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mettaclaw.memory.semantic.normalize import STOP_WORDS, words
+from mettaclaw.memory.text import sentences, term_set
 
 from .episodes import DreamEpisode
 
 log = logging.getLogger(__name__)
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_EXTRA_STOP = frozenset({"i", "you", "he", "she", "we", "they", "me", "my", "your", "our", "their", "his", "her",
-                         "have", "has", "had", "do", "does", "did", "so", "but", "not", "just", "really", "also",
-                         "what", "how", "when", "will", "would", "can", "could", "about", "all", "too", "very",
-                         "yeah", "yes", "oh", "wow", "thanks", "that's", "it's", "i'm", "you're", "there"})
 MAX_SENTENCE_CHARS = 400
 
 
@@ -40,20 +35,6 @@ class CandidateFact:
     tags: tuple[str, ...] = ("dream",)
     category: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-def terms(text: str) -> frozenset[str]:
-    """Content words, lower case, plural -s dropped: what recurrence is counted on."""
-    out = set()
-    for w in words(text):
-        if w in STOP_WORDS or w in _EXTRA_STOP or len(w) < 3:
-            continue
-        out.add(w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 4 else w)
-    return frozenset(out)
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) >= 8][:50]
 
 
 def attributed(lines: Sequence[tuple[str, str]]) -> str:
@@ -83,7 +64,7 @@ class ExtractiveSummariser:
         for ep in cluster:
             who = str(ep.meta.get("speaker") or "")
             for sent in sentences(ep.text):
-                t = terms(sent)
+                t = term_set(sent)
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS:
                     # a sentence lifted out of its episode keeps who said it
                     items.append((ep.id, sent if not who or sent.startswith(who) else f"{who}: {sent}", t))
@@ -114,7 +95,7 @@ class ExtractiveSummariser:
             episodes = tuple(dict.fromkeys(e for e, _, _ in group))
             if len(episodes) < 2:
                 continue
-            text = max((s for _, s, _ in group), key=lambda s: (len(terms(s)), -len(s)))
+            text = max((s for _, s, _ in group), key=lambda s: (len(term_set(s)), -len(s)))
             facts.append(CandidateFact(text, episodes, "fact", ("dream", "recurring")))
         return facts, [group[0][2] for group in groups if len({e for e, _, _ in group}) >= 2]
 

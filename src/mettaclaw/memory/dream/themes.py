@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from mettaclaw.memory.text import sentences, term_set
+
 from .cluster import cluster_vectors
 from .episodes import DreamEpisode
-from .summarise import MAX_SENTENCE_CHARS, attributed, sentences, terms
+from .summarise import MAX_SENTENCE_CHARS, attributed
 
 THEME_TAG = "theme"
 GROUP_KEY = "theme_group"
@@ -61,7 +63,7 @@ def content_sentences(ep: DreamEpisode, who: str, common: frozenset[str], policy
     out = []
     for sent in sentences(ep.text):
         body = sent[len(who) + 1 :].strip() if who and sent.startswith(who + ":") else sent
-        if len(body) <= MAX_SENTENCE_CHARS and len(terms(body) - common) >= policy.min_terms:
+        if len(body) <= MAX_SENTENCE_CHARS and len(term_set(body) - common) >= policy.min_terms:
             out.append(body)
     return out
 
@@ -72,7 +74,7 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
     dream state's window); returns the groups that gained any. Idempotent: a replayed batch adds nothing."""
     changed = set()
     # the participants' names (the speaker's own among them): "Thanks, Maria!" says nothing about a topic
-    names = frozenset().union(*(terms(g) for g in {*kept, *(str(ep.meta.get(group_by) or "") for ep in batch)})) \
+    names = frozenset().union(*(term_set(g) for g in {*kept, *(str(ep.meta.get(group_by) or "") for ep in batch)})) \
         if group_by else frozenset()
     seen = {str(row[0]) for rows in kept.values() for row in rows}
     for ep in batch:
@@ -102,7 +104,7 @@ def background(kept: dict[str, list[list[Any]]], share: float = 0.2, floor: int 
     per_episode: dict[str, set[str]] = {}
     for rows in kept.values():
         for row in rows:
-            per_episode.setdefault(str(row[0]), set()).update(terms(str(row[2])))
+            per_episode.setdefault(str(row[0]), set()).update(term_set(str(row[2])))
     df = Counter(t for ts in per_episode.values() for t in ts)
     cut = max(floor, share * len(per_episode))
     return frozenset(t for t, n in df.items() if n > cut)
@@ -115,7 +117,7 @@ def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
     all of them."""
     said: dict[str, list[list[Any]]] = {}
     for row in rows:
-        if len(terms(str(row[2])) - common - terms(group)) < policy.min_terms:
+        if len(term_set(str(row[2])) - common - term_set(group)) < policy.min_terms:
             continue
         said.setdefault(" ".join(str(row[2]).lower().split()), []).append(row)
     distinct = list(said.values())

@@ -13,6 +13,7 @@ from typing import Any
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
+from mettaclaw.memory.text import words
 from mettaclaw.memory.vectors import VectorStore
 
 from .graph import (
@@ -26,7 +27,7 @@ from .graph import (
     update_cooccurrence,
 )
 from .knowledge import render_knowledge
-from .normalize import content_key, extract_triple, normalize_name, triple_from_atom, words
+from .normalize import content_key, extract_triple, normalize_name, triple_from_atom
 from .recall import MODES, ScoreWeights, gather, score
 from .recall import touch as touch_records
 from .reconcile import Candidate, Decision, Thresholds, decide, more_specific, thresholds_for

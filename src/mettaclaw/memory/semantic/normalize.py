@@ -13,26 +13,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-STOP_WORDS = frozenset(
-    ["a", "an", "the", "to", "of", "in", "on", "at", "for", "from", "by", "with", "and", "or", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "into", "onto"]
-)
+from mettaclaw.memory.text import STOPWORDS, words
+
 ARTICLES = frozenset({"a", "an", "the"})
 PRONOUNS = frozenset(["he", "she", "they", "it", "we", "you", "him", "her", "them", "his", "hers", "their", "theirs", "this", "that", "there", "one"])
 FIRST_PERSON = frozenset({"i", "me", "myself"})
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
 def normalize_name(name: str) -> str:
     """`navigate_to_kitchen` -> `navigate kitchen`, `graspObject` -> `grasp object` (the dedup key)."""
     spaced = _CAMEL.sub(" ", name.strip()).replace("_", " ").replace("-", " ")
-    tokens = [w.replace("'s", "") for w in words(spaced)]
-    kept = [w for w in tokens if w not in STOP_WORDS]
+    tokens = words(spaced)
+    kept = [w for w in tokens if w not in STOPWORDS]
     return " ".join(kept or tokens)
 
 

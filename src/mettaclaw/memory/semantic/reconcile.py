@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mettaclaw.memory.text import terms, words
 from mettaclaw.memory.vectors import VectorStore
 
-from .normalize import Triple, key_tokens, same_object, words
+from .normalize import Triple, key_tokens, same_object
 from .records import INDEX_TAG, SemanticRecord
-from .store import SemanticStore, lexical_terms
+from .store import SemanticStore
 
 NAMED_KINDS = ("concept", "theme")
 
@@ -77,7 +78,7 @@ def key_tokens_agree(a: str, b: str) -> bool:
 
 def more_specific(old: str, new: str) -> str:
     """Offline merge: keep the text with more distinct content words; ties keep the old text."""
-    return new if len(set(lexical_terms(new))) > len(set(lexical_terms(old))) else old
+    return new if len(set(terms(new))) > len(set(terms(old))) else old
 
 
 def _structural(store: SemanticStore, cand: Candidate) -> Decision | None:

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from mettaclaw.memory.text import terms
+
 from .records import Edge, SemanticRecord
-from .store import RecordFilter, lexical_terms
+from .store import RecordFilter
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -50,6 +52,11 @@ CREATE TABLE IF NOT EXISTS vector_queue (id TEXT PRIMARY KEY);
 _COLUMNS = ("id, kind, name, name_norm, content, content_key, category, confidence, valid_from, valid_to, "
             "recorded_at, lineage, subject, relation, data, embedding")
 _EDGE_COLUMNS = "src, dst, type, weight, co_access, last_co_access, created_at, src_layer, dst_layer"
+FTS_FORMAT = ("fts_format", "terms-1")  # FTS5 holds memory.text.terms, so both stores read words alike
+
+
+def fts_text(name: str, content: str) -> str:
+    return " ".join(terms(f"{name} {content}"))
 
 
 def _row_to_record(row: sqlite3.Row) -> SemanticRecord:
@@ -83,6 +90,17 @@ class SqliteSemanticStore:
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.execute("PRAGMA foreign_keys=OFF")
         self._db.executescript(SCHEMA)
+        if self.get_meta(FTS_FORMAT[0]) != FTS_FORMAT[1]:
+            self._rebuild_fts()
+
+    def _rebuild_fts(self) -> None:
+        """A store written before FTS held our terms (raw text) is re-indexed once, in one transaction."""
+        with self.transaction():
+            self._db.execute("DELETE FROM records_fts")
+            rows = self._db.execute("SELECT rowid, name, content FROM records").fetchall()
+            self._db.executemany("INSERT INTO records_fts(rowid, text) VALUES (?, ?)",
+                                 [(r[0], fts_text(r[1] or "", r[2])) for r in rows])
+            self.set_meta(*FTS_FORMAT)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -122,7 +140,7 @@ class SqliteSemanticStore:
                 return
             rowid = db.execute("SELECT rowid FROM records WHERE id=?", (record.id,)).fetchone()[0]
             db.execute("DELETE FROM records_fts WHERE rowid=?", (rowid,))
-            db.execute("INSERT INTO records_fts(rowid, text) VALUES (?, ?)", (rowid, f"{record.name} {record.content}"))
+            db.execute("INSERT INTO records_fts(rowid, text) VALUES (?, ?)", (rowid, fts_text(record.name, record.content)))
             db.execute("DELETE FROM record_tags WHERE record_id=?", (record.id,))
             db.executemany("INSERT OR IGNORE INTO record_tags VALUES (?, ?)", [(record.id, t) for t in record.tags])
             db.execute("DELETE FROM record_episodes WHERE record_id=?", (record.id,))
@@ -268,10 +286,10 @@ class SqliteSemanticStore:
         return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
 
     def lexical(self, query: str, limit: int, f: RecordFilter | None = None) -> list[tuple[str, float]]:
-        terms = sorted(set(lexical_terms(query)))
-        if not terms:
+        wanted = sorted(set(terms(query)))
+        if not wanted:
             return []
-        match = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+        match = " OR ".join('"' + t.replace('"', "") + '"' for t in wanted)
         where, params = self._where(f) if f is not None else ("1", [])
         if f is None or not f.is_logical():
             # FTS5's own `ORDER BY rank LIMIT` first (half the cost of ranking inside a join at 100k),

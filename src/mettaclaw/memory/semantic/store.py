@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .normalize import STOP_WORDS, words
+from mettaclaw.memory.lexical import BM25Index
+
 from .records import Edge, SemanticRecord
 
 
@@ -79,10 +79,6 @@ def record_matches(rec: SemanticRecord, f: RecordFilter) -> bool:
     return True
 
 
-def lexical_terms(text: str) -> list[str]:
-    return [w for w in words(text) if w not in STOP_WORDS]
-
-
 @runtime_checkable
 class SemanticStore(Protocol):
     """Records, edges, relation types and versions; every mutating call is one transaction unless
@@ -137,45 +133,6 @@ def _copy(rec: SemanticRecord) -> SemanticRecord:
     return SemanticRecord.from_dict(rec.to_dict(), None if rec.embedding is None else rec.embedding.copy())
 
 
-class Bm25Index:
-    """Incremental Okapi BM25 (k1 1.2, b 0.75): the in-memory twin of SQLite's FTS5 ranking."""
-
-    def __init__(self) -> None:
-        self.postings: dict[str, dict[str, int]] = defaultdict(dict)
-        self.lengths: dict[str, int] = {}
-        self.terms: dict[str, set[str]] = {}
-
-    def add(self, doc_id: str, text: str) -> None:
-        self.remove(doc_id)
-        terms = Counter(lexical_terms(text))
-        self.lengths[doc_id] = sum(terms.values())
-        self.terms[doc_id] = set(terms)
-        for term, tf in terms.items():
-            self.postings[term][doc_id] = tf
-
-    def remove(self, doc_id: str) -> None:
-        if self.lengths.pop(doc_id, None) is None:
-            return
-        for term in self.terms.pop(doc_id, set()):
-            self.postings[term].pop(doc_id, None)
-            if not self.postings[term]:
-                del self.postings[term]
-
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        n = len(self.lengths)
-        if not n:
-            return []
-        avg = sum(self.lengths.values()) / n
-        scores: dict[str, float] = defaultdict(float)
-        for term in set(lexical_terms(query)):
-            docs = self.postings.get(term, {})
-            idf = math.log(1 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
-            for doc_id, tf in docs.items():
-                norm = tf + 1.2 * (1 - 0.75 + 0.75 * self.lengths[doc_id] / avg)
-                scores[doc_id] += idf * tf * 2.2 / norm
-        return sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
-
-
 class InMemorySemanticStore:
     """Dicts and a BM25 index; the reference semantics the SQLite store is tested against."""
 
@@ -187,7 +144,7 @@ class InMemorySemanticStore:
         self._versions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self._meta: dict[str, str] = {}
         self._queue: dict[str, None] = {}
-        self._bm25 = Bm25Index()
+        self._bm25 = BM25Index()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -195,7 +152,7 @@ class InMemorySemanticStore:
 
     def put(self, record: SemanticRecord, reindex: bool = True) -> None:
         self._records[record.id] = _copy(record)
-        if reindex or record.id not in self._bm25.lengths:
+        if reindex or record.id not in self._bm25:
             self._bm25.add(record.id, f"{record.name} {record.content}")
 
     def get(self, record_id: str) -> SemanticRecord | None:
@@ -256,10 +213,8 @@ class InMemorySemanticStore:
         return [r.id for r in found], np.stack([r.embedding for r in found])
 
     def lexical(self, query: str, limit: int, f: RecordFilter | None = None) -> list[tuple[str, float]]:
-        if f is None:
-            return self._bm25.search(query, limit)
-        hits = self._bm25.search(query, len(self._records))
-        return [(i, s) for i, s in hits if record_matches(self._records[i], f)][:limit]
+        allowed = None if f is None else {i for i, r in self._records.items() if record_matches(r, f)}
+        return self._bm25.search(query, limit, allowed)
 
     def tag_counts(self, current_only: bool = True) -> dict[str, int]:
         counts = Counter(t for r in self._records.values() if r.current or not current_only for t in set(r.tags))
