@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the embedder ships in a package; never reach for a hub
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -18,7 +17,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 from mettaclaw.channels import make_channel  # noqa: E402
 from mettaclaw.config import ConfigError, load_config  # noqa: E402
 from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
-from mettaclaw.memory.lock import AgentLocked, memory_lock  # noqa: E402
+from mettaclaw.memory.lock import AgentLocked  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -28,43 +27,36 @@ def main(argv: list[str]) -> int:
         print(f"config error: {err}", file=sys.stderr)
         return 2
     memory_dir = config.memory_path()
-    try:
-        with memory_lock(memory_dir):
-            logging.basicConfig(filename=memory_dir / "agent.log", level=logging.INFO,
-                                format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-            from mettaclaw.memory.dream import Dreamer
-            from mettaclaw.memory.dream.cache import CachedEmbedder
-            from mettaclaw.memory.longterm import open_longterm
-            from mettaclaw.memory.priors import index_priors
-            from mettaclaw.memory.semantic import open_semantic
-            from mettaclaw.runtime import Agent
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=memory_dir / "agent.log", level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from mettaclaw.memory import open_memory
+    from mettaclaw.runtime import Agent
 
-            channel = make_channel(config)
-            read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)
-            llm = make_llm(config, read_line, notice=print)                        # model
-            memory = open_longterm(config)                                         # stores
-            embedder = CachedEmbedder(memory.embedder)  # the dream re-embeds what the turn just embedded
-            semantic = open_semantic(config, embedder)
-            index_priors(memory, Path(config.knowledgePriorsDir))
-            dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
-            agent = Agent(config, llm, channel, memory=memory, semantic=semantic)  # runner
-            dreamer = Dreamer(semantic, agent.trace, embedder, config.memory_path("dream", "state.json"),
-                              llm=dream_llm, longterm=memory, every_n=config.dreamEvery,
-                              interval_s=config.dreamInterval or None)
-            agent.attach_dreamer(dreamer)
-            print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.")
-            for error in agent.skill_errors:
-                print(f"skill file not loaded: {error}", file=sys.stderr)
-            try:
-                agent.run(config.maxTurns)                                         # loop
-            except KeyboardInterrupt:
-                print("\nstopped.")
-            finally:
-                agent.close()
-                getattr(channel, "close", lambda: None)()
+    channel = make_channel(config)
+    read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)
+    llm = make_llm(config, read_line, notice=print)                                  # model
+    dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
+    try:
+        memory = open_memory(config, llm=dream_llm, progress=True)                   # stores
     except (AgentLocked, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
+        getattr(channel, "close", lambda: None)()
         return 2
+    try:
+        agent = Agent(config, llm, channel, memory)                                  # runner
+        print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.")
+        for error in agent.skill_errors:
+            print(f"skill file not loaded: {error}", file=sys.stderr)
+        try:
+            agent.run(config.maxTurns)                                               # loop
+        except KeyboardInterrupt:
+            print("\nstopped.")
+        finally:
+            agent.close()
+    finally:
+        memory.close()
+        getattr(channel, "close", lambda: None)()
     return 0
 
 

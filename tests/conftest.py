@@ -55,20 +55,47 @@ class FakeClock:
         self.now += seconds
 
 
+def test_config(memory_dir: Path, *settings: str):
+    """A config for tests: the hash embedder, in-memory vector stores, no priors, no dream schedule."""
+    priors = memory_dir.parent / "no-priors"  # a missing folder: no priors
+    base = [f"memoryDir={memory_dir}", "sleepInterval=0", "embeddingprovider=hash", "chromaMode=memory",
+            f"knowledgePriorsDir={priors}", "dreamInterval=0"]
+    return load_config([*base, *settings], env={})
+
+
 @pytest.fixture
-def make_agent(tmp_path: Path) -> Iterator[AgentFactory]:
-    """make_agent(replies, messages=(), memory=None, semantic=None, **settings) -> (agent, llm, channel, clock)."""
+def open_test_memory(tmp_path: Path) -> Iterator[Callable[..., object]]:
+    """open_test_memory(*settings, clock=..., folder="memory", **kw) -> Memory (closed after the test)."""
+    from mettaclaw.memory import open_memory
+
+    opened = []
+
+    def factory(*settings: str, folder: str = "memory", **kw):
+        memory = open_memory(test_config(tmp_path / folder, *settings), **kw)
+        opened.append(memory)
+        return memory
+
+    yield factory
+    for memory in opened:
+        memory.close()
+
+
+@pytest.fixture
+def make_agent(tmp_path: Path, open_test_memory) -> Iterator[AgentFactory]:
+    """make_agent(replies, messages=(), **settings) -> (agent, llm, channel, clock), on `open_memory`
+    with the test config; `agent.memory` is its memory."""
     from mettaclaw.runtime import Agent
 
     made = []
 
-    def factory(replies: list[str], messages: tuple[str, ...] | list[str] = (), memory=None, semantic=None, **settings):
-        args = [f"memoryDir={tmp_path / 'memory'}", "sleepInterval=0", *(f"{k}={v}" for k, v in settings.items())]
-        config = load_config(args, env={})
+    def factory(replies: list[str], messages: tuple[str, ...] | list[str] = (), **settings):
+        extra = [f"{k}={v}" for k, v in settings.items()]
+        clock = FakeClock()
+        memory = open_test_memory(*extra, clock=clock)
+        config = test_config(tmp_path / "memory", *extra)
         llm = Scripted(replies)
         channel = QueueChannel(messages)
-        clock = FakeClock()
-        agent = Agent(config, llm, channel, memory=memory, semantic=semantic, clock=clock)
+        agent = Agent(config, llm, channel, memory, clock=clock)
         made.append(agent)
         return agent, llm, channel, clock
 

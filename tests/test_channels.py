@@ -9,13 +9,16 @@ import time
 from mettaclaw.channels import QueueChannel, TerminalChannel
 
 
-def test_queue_channel_delivers_every_queued_message_once() -> None:
-    channel = QueueChannel()
+def test_queue_channel_delivers_every_queued_message_once_with_its_sender() -> None:
+    channel = QueueChannel(name="chat")
     for i in range(100):
-        channel.put(f"m{i}")
+        channel.put(f"m{i}", who="Ada" if i % 2 else None)
+    channel.put("   ")  # blank: nothing to hand over
     got = channel.receive()
-    assert got.split("\n") == [f"m{i}" for i in range(100)]
-    assert channel.receive() == ""
+    assert [m.text for m in got] == [f"m{i}" for i in range(100)]
+    assert got[1].who == "Ada" and got[0].who is None and {m.channel for m in got} == {"chat"}
+    assert got[1].shown() == "Ada: m1" and got[0].shown() == "m0"
+    assert channel.receive() == []
 
 
 def test_terminal_burst_typed_between_turns_is_not_lost() -> None:
@@ -29,8 +32,7 @@ def test_terminal_burst_typed_between_turns_is_not_lost() -> None:
         received: list[str] = []
         deadline = time.monotonic() + 10
         while len(received) < 50 and time.monotonic() < deadline:
-            got = channel.receive()
-            received += got.split("\n") if got else []
+            received += [m.text for m in channel.receive()]
             time.sleep(0.01)
         assert received == [f"line {i}" for i in range(50)]
         channel.send("hello")
@@ -40,11 +42,11 @@ def test_terminal_burst_typed_between_turns_is_not_lost() -> None:
 def test_terminal_end_of_input_closes_the_channel() -> None:
     channel = TerminalChannel(io.StringIO("only line\n"), io.StringIO())
     deadline = time.monotonic() + 5
-    got = ""
+    got = []
     while not channel.closed and time.monotonic() < deadline:
-        got += channel.receive()
+        got += [m.text for m in channel.receive()]
         time.sleep(0.01)
-    assert got == "only line" and channel.closed
+    assert got == ["only line"] and channel.closed
 
 
 def test_console_model_reads_the_terminal_lines() -> None:

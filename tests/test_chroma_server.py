@@ -13,7 +13,7 @@ import pytest
 
 from mettaclaw.config import Config
 from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch, StoreUnavailable
-from mettaclaw.memory.embedders import HashEmbedder, signature
+from mettaclaw.memory.embedders import HashEmbedder, make_embedder, signature
 from mettaclaw.memory.longterm import LongTermMemory, open_longterm
 
 pytestmark = pytest.mark.slow
@@ -59,7 +59,7 @@ def chroma_server(tmp_path):
 def test_server_round_trip_through_long_term_memory(chroma_server, tmp_path) -> None:
     config = Config(chromaMode="server", chromaPort=chroma_server, embeddingprovider="hash",
                     memoryDir=str(tmp_path / "mem"))
-    ltm = open_longterm(config)
+    ltm = open_longterm(config, make_embedder(config))
     written = ltm.remember("the server keeps the grocery list", tags=["shop"], source="chat", time="2024-06-01")
     dup = ltm.remember("the server keeps the grocery list", time="2024-06-02 10:00:00")
     assert not dup.created and dup.id == written.id

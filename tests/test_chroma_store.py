@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch, StoreLocked, StoreUnavailable
-from mettaclaw.memory.embedders import HashEmbedder, signature
+from mettaclaw.memory.embedders import HashEmbedder, make_embedder, signature
 from mettaclaw.memory.longterm import LongTermMemory
 from mettaclaw.memory.vectors import InMemoryVectorStore, VectorStore
 
@@ -100,7 +100,7 @@ def test_open_longterm_puts_the_store_under_the_memory_folder(tmp_path) -> None:
 
     config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded",
                     recallMode="bm25", maxRecallItems=3)
-    ltm = open_longterm(config)
+    ltm = open_longterm(config, make_embedder(config))
     try:
         for i in range(5):
             ltm.remember(f"kettle note {i}")
@@ -108,5 +108,5 @@ def test_open_longterm_puts_the_store_under_the_memory_folder(tmp_path) -> None:
         assert (tmp_path / "mem" / "chroma" / "mettaclaw.memory.lock").exists()
     finally:
         ltm.close()
-    in_memory = open_longterm(config.model_copy(update={"chromaMode": "memory"}))
+    in_memory = open_longterm(config.model_copy(update={"chromaMode": "memory"}), make_embedder(config.model_copy(update={"chromaMode": "memory"})))
     assert len(in_memory) == 0 and not (tmp_path / "mem2").exists()

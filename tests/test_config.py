@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from mettaclaw.config import ConfigError, load_config
-from mettaclaw.memory.lock import AgentLocked, memory_lock
+from mettaclaw.memory.lock import AgentLocked
 
 
 def test_precedence_defaults_file_environment_arguments(tmp_path) -> None:
@@ -65,25 +66,32 @@ def test_one_setting_moves_all_state(make_agent, tmp_path) -> None:
 
 HOLDER = """
 import sys, time
+sys.path.insert(0, sys.argv[2])
+from conftest import test_config
 from pathlib import Path
-from mettaclaw.memory.lock import memory_lock
-with memory_lock(Path(sys.argv[1])):
-    print("locked", flush=True)
-    time.sleep(60)
+from mettaclaw.memory import open_memory
+memory = open_memory(test_config(Path(sys.argv[1])), dream=False)
+print("locked", flush=True)
+time.sleep(60)
 """
 
 
 def test_a_second_agent_on_the_same_memory_folder_is_refused(tmp_path) -> None:
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    from conftest import test_config
+
+    from mettaclaw.memory import open_memory
+
+    folder = tmp_path / "memory"
+    tests = str(Path(__file__).parent)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder), tests], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(AgentLocked, match="another agent is already running"), memory_lock(tmp_path):
-            pass
+        with pytest.raises(AgentLocked, match="another agent is already running"):
+            open_memory(test_config(folder), dream=False)
     finally:
         holder.kill()
         holder.wait()
-    with memory_lock(tmp_path):  # free again once the holder is gone
-        pass
+    open_memory(test_config(folder), dream=False).close()  # free again once the holder is gone
 
 
 def test_run_py_refuses_a_bad_setting_in_one_line(tmp_path) -> None:

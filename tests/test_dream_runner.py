@@ -11,6 +11,7 @@ import pytest
 
 from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource, dream_skill
 from mettaclaw.memory.dream.episodes import DreamEpisode
+from mettaclaw.memory.dream.mirror import Mirror
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.memory.longterm import LongTermMemory
@@ -18,6 +19,7 @@ from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
 from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
+from mettaclaw.skills import SkillError
 
 START = datetime(2026, 3, 2, 8, 0, 0)
 WAIT = 30.0  # generous limit for background work in tests; never a timing assertion
@@ -180,8 +182,8 @@ def test_bad_settings_and_skill_arguments_are_refused_clearly(tmp_path):
     with pytest.raises(ValueError, match="interval_s"):
         Dreamer(sem, source, sem.embedder, tmp_path / "s.json", interval_s=-1)
     dreamer = Dreamer(sem, source, sem.embedder, tmp_path / "s.json")
-    assert dream_skill(dreamer, "sideways") == (
-        "ERROR: dream: unknown argument 'sideways'; use `dream`, `dream now` or `dream status`")
+    with pytest.raises(SkillError, match="unknown argument 'sideways'; use `dream`, `dream now` or `dream status`"):
+        dream_skill(dreamer, "sideways")
     assert dream_skill(dreamer, "status").startswith("DREAM-IDLE")
 
 
@@ -204,7 +206,7 @@ def test_derived_records_are_mirrored_into_longterm_memory_with_their_citations(
     fill(trace, 4)
     sem = semantic()
     longterm = LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
-    Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", extract_concepts=False, longterm=longterm).dream()
+    Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", extract_concepts=False, after_writes=Mirror(longterm, sem).sync).dream()
     derived = [m for m in longterm if m.kind == "derived"]
     records = {r.id: r for r in sem if r.kind in ("fact", "summary")}
     assert derived and len(derived) == len(records)

@@ -6,6 +6,7 @@ import pytest
 
 from mettaclaw.memory.dream import Dreamer, ListSource
 from mettaclaw.memory.dream.episodes import DreamEpisode
+from mettaclaw.memory.dream.mirror import Mirror
 from mettaclaw.memory.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.longterm import LongTermMemory
@@ -31,7 +32,7 @@ def conversation(n_batches: int = 4) -> list[DreamEpisode]:
             text = COOKING[(i // 6) % len(COOKING)]
         else:
             text = FILLER[i % len(FILLER)]
-        eps.append(DreamEpisode(f"D{i}", t + 60 * i, f"{who}: {text}", meta={"speaker": who}))
+        eps.append(DreamEpisode(f"D{i}", t + 60 * i, f"{who}: {text}", meta={"who": who}))
     return eps
 
 
@@ -44,7 +45,7 @@ def setup(tmp_path, episodes, policy=SMALL, batch=6):
     longterm = LongTermMemory(embedder, InMemoryVectorStore())
     source = ListSource(episodes)
     dreamer = Dreamer(sem, source, embedder, tmp_path / "dream.json", batch_size=batch, extract_concepts=False,
-                      group_by="speaker", longterm=longterm, theme_policy=policy, clock=lambda: T0)
+                      group_by="who", after_writes=Mirror(longterm, sem).sync, theme_policy=policy, clock=lambda: T0)
     return sem, longterm, source, dreamer
 
 
@@ -113,19 +114,19 @@ def test_collect_keeps_a_window_and_ignores_a_replayed_batch():
     policy = ThemePolicy(size=2, max_sentences=4, window=5)
     kept: dict = {}
     batch = conversation(1)
-    assert collect(kept, batch, "speaker", policy) == {"John"}
+    assert collect(kept, batch, "who", policy) == {"John"}
     snapshot = [list(r) for r in kept["John"]]
-    assert collect(kept, batch, "speaker", policy) == set()
+    assert collect(kept, batch, "who", policy) == set()
     assert kept["John"] == snapshot
     two = [DreamEpisode("Y", T0, "John: The garden shed roof leaks badly. I patched the shed roof with tar. "
-                                 "Then the garden hose burst too.", meta={"speaker": "John"}),
+                                 "Then the garden hose burst too.", meta={"who": "John"}),
            DreamEpisode("Z", T0 + 1, "John: New garden hose bought today. It cost twelve dollars at the hardware store.",
-                        meta={"speaker": "John"})]
-    collect(kept, two, "speaker", policy)
-    assert collect(kept, two, "speaker", policy) == set()  # an episode of several sentences is seen too
-    more = [DreamEpisode(f"X{i}", T0 + i, f"John: I repaired bicycle wheel number {i} today.", meta={"speaker": "John"})
+                        meta={"who": "John"})]
+    collect(kept, two, "who", policy)
+    assert collect(kept, two, "who", policy) == set()  # an episode of several sentences is seen too
+    more = [DreamEpisode(f"X{i}", T0 + i, f"John: I repaired bicycle wheel number {i} today.", meta={"who": "John"})
             for i in range(10)]
-    collect(kept, more, "speaker", policy)
+    collect(kept, more, "who", policy)
     assert [r[0] for r in kept["John"]] == [f"X{i}" for i in range(5, 10)]  # the most recent five
 
 
@@ -135,7 +136,7 @@ def test_many_participants_share_one_bound_and_the_least_recent_give_way():
     for n in range(6):  # six speakers, one after another, three sentences each
         who = f"Speaker{n}"
         collect(kept, [DreamEpisode(f"{who}-{i}", T0 + 10 * n + i, f"{who}: I repaired bicycle wheel {i} in the garage.",
-                                    meta={"speaker": who}) for i in range(3)], "speaker", policy)
+                                    meta={"who": who}) for i in range(3)], "who", policy)
     assert sum(len(rows) for rows in kept.values()) <= 10
     assert [len(kept[f"Speaker{n}"]) for n in (3, 4, 5)] == [3, 3, 3]  # the latest speakers keep theirs
     assert "Speaker0" not in kept

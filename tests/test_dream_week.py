@@ -9,6 +9,7 @@ import pytest
 from mettaclaw.llm import Scripted
 from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, LLMSummariser
 from mettaclaw.memory.dream.episodes import DreamEpisode, from_trace
+from mettaclaw.memory.dream.mirror import Mirror
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
@@ -125,7 +126,7 @@ def test_a_week_on_the_real_stack(tmp_path):
     sem = SemanticMemory(embedder, vectors, SqliteSemanticStore(tmp_path / "semantic.sqlite3"))
     longterm = LongTermMemory(embedder, InMemoryVectorStore())
     try:
-        report = Dreamer(sem, trace, embedder, tmp_path / "s.json", longterm=longterm).dream()
+        report = Dreamer(sem, trace, embedder, tmp_path / "s.json", after_writes=Mirror(longterm, sem).sync).dream()
         facts = {r.content: sorted(r.source_episodes) for r in sem if r.kind == "fact"}
         said = {}
         for e in trace:

@@ -16,19 +16,17 @@ pytestmark = pytest.mark.slow
 
 
 def open_agent(memory_dir, replies, messages):
-    from mettaclaw.memory.longterm import open_longterm
-    from mettaclaw.memory.priors import index_priors
-    from mettaclaw.memory.semantic import open_semantic
+    """What run.py does: the memory from open_memory (real MiniLM, embedded Chroma, SQLite), then the agent."""
+    from mettaclaw.memory import open_memory
 
-    config = load_config([f"memoryDir={memory_dir}", "sleepInterval=0"], env={})
-    memory = open_longterm(config)
-    semantic = open_semantic(config, memory.embedder)
-    index_priors(memory, PROJECT_ROOT / "knowledge-priors", progress=False)
-    return Agent(config, Scripted(replies), QueueChannel(messages), memory=memory, semantic=semantic)
+    config = load_config([f"memoryDir={memory_dir}", "sleepInterval=0",
+                          f"knowledgePriorsDir={PROJECT_ROOT / 'knowledge-priors'}"], env={})
+    memory = open_memory(config)
+    return Agent(config, Scripted(replies), QueueChannel(messages), memory), memory
 
 
 def test_agent_loop_on_the_real_stack_remembers_across_a_restart(tmp_path) -> None:
-    agent = open_agent(tmp_path, [
+    agent, memory = open_agent(tmp_path, [
         "remember The project deadline moved to the 14th of March\nremember (--> ada engineer) (stv 1 0.9)\n"
         "learn Ada lives in London\nquery when is the deadline",
     ], ["please note the deadline change"])
@@ -36,18 +34,22 @@ def test_agent_loop_on_the_real_stack_remembers_across_a_restart(tmp_path) -> No
         first = agent.turn()
         assert "REMEMBER-SUCCESS" in first.results[0]
         assert "14th of March" in first.results[3].split("\n")[0]  # same-turn recall, best first
-        assert "embedder" in str(agent.memory.stats())
+        assert "embedder" in str(memory.index.stats())
     finally:
         agent.close()
-    again = open_agent(tmp_path, ["query deadline for the project\nrecall where does Ada live\nquery what is mettaclaw"], ["hi"])
+        memory.close()
+    again, memory = open_agent(tmp_path, ["query deadline for the project\nrecall where does Ada live\n"
+                                          "query what is mettaclaw\nquery the deadline change note"], ["hi"])
     try:
         second = again.turn()
         assert "14th of March" in second.results[0].split("\n")[0]
         assert "Ada lives in London" in second.results[1]
         assert "knowledge_prior" in second.results[2] or "mettaclaw" in second.results[2].lower()
-        assert len(again.trace) == 2  # the trace survived the restart too
+        assert "please note the deadline change" in second.results[3]  # the first turn's message, as an episode
+        assert len(memory.trace) == 2  # the trace survived the restart too
     finally:
         again.close()
+        memory.close()
 
 
 def test_the_two_commands_run_the_agent(tmp_path) -> None:

@@ -22,6 +22,7 @@ from mettaclaw.memory.embedders import (
     EmbedderLoadError,
     HashEmbedder,
     SentenceTransformerEmbedder,
+    make_embedder,
     plain_bert_config,
     signature,
 )
@@ -135,13 +136,13 @@ def test_a_changed_embedder_is_still_refused_before_any_weights_load(tmp_path: P
 
 def test_a_chroma_store_made_by_the_local_embedder_refuses_another(tmp_path: Path) -> None:
     config = Config(memoryDir=str(tmp_path / "memory"), embeddingprovider="local", chromaMode="embedded")
-    memory = open_longterm(config)
+    memory = open_longterm(config, make_embedder(config))
     try:
         assert memory.embedder._model is None, "opening the store must not load the model"
     finally:
         memory.close()
     with pytest.raises(EmbedderMismatch, match="st:all-MiniLM-L6-v2:384"):
-        open_longterm(config.model_copy(update={"embeddingprovider": "hash"}))
+        open_longterm(config.model_copy(update={"embeddingprovider": "hash"}), make_embedder(config.model_copy(update={"embeddingprovider": "hash"})))
 
 
 def copy_model(tmp_path: Path, edit: dict[str, dict]) -> Path:

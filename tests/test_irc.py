@@ -55,8 +55,7 @@ def collect(channel: IRCChannel, count: int, timeout: float = 5.0) -> list[str]:
     got: list[str] = []
     deadline = time.monotonic() + timeout
     while len(got) < count and time.monotonic() < deadline:
-        text = channel.receive()
-        got += text.split("\n") if text else []
+        got += [m.shown() for m in channel.receive()]
         time.sleep(0.01)
     return got
 
@@ -76,7 +75,7 @@ def test_joins_hears_the_room_and_answers_ping(server) -> None:
         server.say(":bob!b@h PRIVMSG #elsewhere :not for you")
         server.say(":alice!a@h PRIVMSG #room :second")
         server.say("PING :tick")
-        assert collect(channel, 2) == ["hello agent", "second"]
+        assert collect(channel, 2) == ["alice: hello agent", "alice: second"]  # who said it travels along
         assert server.wait_for(lambda line: line == "PONG :tick")
         channel.send("line one\nline two")
         assert server.wait_for(lambda line: line == "PRIVMSG #room :line two")
@@ -94,10 +93,10 @@ def test_with_a_secret_only_the_bound_owner_is_heard(server) -> None:
         server.say(":mallory!m@h PRIVMSG #room :auth s3cret")
         server.say(":mallory!m@h PRIVMSG #room :I am the owner now")
         server.say(":alice!a@h PRIVMSG #room :please summarise")
-        assert collect(channel, 1) == ["please summarise"]
+        assert collect(channel, 1) == ["alice: please summarise"]
         assert channel.owner == "alice"
         time.sleep(0.2)
-        assert channel.receive() == ""  # nothing from mallory, and the secret never reached the queue
+        assert channel.receive() == []  # nothing from mallory, and the secret never reached the queue
     finally:
         channel.close()
 

@@ -72,20 +72,24 @@ def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None
 
 
 def test_agent_on_an_endpoint_reports_a_timeout_in_the_next_prompt(tmp_path, server) -> None:
+    from conftest import test_config
+
     from mettaclaw.channels import QueueChannel
+    from mettaclaw.memory import open_memory
     from mettaclaw.runtime import Agent
 
-    config = load_config([f"memoryDir={tmp_path}", "provider=openai", f"base_url={server}", "LLM=slow", "llmTimeout=0.5"],
-                         env={"OPENAI_API_KEY": "k"})
+    config = test_config(tmp_path / "memory", "provider=openai", f"base_url={server}", "LLM=slow", "llmTimeout=0.5")
     llm = make_llm(config, lambda: None, notice=print, env={"OPENAI_API_KEY": "k"})
-    agent = Agent(config, llm, QueueChannel(["hello"]))
+    memory = open_memory(config)
+    agent = Agent(config, llm, QueueChannel(["hello"]), memory)
     try:
         outcome = agent.turn()
         assert any("timed out" in e for e in outcome.errors)
         assert "timed out" in agent.last_results
-        assert list(agent.trace)[0].message == "hello"  # the message is kept in the trace all the same
+        assert list(memory.trace)[0].message == "hello"  # the message is kept in the trace all the same
     finally:
         agent.close()
+        memory.close()
 
 
 def test_no_key_starts_on_the_console_with_a_one_line_notice(monkeypatch) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from mettaclaw.config import Config
 from mettaclaw.memory.chroma import EmbedderMismatch, StoreLocked
+from mettaclaw.memory.embedders import make_embedder
 from mettaclaw.memory.longterm import open_longterm
 from mettaclaw.memory.priors import index_priors
 
@@ -20,7 +21,7 @@ def test_real_stack_priors_remember_query_reopen(tmp_path: Path) -> None:
     priors = tmp_path / "priors"
     shutil.copytree(REPO_PRIORS, priors)
     config = Config(memoryDir=str(tmp_path / "memory"), embeddingprovider="local", chromaMode="embedded")
-    ltm = open_longterm(config)
+    ltm = open_longterm(config, make_embedder(config))
     try:
         report = index_priors(ltm, priors, progress=False)
         assert report.added and report.chunks >= 2 and not report.errors
@@ -37,11 +38,11 @@ def test_real_stack_priors_remember_query_reopen(tmp_path: Path) -> None:
         assert truth.time == "knowledge_prior" and "Truth values" in truth.meta["breadcrumb"]
         assert ltm.query("Lena", kind="belief")[0].atom == "(--> lena musician) (stv 1.0 0.9)"
         with pytest.raises(StoreLocked):
-            open_longterm(config)
+            open_longterm(config, make_embedder(config))
     finally:
         ltm.close()
 
-    again = open_longterm(config)
+    again = open_longterm(config, make_embedder(config))
     try:
         assert index_priors(again, priors, progress=False).skipped == ["about-mettaclaw.md"]
         hit = again.query("cello teacher in Porto", source="chat", since="2024-03-01", until="2024-03-02")[0]
@@ -49,4 +50,4 @@ def test_real_stack_priors_remember_query_reopen(tmp_path: Path) -> None:
     finally:
         again.close()
     with pytest.raises(EmbedderMismatch, match="st:all-MiniLM-L6-v2:384"):
-        open_longterm(config.model_copy(update={"embeddingprovider": "hash"}))
+        open_longterm(config.model_copy(update={"embeddingprovider": "hash"}), make_embedder(config.model_copy(update={"embeddingprovider": "hash"})))

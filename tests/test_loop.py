@@ -25,33 +25,37 @@ def test_pin_shows_from_the_next_turn_and_results_reach_the_next_prompt(make_age
     assert channel.sent == ["hello", "again"]
 
 
-def test_human_message_reaches_the_model_only_when_new(make_agent) -> None:
-    agent, llm, channel, _ = make_agent(["send a", "send b", "send c"], ["what is 2+2?"])
+def test_every_message_is_new_even_the_same_text_twice_and_only_an_empty_receive_is_not(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["send a", "send b", "send c", "send d"], ["yes"])
+    first = agent.turn()
+    channel.put("yes")  # a person who says "yes" twice is heard twice
+    second = agent.turn()
+    agent.turn()  # nothing arrived
+    channel.put("and 3+3?", who="Ada")
     agent.turn()
-    channel.put("what is 2+2?")  # the same text again is not new
-    agent.turn()
-    channel.put("and 3+3?")
-    agent.turn()
-    assert llm.prompts[0][1].endswith("(HUMAN-MSG: what is 2+2?)")
-    assert "HUMAN-MSG" not in llm.prompts[1][1] and "NO NEW MESSAGE" in llm.prompts[1][1]
-    assert llm.prompts[2][1].endswith("(HUMAN-MSG: and 3+3?)")
+    assert llm.prompts[0][1].endswith("(HUMAN-MSG: yes)") and llm.prompts[1][1].endswith("(HUMAN-MSG: yes)")
+    assert "HUMAN-MSG" not in llm.prompts[2][1] and "NO NEW MESSAGE" in llm.prompts[2][1]
+    assert llm.prompts[3][1].endswith("(HUMAN-MSG: Ada: and 3+3?)")  # a named sender is shown with the text
+    episodes = [e for e in agent.memory.trace if e.message == "yes"]
+    assert len(episodes) == 2 and first.episode_ids[0] != second.episode_ids[0]
+    assert {h.id for h in agent.memory.query("yes", 5)} >= {first.episode_ids[0], second.episode_ids[0]}
 
 
 def test_a_trace_record_per_active_turn_found_by_episodes_after_history_moved_on(make_agent) -> None:
     replies = ["remember day one"] + [f"send message number {i}" for i in range(30)] + ["episodes 2026-1"]
     agent, llm, channel, clock = make_agent(replies, ["start"], maxHistory=400)
     outcome = agent.turn()
-    first = agent.trace.get(outcome.episode_id)
+    first = agent.memory.trace.get(outcome.episode_id)
     assert first is not None and first.message == "start" and first.commands[0].skill == "remember"
     for _ in range(30):
         clock.advance(60)
         agent.turn()
-    assert len(agent.trace) == 31  # one record per active turn
+    assert len(agent.memory.trace) == 31  # one record per active turn
     # the first record has left the prompt's HISTORY window...
     history = prompt_of(llm, 30).split("HISTORY:")[1]
     assert "day one" not in history
     # ...but `episodes` finds it by time
-    found = agent.episodes(first.time)
+    found = agent.use_skill("episodes", first.time)
     assert "day one" in found and '"HUMAN_MESSAGE: " "start"' in found
 
 
@@ -59,15 +63,15 @@ def test_unknown_skill_and_malformed_reply_report_their_cause_and_nothing_else_b
     agent, llm, channel, _ = make_agent(['fly to the moon\n(send "unterminated\nsend still here', "send next turn"], ["go"])
     outcome = agent.turn()
     errors = "\n".join(outcome.errors)
-    assert "unknown skill 'fly'" in errors and "Skills: append-file" in errors
+    assert "ERROR: fly: unknown skill" in errors and "Skills: append-file" in errors
     assert "unbalanced" in errors or "unterminated" in errors
     assert channel.sent == ["still here"]
     agent.turn()
     nxt = prompt_of(llm, 1).split("LAST_SKILL_USE_RESULTS:")[1]
-    assert "unknown skill 'fly'" in nxt and "could not read your reply: line 2" in nxt
+    assert "ERROR: fly: unknown skill" in nxt and "could not read your reply: line 2" in nxt
     assert channel.sent == ["still here", "next turn"]
-    record = list(agent.trace)[0]
-    assert record.errors and "unknown skill 'fly'" in record.errors
+    record = list(agent.memory.trace)[0]
+    assert record.errors and "ERROR: fly: unknown skill" in record.errors
 
 
 def test_model_failure_goes_to_the_next_prompt_and_the_loop_goes_on(make_agent, caplog) -> None:
@@ -115,7 +119,7 @@ def test_turn_without_message_or_command_writes_no_record(make_agent) -> None:
     agent, llm, channel, _ = make_agent(["", ""], ())
     agent.turn()
     agent.turn()
-    assert len(agent.trace) == 0
+    assert len(agent.memory.trace) == 0
 
 
 def test_prompt_sections_are_in_the_spec_order(make_agent) -> None:

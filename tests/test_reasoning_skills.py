@@ -1,12 +1,14 @@
-"""The nal, pln and infer skills: text in, text out, model errors as 'ERROR: ...' strings."""
+"""The nal, pln and infer skills: text in, text out, errors the model caused raised as SkillError."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
 
 from mettaclaw.reasoning.skills import infer_skill, nal_skill, pln_skill
+from mettaclaw.skills import SkillError
 
 
 @dataclass
@@ -57,12 +59,12 @@ def test_no_conclusion_is_a_clear_message_not_an_error() -> None:
     ("", "no belief"),
     ("(--> a b) (stv 1 0.9) (--> b c) (stv 1 0.9) (--> c d) (stv 1 0.9)", "one or two beliefs"),
     ("(--> a (× " + " ".join(f"x{i}" for i in range(1500)) + ")) (stv 1 0.9)", "too large"),
-])
-@pytest.mark.parametrize("skill", [nal_skill, pln_skill])
-def test_bad_input_comes_back_as_error_text(skill, arg: str, cause: str) -> None:
-    out = skill(arg)
-    assert out.startswith("ERROR:") and cause in out
-    assert "Traceback" not in out and "(Error" not in out
+], ids=lambda v: v if len(v) < 30 else v[:27] + "...")
+@pytest.mark.parametrize("skill", [nal_skill, pln_skill], ids=["nal", "pln"])
+def test_bad_input_raises_a_skill_error_naming_the_cause(skill, arg: str, cause: str) -> None:
+    with pytest.raises(SkillError, match=re.escape(cause)) as err:
+        skill(arg)
+    assert "Traceback" not in str(err.value) and "(Error" not in str(err.value)
 
 
 def test_infer_from_a_question_uses_only_atom_bearing_memories() -> None:
@@ -88,8 +90,10 @@ def test_infer_without_atoms_explains_what_to_do() -> None:
 
 
 def test_infer_errors() -> None:
-    assert infer_skill("", Recorder(FACTS)).startswith("ERROR:")
-    assert infer_skill("(--> a b) (stv 2 0.9)", Recorder(FACTS)).startswith("ERROR: frequency")
+    with pytest.raises(SkillError, match="needs a question"):
+        infer_skill("", Recorder(FACTS))
+    with pytest.raises(SkillError, match="^frequency"):
+        infer_skill("(--> a b) (stv 2 0.9)", Recorder(FACTS))
 
 
 def test_infer_does_not_store_anything() -> None:

@@ -226,8 +226,8 @@ def test_capture_and_delete_callbacks():
     mem.on_delete(lambda rid, rec: deleted.append(rid))
     mem.on_capture(lambda rid, rec: 1 / 0)  # a broken listener must not break the write
     res = mem.learn("Frank owns a boat")
-    mem.learn("Frank owns a boat")  # reinforcement: no new capture
-    assert captured == [res.id]
+    mem.learn("Frank owns a boat")  # a reinforcement changes the record: announced again
+    assert captured == [res.id, res.id]
     assert mem.remove(res.id) and deleted == [res.id]
     assert not mem.remove(res.id)
 

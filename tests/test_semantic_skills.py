@@ -1,4 +1,4 @@
-"""The skill functions: argument parsing, success strings, and ERROR strings naming the cause."""
+"""The skill functions: argument parsing, success strings, and SkillErrors naming the cause."""
 
 import re
 
@@ -7,6 +7,7 @@ import pytest
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory, skills
 from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.skills import SkillError
 
 
 @pytest.fixture
@@ -40,8 +41,8 @@ def test_learn_with_tags_category_concepts_and_atoms(mem):
     ("kind=opinion water is wet", "kind"),
 ])
 def test_learn_errors_name_the_cause(mem, arg, cause):
-    out = skills.learn(mem, arg)
-    assert out.startswith("ERROR: learn:") and cause in out
+    with pytest.raises(SkillError, match=re.escape(cause)):
+        skills.learn(mem, arg)
     assert len(mem) == 0
 
 
@@ -51,9 +52,12 @@ def test_relate_forms_and_errors(mem):
     assert "weight 0.19" in skills.relate(mem, "coffee mug | is a | container")
     out = skills.relate(mem, "NASA BUILDS rockets weight=0.5")
     assert "BUILDS" in out and "new relation type BUILDS" in out and "weight 0.50" in out
-    assert skills.relate(mem, "tea and coffee").startswith("ERROR: relate: no RELATION")
-    assert skills.relate(mem, "a | b").startswith("ERROR: relate:")
-    assert "outside" in skills.relate(mem, "tea IS_A drink weight=3")
+    with pytest.raises(SkillError, match="no RELATION"):
+        skills.relate(mem, "tea and coffee")
+    with pytest.raises(SkillError, match="relate a"):
+        skills.relate(mem, "a | b")
+    with pytest.raises(SkillError, match="outside"):
+        skills.relate(mem, "tea IS_A drink weight=3")
 
 
 def test_recall_modes_and_formats(mem):
@@ -67,8 +71,10 @@ def test_recall_modes_and_formats(mem):
     assert ep == "1. [episode 2026-01-01 10:00:00] talked about Alice (id ep-5)"
     both = skills.recall(mem, "hybrid: Alice", episodic=episodic).splitlines()
     assert both[0].startswith("1. [fact") and both[1].startswith("2. [episode")
-    assert skills.recall(mem, "episodic: Alice").startswith("ERROR: recall: episodic recall is not available")
-    assert skills.recall(mem, "  ").startswith("ERROR: recall: give a query")
+    with pytest.raises(SkillError, match="episodic recall is not available"):
+        skills.recall(mem, "episodic: Alice")
+    with pytest.raises(SkillError, match="give a query"):
+        skills.recall(mem, "  ")
     assert skills.recall(mem, "Alice as_of=2020-01-01").startswith("RECALL: nothing found")
 
 
@@ -79,11 +85,15 @@ def test_supersede_history_forget(mem):
     new = ids_in(out)[1]
     hist = skills.history(mem, "espresso cup").splitlines()
     assert len(hist) == 2 and "a small cup (id" in hist[0] and "now (current)" in hist[1]
-    assert skills.supersede(mem, "espresso cup").startswith("ERROR: supersede: use")
-    assert skills.supersede(mem, "no such thing => x").startswith("ERROR: supersede: no record")
+    with pytest.raises(SkillError, match="use"):
+        skills.supersede(mem, "espresso cup")
+    with pytest.raises(SkillError, match="no record"):
+        skills.supersede(mem, "no such thing => x")
     assert skills.forget(mem, new).startswith(f"FORGET-SUCCESS {new}")
-    assert skills.forget(mem, new).startswith("ERROR: forget: no record")
-    assert skills.history(mem, "").startswith("ERROR: history:")
+    with pytest.raises(SkillError, match="no record"):
+        skills.forget(mem, new)
+    with pytest.raises(SkillError, match="empty"):
+        skills.history(mem, "")
 
 
 def test_episodic_recall_through_the_real_long_term_memory(mem):

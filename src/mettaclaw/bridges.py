@@ -1,8 +1,9 @@
 """The grounded operations MeTTa calls: thin wrappers from the turn's steps to Python objects.
 
 Every operation returns a value, never raises into hyperon: a Python exception would become an
-`(Error ...)` atom carrying a whole traceback. Skill errors the model caused come back as
-`ERROR: <skill>: <cause>` text; bugs in our code are logged with their traceback and reported briefly.
+`(Error ...)` atom carrying a whole traceback. A `SkillError` (the model's or the user's cause) comes
+back as a `SkillFailure` value; a bug in our code is logged with its traceback and becomes a brief
+`SkillFailure` too. `error_text` writes every kind of failure out as `ERROR: <skill>: <cause>`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAtom, ValueAtom
 
 from mettaclaw.reasoning import skills as reasoning_skills
-from mettaclaw.skills import SkillError
+from mettaclaw.skills import SkillError, SkillFailure, skill_error
 
 if TYPE_CHECKING:
     from mettaclaw.runtime import Agent
@@ -35,34 +36,37 @@ def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args)
         except SkillError as err:
-            return f"ERROR: {name}: {err}"
+            return SkillFailure(str(err))
         except Exception as err:
             log.exception("bridge %s failed", name)
-            return f"ERROR: {name}: internal error {type(err).__name__}: {err} (details in the log)"
+            return SkillFailure(f"internal error {type(err).__name__}: {err} (details in the log)")
 
     return op
 
 
 def locked(agent: Agent, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Hold the agent's memory lock (a background dream writes too) only around memory work."""
+    """Hold the memory's lock (a background dream writes too) only around memory work."""
 
     def op(*args: Any) -> Any:
-        with agent.memory_lock:
+        with agent.memory.lock:
             return fn(*args)
 
     return op
 
 
 def error_text(skill: str, results: list[Any]) -> str | None:
-    """The cause, when a MeTTa skill's results hold an (Error ...) atom or did not reduce."""
+    """`ERROR: <skill>: <cause>` when a skill failed: a SkillFailure from a bridge, an (Error ...) atom
+    from MeTTa, or a call no definition matched; None when it did its work."""
     for atom in results:
+        if isinstance(atom, GroundedAtom) and isinstance(atom.get_object().content, SkillFailure):
+            return skill_error(skill, atom.get_object().content.cause)
         if isinstance(atom, ExpressionAtom):
             children = atom.get_children()
             if children and children[0] == S("Error"):
                 cause = " ".join(atom_text(c) for c in children[1:])
-                return f"ERROR: {skill}: {cause.splitlines()[0][:500] if cause else 'failed'}"
+                return skill_error(skill, cause.splitlines()[0][:500] if cause else "failed")
             if len(children) >= 2 and children[0] == S("do") and children[1] == S(skill):
-                return f"ERROR: {skill}: no definition matches these arguments"
+                return skill_error(skill, "no definition matches these arguments")
     return None
 
 
@@ -81,11 +85,11 @@ def install(agent: Agent) -> None:
         "prompt-file": agent.prompt_file,
         "skill-list": agent.skill_list,
         "last-results": lambda: agent.last_results,
-        "pinned": lambda: agent.pins.text,
-        "history-tail": lambda: agent.trace.tail(agent.config.maxHistory),
+        "pinned": lambda: agent.memory.working.text,
+        "history-tail": lambda: agent.memory.trace.tail(agent.config.maxHistory),
         "section": lambda title, text: f"{title}:\n{text}" if title else str(text),
         # skills
-        "pin-set": agent.pins.pin,
+        "pin-set": agent.memory.working.pin,
         "channel-send": agent.send,
         "shell-run": agent.shell,
         "file-read": agent.workspace.read,
@@ -93,10 +97,8 @@ def install(agent: Agent) -> None:
         "file-append": lambda path, text: agent.workspace.write(path, text, append=True),
         "sandbox-run": agent.sandbox.run,
         "web-search": agent.web_search,
-        "trace-around": agent.episodes,
         "reason-nal": reasoning_skills.nal_skill,
         "reason-pln": reasoning_skills.pln_skill,
-        "dream-run": agent.memory_skills.dream,
     }
     skills = agent.memory_skills
     touches_memory: dict[str, Callable[..., Any]] = {
@@ -111,6 +113,8 @@ def install(agent: Agent) -> None:
         "semantic-history": skills.semantic_skill("history"),
         "reason-infer": skills.infer,
         "memory-spread": skills.spread,
+        "trace-around": skills.episodes,
+        "dream-run": skills.dream,
     }
     for name, fn in touches_memory.items():
         values[name] = locked(agent, fn)
@@ -136,6 +140,11 @@ def install(agent: Agent) -> None:
     }
     for name, fn in raw.items():
         runner.register_atom(name, OperationAtom(name, fn, unwrap=False))
+
+
+def value(text: str) -> Any:
+    """A Python string as the MeTTa value a skill receives."""
+    return ValueAtom(text)
 
 
 def command_atom(skill: str, args: tuple[str, ...]) -> ExpressionAtom:

@@ -1,7 +1,8 @@
 """Channels: where messages come from and replies go. One interface, `receive()` and `send()`.
 
 Messages are queued as they arrive (a reader thread for the terminal), and `receive()` hands over
-everything queued since the last turn, so a burst typed between two turns is never lost.
+everything queued since the last turn, so a burst typed between two turns is never lost. Each
+message keeps who sent it and the channel's name: they become the episode's `who` and `channel`.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TextIO, runtime_checkable
 
+from mettaclaw.messages import Message
+
 
 @runtime_checkable
 class Channel(Protocol):
     closed: bool
+    name: str
 
-    def receive(self) -> str:
-        """All messages queued since the last call, joined by newlines ('' when none)."""
+    def receive(self) -> list[Message]:
+        """All non-empty messages queued since the last call, oldest first ([] when none)."""
         ...
 
     def send(self, text: str) -> None: ...
@@ -28,23 +32,26 @@ class Channel(Protocol):
 class QueueChannel:
     """In-memory channel for tests and embedding: `put` messages, read `sent`."""
 
-    def __init__(self, messages: Iterable[str] = ()) -> None:
-        self._queue: queue.Queue[str] = queue.Queue()
+    def __init__(self, messages: Iterable[str | Message] = (), name: str = "queue") -> None:
+        self.name = name
+        self._queue: queue.Queue[Message] = queue.Queue()
         for message in messages:
-            self._queue.put(message)
+            self._queue.put(Message(message, None, name) if isinstance(message, str) else message)
         self.sent: list[str] = []
         self.closed = False
 
-    def put(self, message: str) -> None:
-        self._queue.put(message)
+    def put(self, text: str, who: str | None = None) -> None:
+        self._queue.put(Message(text, who, self.name))
 
-    def receive(self) -> str:
-        parts = []
+    def receive(self) -> list[Message]:
+        out = []
         while True:
             try:
-                parts.append(self._queue.get_nowait())
+                message = self._queue.get_nowait()
             except queue.Empty:
-                return "\n".join(p for p in parts if p.strip())
+                return out
+            if message.text.strip():
+                out.append(message)
 
     def send(self, text: str) -> None:
         self.sent.append(text)
@@ -54,7 +61,7 @@ class TerminalChannel(QueueChannel):
     """stdin lines become messages; replies are printed. The console model reads the same lines."""
 
     def __init__(self, stdin: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
-        super().__init__()
+        super().__init__(name="terminal")
         self._out = out
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, args=(stdin,), daemon=True)
@@ -77,7 +84,7 @@ class TerminalChannel(QueueChannel):
                 return
             self.put(line)
 
-    def receive(self) -> str:
+    def receive(self) -> list[Message]:
         self._pump()
         return super().receive()
 

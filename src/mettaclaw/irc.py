@@ -21,7 +21,7 @@ MAX_LINE = 400  # bytes of text per PRIVMSG, well under IRC's 512-byte line
 class IRCChannel(QueueChannel):
     def __init__(self, host: str, port: int, room: str, nick: str, secret: str | None = None,
                  connect_timeout: float = 10.0) -> None:
-        super().__init__()
+        super().__init__(name=f"irc:{room}")
         self.host, self.port, self.room, self.nick = host, port, room, nick
         self.secret = secret
         self.owner: str | None = None
@@ -91,7 +91,7 @@ class IRCChannel(QueueChannel):
                 return
             if nick != self.owner:
                 return
-        self.put(text)
+        self.put(text, who=nick)
 
     # --- the Channel interface
     def send(self, text: str) -> None:

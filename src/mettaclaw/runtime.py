@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,12 +20,12 @@ from mettaclaw import bridges
 from mettaclaw.channels import Channel
 from mettaclaw.config import Config
 from mettaclaw.llm import LLM, LLMError
-from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory import Memory
 from mettaclaw.memory.skills import MemorySkills
-from mettaclaw.memory.working import WorkingMemory
+from mettaclaw.messages import Message, shown
 from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
-from mettaclaw.skills import SkillError
+from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell
@@ -44,12 +43,13 @@ class TurnState:
     """What the steps of one turn share; reset when a turn starts."""
 
     prompt: str = ""
-    message: str = ""
+    messages: list[Message] = field(default_factory=list)
     new: bool = False
     commands: list[Command] = field(default_factory=list)
     results: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     episode_id: str | None = None
+    episode_ids: list[str] = field(default_factory=list)
 
     def error(self, text: str) -> None:
         self.errors.append(text)
@@ -62,18 +62,20 @@ class TurnOutcome:
     commands: list[Command]
     results: list[str]
     errors: list[str]
-    episode_id: str | None
+    episode_id: str | None  # the turn's trace record
+    episode_ids: list[str] = field(default_factory=list)  # the episodes indexed from it
 
 
 class Agent:
+    """The agent over one `Memory` (from `open_memory`), which its caller opens and closes."""
+
     def __init__(
         self,
         config: Config,
         llm: LLM,
         channel: Channel,
+        memory: Memory,
         *,
-        memory: Any = None,
-        semantic: Any = None,
         clock: Callable[[], float] = time.time,
         root: Path = PROJECT_ROOT,
     ) -> None:
@@ -81,15 +83,9 @@ class Agent:
         self.llm = llm
         self.channel = channel
         self.memory = memory
-        self.semantic = semantic
-        self.dreamer: Any = None
-        # a dream writes to memory from its own thread: bridges that touch memory hold its lock
-        self.memory_lock: Any = threading.RLock()
-        self.memory_skills = MemorySkills(memory, semantic, self.now_text, config.maxRecallItems)
         self.clock = clock
         self.root = root
-        self.trace = EpisodicTrace(config.memory_path("history.metta"))
-        self.pins = WorkingMemory(config.memory_path("pins.txt"))
+        self.memory_skills = MemorySkills(memory, self.now_text, config.maxRecallItems, config.maxEpisodeRecallLines)
         workspace = Path(config.workspaceDir) if config.workspaceDir else config.memory_path("workspace")
         self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
         self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)
@@ -116,19 +112,12 @@ class Agent:
             log.error("skill file not loaded: %s", error)
         return {**core.skills, **user.skills}, user.errors
 
-    def attach_dreamer(self, dreamer: Any) -> None:
-        """Dream in the background from now on: the trace feeds it, memory skills share its lock."""
-        self.dreamer = self.memory_skills.dreamer = dreamer
-        self.memory_lock = dreamer.lock
-        dreamer.attach(self.trace)
-        dreamer.start()
-
     # --- the driver
     def turn(self) -> TurnOutcome:
         """Run one turn: one evaluation of (turn) in MeTTa."""
         self.turn_state = TurnState()
-        if self.dreamer is not None:
-            self.dreamer.tick()
+        if self.memory.dreamer is not None:
+            self.memory.dreamer.tick()
         result = self.runner.run("!(turn)")
         outcome = str(result[0][0]) if result and result[0] else "(no result)"
         acted = outcome != "idle"
@@ -136,9 +125,9 @@ class Agent:
             # a bug in the MeTTa turn: record what we have, so no message or command is lost
             log.error("turn did not complete: %s", outcome[:2000])
             self.turn_state.error(f"ERROR: internal: the turn did not complete ({outcome[:300]})")
-            self.finish_turn(self.turn_state.message, bool(self.turn_state.message))
+            self.finish_turn("", bool(self.turn_state.messages))
         state = self.turn_state
-        return TurnOutcome(acted, state.commands, state.results, state.errors, state.episode_id)
+        return TurnOutcome(acted, state.commands, state.results, state.errors, state.episode_id, state.episode_ids)
 
     def run(self, max_turns: int | None = None, sleep: Callable[[float], None] = time.sleep) -> int:
         """Call turns until max_turns, or the channel closes with nothing left to do."""
@@ -152,12 +141,8 @@ class Agent:
         return turns
 
     def close(self) -> None:
+        """Stop the sandbox; memory is its opener's to close."""
         self.sandbox.close()
-        if self.dreamer is not None:
-            self.dreamer.stop()
-        for tier in (self.memory, self.semantic):
-            if tier is not None and hasattr(tier, "close"):
-                tier.close()
 
     # --- turn steps (called from MeTTa through bridges)
     def now_text(self) -> str:
@@ -171,12 +156,12 @@ class Agent:
         return "\n".join(f"{s.name} {s.args} : {s.help}" for s in self.skills.values())
 
     def receive(self) -> str:
-        message = self.channel.receive()
-        self.turn_state.message = message
-        return message
+        """This turn's messages, as the model reads them ("" when none came: only that is "no new message")."""
+        self.turn_state.messages = self.channel.receive()
+        return shown(self.turn_state.messages)
 
     def knowledge(self, message: str) -> str:
-        return self.memory_skills.knowledge(message, self.config.knowledgeChars)
+        return self.memory.knowledge(message, self.config.knowledgeChars)
 
     def keep_prompt(self, prompt: str) -> str:
         self.turn_state.prompt = prompt
@@ -205,41 +190,49 @@ class Agent:
             spec = self.skills.get(command.skill)
             if spec is not None and len(command.args) > max(spec.arity, 1):
                 self.turn_state.commands.append(command)
-                self.turn_state.error(f"{command.brief()} -> ERROR: {spec.name} takes {spec.arity} argument(s) ({spec.args}), got {len(command.args)}")
+                self.turn_state.error(f"{command.brief()} -> " + skill_error(
+                    spec.name, f"takes {spec.arity} argument(s) ({spec.args}), got {len(command.args)}"))
             elif spec is None and len(command.args) > 1:
                 self.turn_state.commands.append(command)
-                self.turn_state.error(f"{command.brief()} -> ERROR: {self._unknown(command.skill)}")
+                self.turn_state.error(f"{command.brief()} -> {self._unknown(command.skill)}")
             else:
                 runnable.append(command)  # argument counts stay small, so no huge expression reaches hyperon
         return E(*(bridges.command_atom(c.skill, c.args) for c in runnable)) if runnable else E()
 
     def _unknown(self, name: str) -> str:
-        shown = name if len(name) <= 60 else name[:60] + "..."
-        return f"unknown skill {shown!r}; nothing was run. Skills: {', '.join(sorted(self.skills))}"
+        named = name if len(name) <= 60 else name[:60] + "..."
+        return skill_error(named, f"unknown skill; nothing was run. Skills: {', '.join(sorted(self.skills))}")
 
     def run_skill(self, command_atom: Any) -> str:
         name, arg_atoms = bridges.command_parts(command_atom)
-        args = [bridges.atom_text(a) for a in arg_atoms]
-        command = Command(name, tuple(args))
+        command = Command(name, tuple(bridges.atom_text(a) for a in arg_atoms))
         self.turn_state.commands.append(command)
-        spec = self.skills.get(name)
-        if spec is None or not SKILL_NAME.match(name):
-            text = f"ERROR: {self._unknown(name)}"
-        else:
-            results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
-            text = bridges.error_text(name, results) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
+        text = self._invoke(name, arg_atoms)
         line = f"{command.brief()} -> {text}"
         if text.startswith("ERROR"):
             self.turn_state.errors.append(line)
         self.turn_state.results.append(line)
         return text
 
+    def _invoke(self, name: str, arg_atoms: list[Any]) -> str:
+        """Run one skill through its MeTTa definition; the result text, or `ERROR: <skill>: <cause>`."""
+        if name not in self.skills or not SKILL_NAME.match(name):
+            return self._unknown(name)
+        results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
+        return bridges.error_text(name, results) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
+
+    def use_skill(self, name: str, *args: str) -> str:
+        """Run a skill as the model would, outside any turn (nothing is recorded): for benchmarks and
+        tools that ask the agent's own skills, such as `query`."""
+        return self._invoke(name, [bridges.value(a) for a in args])
+
     def finish_turn(self, message: str, new: bool) -> str:
         state = self.turn_state
         state.new = bool(new)
         if state.new or state.commands:
             errors = "; ".join(state.errors) or None
-            state.episode_id = self.trace.append(self.now_text(), message if new else "", state.commands, errors)
+            record = self.memory.record_turn(self.now_text(), state.messages if new else [], state.commands, errors)
+            state.episode_id, state.episode_ids = record.turn_id, record.episode_ids
         self.last_results = cap_tail("\n".join(state.results), self.config.maxFeedback)
         return "acted"
 
@@ -253,13 +246,6 @@ class Agent:
 
     def shell(self, command: str) -> str:
         return run_shell(command, self.workspace.root, self.config.shellTimeout, self.config.maxSkillOutput)
-
-    def episodes(self, when: str) -> str:
-        when = when.strip()
-        if not re.match(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$", when):
-            raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it)")
-        found = self.trace.around(when, self.config.maxEpisodeRecallLines)
-        return "\n".join(e.text for e in found) or "no episodes recorded yet"
 
     def web_search(self, query: str) -> str:
         raise SkillError("no web access: this agent runs offline and no search provider is configured")

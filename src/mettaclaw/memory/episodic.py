@@ -1,7 +1,7 @@
 """The episodic trace `history.metta`: one append-only record a turn, synced before the turn ends.
 
-A record is one line, `("YYYY-MM-DD HH:MM:SS" "HUMAN_MESSAGE: " "<message>" (skill "arg") ... ["ERROR_FEEDBACK: ..."])`,
-so a torn last record (power loss, kill -9) is one unreadable line that readers skip. The prompt tail and
+A record is one line, `("YYYY-MM-DD HH:MM:SS" "HUMAN_MESSAGE: " "<message>" (skill "arg") ... ["ERROR_FEEDBACK: ..."]
+["FROM: <who>, <who> (<channel>)"])`, so a torn last record (power loss, kill -9) is one unreadable line that readers skip. The prompt tail and
 time lookups seek instead of reading the whole file, so a trace of months costs the same as one of minutes.
 An episode's id is its byte offset (`ep-<offset>`): stable, since the file is only ever appended to.
 """
@@ -22,6 +22,9 @@ TIME_LEN = len("YYYY-MM-DD HH:MM:SS")
 _CHUNK = 64 * 1024
 
 
+FROM = "FROM: "  # a string item, so it can never be read as a command (a skill may be named anything)
+
+
 @dataclass
 class Episode:
     id: str
@@ -30,13 +33,27 @@ class Episode:
     commands: list[Command] = field(default_factory=list)
     errors: str | None = None
     text: str = ""
+    who: tuple[str, ...] = ()  # who sent the message(s)
+    channel: str = ""
+
+    @property
+    def offset(self) -> int:
+        return int(self.id.removeprefix("ep-"))
 
 
-def format_record(time: str, message: str, commands: list[Command], errors: str | None) -> str:
+def format_record(time: str, message: str, commands: list[Command], errors: str | None,
+                  who: tuple[str, ...] = (), channel: str = "") -> str:
     parts = [quote(time), quote("HUMAN_MESSAGE: "), quote(message), *(str(c) for c in commands)]
     if errors:
         parts.append(quote("ERROR_FEEDBACK: " + errors))
+    if who or channel:
+        parts.append(quote(f"{FROM}{', '.join(who)} ({channel})"))
     return "(" + " ".join(parts) + ")"
+
+
+def _senders(text: str) -> tuple[tuple[str, ...], str]:
+    names, _, channel = text.removeprefix(FROM).rpartition(" (")
+    return tuple(n for n in names.split(", ") if n), channel.removesuffix(")")
 
 
 def parse_record(line: str, offset: int) -> Episode | None:
@@ -52,13 +69,15 @@ def parse_record(line: str, offset: int) -> Episode | None:
     items = nodes[0].items
     if not (isinstance(items[0], Str) and isinstance(items[2], Str)):
         return None
-    commands, errors = [], None
+    commands, errors, who, channel = [], None, (), ""
     for node in items[3:]:
         if isinstance(node, Expr) and node.items and isinstance(node.items[0], Sym):
             commands.append(Command(node.items[0].text, tuple(to_text(n) for n in node.items[1:])))
         elif isinstance(node, Str) and node.value.startswith("ERROR_FEEDBACK: "):
             errors = node.value[len("ERROR_FEEDBACK: ") :]
-    return Episode(f"ep-{offset}", items[0].value, items[2].value, commands, errors, line)
+        elif isinstance(node, Str) and node.value.startswith(FROM):
+            who, channel = _senders(node.value)
+    return Episode(f"ep-{offset}", items[0].value, items[2].value, commands, errors, line, who, channel)
 
 
 class EpisodicTrace(Announcer):
@@ -74,9 +93,15 @@ class EpisodicTrace(Announcer):
         self._readable_cache: dict[str, bool] = {}
 
     # --- writing
-    def append(self, time: str, message: str, commands: list[Command], errors: str | None = None) -> str:
+    def append(self, time: str, message: str, commands: list[Command], errors: str | None = None,
+               who: tuple[str, ...] = (), channel: str = "") -> str:
         """Append one record and fsync it; returns its episode id."""
-        line = format_record(time, message, commands, errors)
+        return self.append_episode(time, message, commands, errors, who, channel).id
+
+    def append_episode(self, time: str, message: str, commands: list[Command], errors: str | None = None,
+                       who: tuple[str, ...] = (), channel: str = "") -> Episode:
+        """`append`, returning the episode as written."""
+        line = format_record(time, message, commands, errors, who, channel)
         with open(self.path, "ab") as fh:
             offset = fh.tell()
             if offset and not self._ends_with_newline(offset):
@@ -85,9 +110,9 @@ class EpisodicTrace(Announcer):
             fh.write(line.encode("utf-8") + b"\n")
             fh.flush()
             os.fsync(fh.fileno())
-        episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line)
+        episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line, tuple(who), channel)
         self.announce_capture(episode.id, episode)
-        return episode.id
+        return episode
 
     def _ends_with_newline(self, size: int) -> bool:
         with open(self.path, "rb") as fh:
@@ -104,7 +129,17 @@ class EpisodicTrace(Announcer):
                 pos += len(raw)
 
     def __iter__(self) -> Iterator[Episode]:
-        for pos, line in self._lines_from(0):
+        return self.records_after(-1)
+
+    def records_after(self, offset: int) -> Iterator[Episode]:
+        """The readable records that start after byte `offset`, oldest first (seeks; -1: all)."""
+        start = 0
+        if offset >= 0:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                fh.readline()  # the record at `offset` itself
+                start = fh.tell()
+        for pos, line in self._lines_from(start):
             episode = parse_record(line, pos)
             if episode:
                 yield episode
@@ -218,7 +253,7 @@ class EpisodicTrace(Announcer):
 
     # --- the layer protocol
     def store(self, record: Episode) -> str:
-        return self.append(record.time, record.message, record.commands, record.errors)
+        return self.append(record.time, record.message, record.commands, record.errors, record.who, record.channel)
 
     def remove(self, record_id: str) -> bool:
         raise NotImplementedError("the episodic trace is append-only; episodes are never removed")

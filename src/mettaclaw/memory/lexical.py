@@ -192,7 +192,7 @@ def parse_time(value: str | None, *, end_of_day: bool = False) -> tuple[str, flo
 
 
 def where_filter(*, since: str | None = None, until: str | None = None, source: str | None = None,
-           tags: Any = None, kind: str | None = None) -> dict[str, Any] | None:
+                 tags: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any] | None:
     """The same filter as FilterIndex.select, in Chroma `where` syntax (for the store's slow path)."""
     conds: list[dict[str, Any]] = []
     if since is not None:
@@ -202,7 +202,7 @@ def where_filter(*, since: str | None = None, until: str | None = None, source: 
     if source is not None:
         conds.append({"source": source})
     if kind is not None:
-        conds.append({"kind": kind})
+        conds.append({"kind": kind} if isinstance(kind, str) else {"kind": {"$in": list(kind)}})
     conds.extend({key: True} for key in tag_keys([tags] if isinstance(tags, str) else tags or ()))
     if not conds:
         return None
@@ -232,13 +232,15 @@ class FilterIndex:
         self.ts.pop(memory_id, None)
 
     def select(self, *, since: str | None = None, until: str | None = None, source: str | None = None,
-               tags: Any = None, kind: str | None = None) -> set[str] | None:
-        """Ids passing every given filter, or None when no filter was given (everything passes)."""
+               tags: Any = None, kind: str | tuple[str, ...] | None = None) -> set[str] | None:
+        """Ids passing every given filter, or None when no filter was given (everything passes).
+        `kind` is one kind or a tuple of kinds (any of them)."""
         sets = []
         if source is not None:
             sets.append(self.by["source"].get(source, set()))
         if kind is not None:
-            sets.append(self.by["kind"].get(kind, set()))
+            kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+            sets.append(set().union(*(self.by["kind"].get(k, set()) for k in kinds)))
         sets.extend(self.by["tag"].get(t, set()) for t in ([tags] if isinstance(tags, str) else tags or ()))
         if since is None and until is None:
             if not sets:

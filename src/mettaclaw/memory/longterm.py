@@ -19,6 +19,7 @@ from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
+from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
 from mettaclaw.memory.vectors import StoredItem, VectorStore
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
@@ -26,10 +27,6 @@ __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "op
 MODES = ("hybrid", "vector", "bm25")
 # Metadata keys owned by this module; `extra` may not overwrite them.
 _RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
-# Reciprocal-rank fusion: score = sum of weight / (RRF_K + rank). On LoCoMo (bench/locomo.py) BM25 over
-# text+context was the stronger ranking and MiniLM vectors the better tie-breaker, hence the weights.
-RRF_K = 60
-FUSION_WEIGHTS = {"bm25": 1.0, "vector": 0.2}
 
 
 @dataclass
@@ -51,8 +48,11 @@ class RememberResult:
     created: bool  # False: an exact duplicate existed and was refreshed instead
 
 
-def _dedup_key(text: str, kind: str, source: str, atom: str | None) -> str:
-    # Priors are owned per file, so the same paragraph in two files stays two memories.
+def _dedup_key(text: str, kind: str, source: str, atom: str | None, row_id: str | None) -> str:
+    """Equal keys are one memory. A row with its own id (an episode) is only ever itself: "yes" said
+    twice is two episodes. Priors are owned per file, so one paragraph in two files stays two."""
+    if row_id is not None:
+        return "id:" + row_id
     owner = source if kind == "prior" else ""
     return hashlib.sha256("\x1f".join((kind, owner, atom or "", text)).encode()).hexdigest()[:32]
 
@@ -98,7 +98,7 @@ class LongTermMemory(Announcer):
     name = "longterm"
 
     def __init__(self, embedder: Embedder, store: VectorStore, *, default_mode: str = "hybrid",
-                 max_items: int = 20, weights: dict[str, float] | None = None) -> None:
+                 max_items: int = 20, settings: RecallSettings = DEFAULT_SETTINGS) -> None:
         super().__init__()
         if default_mode not in MODES:
             raise ValueError(f"unknown recall mode {default_mode!r}; use one of {', '.join(MODES)}")
@@ -107,8 +107,7 @@ class LongTermMemory(Announcer):
             raise EmbedderMismatch(f"store was opened for embedder {recorded!r}, not {signature(embedder)!r}")
         self.embedder, self.vector_store = embedder, store
         self.default_mode, self.max_items = default_mode, max_items
-        self.weights = {**FUSION_WEIGHTS, **(weights or {})}
-        self.depth = 200  # candidates taken from each ranking before fusion
+        self.settings = settings
         self._items: dict[str, StoredItem] = {}
         self._by_hash: dict[str, str] = {}
         self._filters = FilterIndex()
@@ -138,7 +137,7 @@ class LongTermMemory(Announcer):
 
     # --- writing
     def _prepare(self, text: str, time: str | None, source: str, tags: Any, kind: str, atom: str | None,
-                 extra: dict | None) -> tuple[str, dict[str, Any]]:
+                 extra: dict | None, row_id: str | None = None) -> tuple[str, dict[str, Any]]:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("cannot remember an empty text")
         when, ts = parse_time(time)
@@ -150,7 +149,7 @@ class LongTermMemory(Announcer):
             raise ValueError(f"extra may not set reserved keys {sorted(clash)}")
         meta: dict[str, Any] = dict(extra or {})
         meta.update(time=when, source=source, kind=kind, tags="|" + "|".join(tag_tuple) + "|" if tag_tuple else "",
-                    hash=_dedup_key(text, kind, source, atom))
+                    hash=_dedup_key(text, kind, source, atom, row_id))
         if ts is not None:
             meta["ts"] = ts
         if atom:
@@ -181,7 +180,8 @@ class LongTermMemory(Announcer):
                 meta.pop("ts", None)
                 meta.update({"ts": ts} if (ts := parse_time(meta["time"])[1]) is not None else {})
                 meta.update(dict.fromkeys(tag_keys(merged), True))
-            row_id = existing or str(uuid.uuid4())
+            given_id = meta["hash"][3:] if meta["hash"].startswith("id:") else None
+            row_id = existing or given_id or str(uuid.uuid4())
             batch_ids[meta["hash"]] = len(ids)
             ids.append(row_id)
             docs.append(text)
@@ -207,14 +207,16 @@ class LongTermMemory(Announcer):
         return self._write([self._prepare(text, time, source, tags, kind, atom, extra)])[0]
 
     def remember_many(self, items: list[dict], vectors: Any = None) -> list[RememberResult]:
-        """Like `remember` for many dicts at once (keys as its arguments): one batched embedding call.
+        """Like `remember` for many dicts at once (keys as its arguments, plus `id` for a row that is
+        identified by its own id, such as an episode): one batched embedding call.
 
         `vectors` (one row per item, from this same embedder) skips embedding: for imports and migrations.
         """
         if vectors is not None and (len(vectors) != len(items) or (items and len(vectors[0]) != self.embedder.dim)):
             raise ValueError(f"vectors must be {len(items)} rows of {self.embedder.dim} values")
         prepared = [self._prepare(it.get("text", ""), it.get("time"), it.get("source", "agent"), it.get("tags", ()),
-                                  it.get("kind", "memory"), it.get("atom"), it.get("extra")) for it in items]
+                                  it.get("kind", "memory"), it.get("atom"), it.get("extra"), it.get("id"))
+                    for it in items]
         return self._write(prepared, vectors)
 
     def forget(self, memory_id: str) -> bool:
@@ -228,7 +230,7 @@ class LongTermMemory(Announcer):
     # --- reading
     def query(self, text: str, *, limit: int | None = None, mode: str | None = None, since: str | None = None,
               until: str | None = None, source: str | None = None, tags: list[str] | None = None,
-              kind: str | None = None) -> list[Memory]:
+              kind: str | tuple[str, ...] | None = None) -> list[Memory]:
         """The best `limit` memories for `text` in one recall mode, optionally filtered."""
         mode = mode or self.default_mode
         if mode not in MODES:
@@ -259,23 +261,26 @@ class LongTermMemory(Announcer):
 
     def _ranked(self, text: str, limit: int, mode: str, allowed: set[str] | None,
                 where: dict[str, Any] | None) -> list[tuple[str, float, dict[str, Any]]]:
-        depth = max(self.depth, 3 * limit)
-        vec = self._vector_hits(text, depth, allowed, where) if mode in ("hybrid", "vector") else []
-        lex = self._bm25.search(text, depth, allowed) if mode in ("hybrid", "bm25") else []
-        if mode == "vector":
-            return [(i, s, {"vector_score": s}) for i, s in vec[:limit]]
-        if mode == "bm25":
-            return [(i, s, {"bm25_score": s}) for i, s in lex[:limit]]
-        fused: dict[str, float] = {}
-        parts: dict[str, dict[str, Any]] = {}
-        for name, hits in (("vector", vec), ("bm25", lex)):
-            weight = self.weights[name]
-            for rank, (i, score) in enumerate(hits, start=1):
-                fused[i] = fused.get(i, 0.0) + weight / (RRF_K + rank)
-                parts.setdefault(i, {})[f"{name}_rank"] = rank
-                parts[i][f"{name}_score"] = score
+        lists = self.rankings(text, max(self.settings.depth, 3 * limit), mode, allowed, where)
+        if mode != "hybrid":
+            return [(i, s, {f"{mode}_score": s}) for i, s in lists[mode][:limit]]
+        fused, ranks = fuse({name: [i for i, _ in hits] for name, hits in lists.items()},
+                            {"vector": self.settings.vector, "bm25": self.settings.bm25}, self.settings.rrf_k)
+        raw = {name: dict(hits) for name, hits in lists.items()}
         best = sorted(fused, key=lambda i: -fused[i])[:limit]
-        return [(i, fused[i], parts[i]) for i in best]
+        return [(i, fused[i], {**{f"{n}_rank": r for n, r in ranks[i].items()},
+                               **{f"{n}_score": raw[n][i] for n in ranks[i]}}) for i in best]
+
+    def rankings(self, text: str, depth: int, mode: str = "hybrid", allowed: set[str] | None = None,
+                 where: dict[str, Any] | None = None) -> dict[str, list[tuple[str, float]]]:
+        """The `depth` best (id, score) by BM25 and by vector similarity, as the mode asks: the lists
+        the memory index contributes to a fusion."""
+        lists: dict[str, list[tuple[str, float]]] = {}
+        if mode in ("hybrid", "vector"):
+            lists["vector"] = self._vector_hits(text, depth, allowed, where)
+        if mode in ("hybrid", "bm25"):
+            lists["bm25"] = self._bm25.search(text, depth, allowed)
+        return lists
 
     # --- MemoryLayer protocol
     def store(self, record: Any) -> str:
@@ -329,19 +334,22 @@ class LongTermMemory(Announcer):
         allowed = self._filters.select(**filters)
         return set(self._items) if allowed is None else set(allowed)
 
+    def select(self, **filters: Any) -> set[str] | None:
+        """Ids passing the filters (`FilterIndex.select`), or None when none was given: what
+        `rankings(allowed=...)` takes."""
+        return self._filters.select(**filters)
+
     def close(self) -> None:
         close = getattr(self.vector_store, "close", None)
         if close is not None:
             close()
 
 
-def open_longterm(config: Any) -> LongTermMemory:
-    """The long-term memory a config describes: embedder by `embeddingprovider`, store by `chromaMode`."""
+def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DEFAULT_SETTINGS) -> LongTermMemory:
+    """The memory index a config describes: the store by `chromaMode`, ranking by `recallMode`."""
     from mettaclaw.memory.chroma import ChromaVectorStore
-    from mettaclaw.memory.embedders import make_embedder
     from mettaclaw.memory.vectors import InMemoryVectorStore
 
-    embedder = make_embedder(config)
     sig = signature(embedder)
     if config.chromaMode == "embedded":
         store: Any = ChromaVectorStore.embedded(config.memory_path("chroma"), embedder_signature=sig)
@@ -350,7 +358,8 @@ def open_longterm(config: Any) -> LongTermMemory:
     else:
         store = InMemoryVectorStore()
     try:
-        return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems)
+        return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems,
+                              settings=settings)
     except BaseException:
         getattr(store, "close", lambda: None)()
         raise

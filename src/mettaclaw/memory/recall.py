@@ -1,110 +1,59 @@
-"""Recall across memory layers: one ranked list from long-term memories and semantic records, then
-spreading activation from the best hits across layers (facts -> the episodes they cite -> the
-episodes next to those -> the facts that cite them ...), results grouped by layer on request.
+"""The agent's recall: one ranked list from everything it remembers, what `query`, the benchmarks and
+the memory service all call.
 
-Why one list: the model pays for every line it reads, so raw episodes and the facts distilled from
-them compete for the same few slots; a hit whose cited episodes are all covered by a better hit
-adds nothing and is dropped. The per-layer scores (BM25/vector ranks for memories; similarity, ACT-R
-base level, spreading and retrievability for semantic records, from `semantic/recall.py`) are kept
-in `Hit.parts` when asked for.
+The memory index holds episodes (what was said and done, indexed as it happened), remembered
+memories, knowledge priors and the dream's facts, summaries and themes (mirrored from semantic
+memory). Its BM25 and vector rankings, a re-ranking of the best candidates by their best sentence
+and, when weighted, the semantic layer's own ranking are fused by rank (`ranking.fuse`); then
+spreading activation from the best hits (`ranking.spread`) crosses the links between layers:
+episodes next to each other in a conversation, facts and the episodes they came from.
+
+Why one list: the model pays for every line it reads, so episodes and the facts distilled from them
+compete for the same few slots; a hit whose cited episodes are all shown by a better hit adds nothing
+and is dropped. Below the relevance floor (best-sentence cosine, unless the hit holds the query's
+words) nothing is shown: an unrelated question gets "no memories match", not the least bad noise.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .text import sentences
+import numpy as np
 
-Node = tuple[str, str]  # (layer, id)
+from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, spread_with
+from .text import sentences, term_set
+
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
-Neighbours = Callable[[str, str], list[tuple[str, str, float]]]
+SENTENCE_CACHE = 20_000  # rows whose sentence vectors recall keeps (about 30 MB with MiniLM)
+# Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
+LAYER_KINDS = {"episodic": ("episode", "memory", "belief", "prior"), "semantic": ("derived",)}
+FLOORS = {"hash": 0.15}  # relevance floor by embedder name; others get DEFAULT_FLOOR
+DEFAULT_FLOOR = 0.2  # all-MiniLM-L6-v2: unrelated sentences score about 0 to 0.15
+
+
+def floor_for(embedder_name: str, settings: RecallSettings = DEFAULT_SETTINGS) -> float:
+    return settings.floor if settings.floor is not None else FLOORS.get(embedder_name, DEFAULT_FLOOR)
 
 
 @dataclass
 class Hit:
-    layer: str  # longterm | semantic | episodic
+    layer: str  # episodic | longterm | semantic
     id: str
     text: str
-    score: float
-    cites: list[str] = field(default_factory=list)  # the episodes it came from (provenance)
+    score: float = 0.0
+    cites: list[str] = field(default_factory=list)  # the episodes it stands for (provenance)
     parts: dict[str, float] | None = None
-    shows: bool = True  # its text carries what its episodes said (a memory, fact or summary), unlike a
-    # concept's name, which merely points at them; only a hit that shows its episodes covers them
+    shows: bool = True  # its text carries what its episodes said (an episode, memory, fact or summary),
+    # unlike a concept's name, which merely points at them; only a hit that shows its episodes covers them
+    time: str = ""
 
     @property
     def covers(self) -> list[str]:
         return self.cites if self.shows else []
-
-
-def spread_layers(neighbours: Neighbours, seeds: dict[Node, float], steps: int = 3, retention: float = 0.5,
-                  decay: float = 0.1, threshold: float = 0.01) -> dict[str, list[tuple[str, float]]]:
-    """The spec's spreading search over any layers: each step a node keeps `retention` of its
-    activation and passes the rest to its neighbours in proportion to link weight (normalised when
-    the weights sum past 1), everything decays by `decay`, and nodes under `threshold` drop out.
-    Returns {layer: [(id, activation), ...]} without the seeds, strongest first."""
-    act = {node: float(v) for node, v in seeds.items() if v > 0}
-    for _ in range(max(0, steps)):
-        nxt: dict[Node, float] = defaultdict(float)
-        for node, value in act.items():
-            nxt[node] += value * retention
-            links = neighbours(*node)
-            total = max(1.0, sum(w for _, _, w in links))
-            for layer, other, weight in links:
-                nxt[(layer, other)] += value * (1.0 - retention) * weight / total
-        act = {n: v * (1.0 - decay) for n, v in nxt.items() if v * (1.0 - decay) >= threshold}
-    grouped: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    for (layer, node), value in sorted(act.items(), key=lambda kv: -kv[1]):
-        if (layer, node) not in seeds:
-            grouped[layer].append((node, value))
-    return dict(grouped)
-
-
-class LayerGraph:
-    """The links between layers, as a `Neighbours` function.
-
-    semantic <-> semantic and semantic <-> episodic: the semantic store's edges (relations,
-    co-occurrence, DERIVED_FROM provenance); episodic <-> episodic: adjacency in time (`adjacent`);
-    episodic <-> longterm: the memory that stores an episode (`memories_of` / `episode_of`);
-    longterm -> episodic/semantic: a derived memory's `cites` and `semantic_id` (the dream's mirror).
-    """
-
-    def __init__(self, semantic: Any = None, *, longterm: Any = None, adjacent: Callable[[str], list[str]] | None = None,
-                 adjacency_weight: float = 0.3, memories_of: Callable[[str], list[str]] | None = None,
-                 episode_of: Callable[[str], str | None] | None = None) -> None:
-        self.semantic, self.longterm, self.adjacent, self.adjacency_weight = semantic, longterm, adjacent, adjacency_weight
-        self.memories_of, self.episode_of = memories_of, episode_of
-
-    def __call__(self, layer: str, node: str) -> list[tuple[str, str, float]]:
-        out: list[tuple[str, str, float]] = []
-        if layer in ("semantic", "episodic") and self.semantic is not None:
-            for edge in self.semantic.records.edges_of(node):
-                other = edge.other(node)
-                out.append((edge.dst_layer if other == edge.dst else edge.src_layer, other, edge.weight))
-        if layer == "episodic":
-            if self.adjacent is not None:
-                out.extend(("episodic", n, self.adjacency_weight) for n in self.adjacent(node))
-            if self.memories_of is not None:
-                out.extend(("longterm", m, 1.0) for m in self.memories_of(node))
-        if layer == "longterm":
-            episode = self.episode_of(node) if self.episode_of is not None else None
-            if episode:
-                out.append(("episodic", episode, 1.0))
-            memory = self.longterm.get(node) if self.longterm is not None else None
-            if memory is not None and memory.meta.get("semantic_id"):
-                out.append(("semantic", str(memory.meta["semantic_id"]), 1.0))  # the record it mirrors
-        return out
-
-
-# Settings the agent recalls with (chosen on two LoCoMo conversations, checked on the five held out):
-# semantic records contribute through spreading activation rather than by their own rank; the best
-# sentence of each candidate memory ranks it once more (LoCoMo multi-hop R@10 0.519 -> 0.536 held out).
-AGENT_RECALL_OPTIONS: dict[str, Any] = {"weights": {"semantic": 0.0}, "seeds": 10, "spread_weight": 30.0,
-                                        "sentence_weight": 0.2}
-SENTENCE_CACHE = 20_000  # memories whose sentence vectors recall keeps (about 30 MB with MiniLM)
 
 
 _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
@@ -120,181 +69,225 @@ def labelled_sentences(text: str) -> list[str]:
     return [s if s.startswith(label.group(0)) else label.group(0) + s for s in found]
 
 
-class AgentRecall:
-    """The agent's recall: long-term memories and semantic records fused by reciprocal rank, plus a
-    share of spreading activation from the top hits, minus hits that add no new episodes."""
+class LayerGraph:
+    """The links between layers, as a `ranking.Neighbours` function over (layer, id) nodes.
 
-    def __init__(self, longterm: Any = None, semantic: Any = None, graph: LayerGraph | None = None, *,
-                 weights: dict[str, float] | None = None, rrf_k: int = 60, seeds: int = 5,
-                 spread_weight: float = 0.5, touch: bool = True, feedback: int = 0,
-                 pointers: bool = False, sentence_weight: float = 0.0, sentence_pool: int = 200) -> None:
-        if longterm is None and semantic is None:
-            raise ValueError("recall needs at least one layer (longterm or semantic)")
-        self.longterm, self.semantic, self.graph = longterm, semantic, graph or LayerGraph(semantic)
-        self.weights = {"longterm": 1.0, "semantic": 1.0, **(weights or {})}
-        self.rrf_k, self.seeds, self.spread_weight, self.touch = rrf_k, seeds, spread_weight, touch
-        self.feedback = feedback  # > 0: ask long-term memory again with the text of that many top hits
-        self.pointers = pointers  # also list hits that only point at episodes (concepts): off, they are hubs
-        self.weights.setdefault("feedback", 0.5)
-        # > 0: rank the pool of long-term candidates by their best sentence's similarity to the query
-        # (a long turn's one relevant sentence is blurred in the whole turn's vector)
-        self.weights["sentences"] = sentence_weight
-        if sentence_weight < 0 or sentence_pool < 1:
-            raise ValueError(f"sentence_weight {sentence_weight} must be >= 0 and sentence_pool {sentence_pool} >= 1")
-        self.sentence_pool = sentence_pool
-        self._sentence_vectors: dict[str, Any] = {}
+    semantic <-> semantic and semantic <-> episodic: the semantic store's edges (relations,
+    co-occurrence, DERIVED_FROM provenance); episodic <-> episodic: consecutive turns of a channel
+    (`adjacent`, weighted `adjacency_weight`).
+    """
 
-    def _memory_hit(self, memory: Any, rank: int) -> Hit:
-        episode = self.graph.episode_of(memory.id) if self.graph.episode_of else None
-        derived = [c for c in str(memory.meta.get("cites", "")).split("|") if c]  # a mirrored dream record
-        parts = {k: float(v) for k, v in memory.meta.items() if k.endswith(("_rank", "_score"))}
-        return Hit("longterm", memory.id, memory.text, 0.0, derived or ([episode] if episode else []),
-                   {**parts, "layer_rank": rank, "layer_score": float(memory.score)})
+    def __init__(self, semantic: Any = None, adjacent: Callable[[str], list[str]] | None = None,
+                 adjacency_weight: float = DEFAULT_SETTINGS.adjacency_weight) -> None:
+        self.semantic, self.adjacent, self.adjacency_weight = semantic, adjacent, adjacency_weight
 
-    def _semantic_hit(self, result: Any, rank: int) -> Hit:
-        rec = result.record
-        return Hit("semantic", result.id, rec.content if rec else result.id, 0.0, list(result.provenance),
-                   {**(result.parts or {}), "layer_rank": rank, "layer_score": float(result.score)},
-                   shows=rec is not None and rec.kind in SHOWING_KINDS)
+    def __call__(self, layer: str, node: str) -> list[tuple[str, str, float]]:
+        out: list[tuple[str, str, float]] = []
+        if layer in ("semantic", "episodic") and self.semantic is not None:
+            for edge in self.semantic.records.edges_of(node):
+                other = edge.other(node)
+                out.append((edge.dst_layer if other == edge.dst else edge.src_layer, other, edge.weight))
+        if layer == "episodic" and self.adjacent is not None:
+            out.extend(("episodic", n, self.adjacency_weight) for n in self.adjacent(node))
+        return out
 
-    def recall(self, query: str, limit: int = 10, *, explain: bool = False,
-               longterm_filters: dict[str, Any] | None = None) -> list[Hit]:
+
+class Recall:
+    """The one ranker (see the module's docstring); `settings` are what the agent uses unless given."""
+
+    def __init__(self, index: Any, semantic: Any = None, graph: LayerGraph | None = None, *,
+                 settings: RecallSettings = DEFAULT_SETTINGS, mode: str = "hybrid") -> None:
+        self.index, self.semantic, self.settings, self.mode = index, semantic, settings, mode
+        self.graph = graph or LayerGraph(semantic, adjacency_weight=settings.adjacency_weight)
+        self.floor = floor_for(index.embedder.name, settings)
+        self._sentence_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    # --- the ranked list
+    def recall(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
+               touch: bool = True) -> list[Hit]:
+        """The `limit` best hits for `query` (`layer`: "episodic" or "semantic" only), best first."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("cannot recall with an empty query")
         if not 1 <= int(limit) <= 1000:
             raise ValueError(f"limit {limit} is outside 1..1000")
-        depth = max(30, 3 * int(limit))
-        lists: dict[str, list[Hit]] = {}
-        if self.longterm is not None:
-            sentences = self.weights["sentences"] > 0
-            found = self.longterm.query(query, limit=max(depth, self.sentence_pool) if sentences else depth,
-                                        **(longterm_filters or {}))
-            lists["longterm"] = [self._memory_hit(m, r) for r, m in enumerate(found[:depth], start=1)]
-            if sentences:
-                lists["sentences"] = self._by_sentence(query, found[: self.sentence_pool])
-        if self.semantic is not None and len(self.semantic):
-            found = self.semantic.recall(query, depth, explain=True, touch=self.touch)
-            lists["semantic"] = [self._semantic_hit(h, r) for r, h in enumerate(found, start=1)]
-        if self.feedback > 0 and lists.get("longterm"):
-            # pseudo-relevance feedback, the lexical twin of spreading: the words of the best hits find
-            # the second hop of a question (the place named in the turn that answered "where from")
-            expanded = "\n".join([query, *(h.text for h in lists["longterm"][: self.feedback])])
-            found = self.longterm.query(expanded, limit=depth, **(longterm_filters or {}))
-            lists["feedback"] = [self._memory_hit(m, r) for r, m in enumerate(found, start=1)]
-        hits: dict[Node, Hit] = {}
-        for layer, ranked in lists.items():
-            for rank, hit in enumerate(ranked, start=1):
-                node = ("longterm" if layer in ("feedback", "sentences") else layer, hit.id)
-                hit.score = self.weights[layer] / (self.rrf_k + rank)
-                if node in hits:
-                    hits[node].score += hit.score
-                else:
-                    hits[node] = hit
-        self._spread(hits)
+        if layer is not None and layer not in LAYER_KINDS:
+            raise ValueError(f"unknown layer {layer!r}; use one of {', '.join(LAYER_KINDS)}")
+        s = self.settings
+        allowed = self.index.select(kind=LAYER_KINDS[layer]) if layer else None
+        raw = self.index.rankings(query, max(s.depth, 3 * int(limit)), self.mode, allowed) if len(self.index) else {}
+        keys: dict[str, tuple[str, Any]] = {}  # fusion key -> (layer, index row or semantic record)
+        lists = {name: [self._key(row_id, keys) for row_id, _ in hits] for name, hits in raw.items()}
+        lists = {name: [k for k in ids if k is not None] for name, ids in lists.items()}
+        cosine = {self._key(i, keys): score for i, score in raw.get("vector", [])}
+        weights = {"vector": s.vector, "bm25": s.bm25, "sentences": s.sentences, "semantic": s.semantic}
+        pool_scores, _ = fuse(lists, weights, s.rrf_k)
+        pool = sorted(pool_scores, key=lambda k: -pool_scores[k])[: s.sentence_pool]
+        best_sentence = self._best_sentences(query, pool, keys, cosine)
+        if s.sentences > 0:
+            lists["sentences"] = sorted(best_sentence, key=lambda k: -best_sentence[k])
+        if s.semantic > 0 and self.semantic is not None and layer != "episodic" and len(self.semantic):
+            found = self.semantic.recall(query, max(30, 3 * int(limit)), explain=True, touch=False)
+            lists["semantic"] = [self._record_key(r.record, keys) for r in found if r.record is not None]
+        scores, ranks = fuse(lists, weights, s.rrf_k)
+        relevance = self._relevance(query, scores, keys, cosine, best_sentence)
+        passing = {k for k, r in relevance.items() if r >= self.floor}
+        hits = {k: self._hit(k, keys[k], scores[k]) for k in passing}
+        activation = self._spread(hits, keys)
         ordered = sorted(hits.values(), key=lambda h: -h.score)
+        out = self._shown(ordered, int(limit))
+        if explain:
+            for hit in out:
+                key = hit.id
+                hit.parts = {**{f"{n}_rank": float(r) for n, r in ranks.get(key, {}).items()},
+                             "relevance": relevance.get(key, 0.0), "spread": activation.get(key, 0.0),
+                             "score": hit.score}
+        if touch and self.semantic is not None:
+            self.semantic.touch([h.id for h in out if h.layer == "semantic"])
+        return out
+
+    def _key(self, row_id: str, keys: dict[str, tuple[str, Any]]) -> str | None:
+        """The fusion key of an index row: a mirrored dream record is its semantic record."""
+        row = self.index.get(row_id)
+        if row is None:
+            return None
+        if row.kind == "derived" and row.meta.get("semantic_id"):
+            key, layer = str(row.meta["semantic_id"]), "semantic"
+        else:
+            key, layer = row_id, "episodic" if row.kind == "episode" else "longterm"
+        keys.setdefault(key, (layer, row))
+        return key
+
+    @staticmethod
+    def _record_key(record: Any, keys: dict[str, tuple[str, Any]]) -> str:
+        keys.setdefault(record.id, ("semantic", record))
+        return record.id
+
+    def _hit(self, key: str, entry: tuple[str, Any], score: float) -> Hit:
+        layer, item = entry
+        if hasattr(item, "content"):  # a semantic record (from the semantic ranking or spreading)
+            return Hit("semantic", item.id, item.content, score, list(item.source_episodes),
+                       shows=item.kind in SHOWING_KINDS)
+        cites = [c for c in str(item.meta.get("cites", "")).split("|") if c] if layer == "semantic" else \
+            [item.id] if layer == "episodic" else []
+        return Hit(layer, key, item.text, score, cites, time=item.time)
+
+    # --- relevance
+    def _best_sentences(self, query: str, pool: list[str], keys: dict[str, tuple[str, Any]],
+                        cosine: dict[str | None, float]) -> dict[str, float]:
+        """Each pooled candidate's best sentence's cosine with the query. A one-sentence row's best
+        sentence is the row itself, whose cosine the vector ranking already gave; the rest are
+        embedded once and cached."""
+        embedder = self.index.embedder
+        out: dict[str, float] = {}
+        missing: list[tuple[str, list[str]]] = []
+        for key in pool:
+            item = keys[key][1]
+            text = item.content if hasattr(item, "content") else item.text
+            parts = labelled_sentences(text)
+            if key in self._sentence_vectors:
+                continue
+            if len(parts) == 1 and parts[0] == text and key in cosine and not getattr(item, "meta", {}).get("breadcrumb"):
+                out[key] = cosine[key]
+            else:
+                missing.append((key, parts))
+        q = embedder.embed([query])[0]
+        flat = [p for _, parts in missing for p in parts]
+        if flat:
+            rows, pos = embedder.embed(flat), 0
+            for key, parts in missing:
+                self._sentence_vectors[key] = rows[pos : pos + len(parts)]
+                pos += len(parts)
+            while len(self._sentence_vectors) > SENTENCE_CACHE:
+                self._sentence_vectors.popitem(last=False)  # the oldest first
+        for key in pool:
+            if key not in out and key in self._sentence_vectors:
+                self._sentence_vectors.move_to_end(key)
+                out[key] = float(np.max(self._sentence_vectors[key] @ q))
+        return out
+
+    def _relevance(self, query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
+                   cosine: dict[str | None, float], best_sentence: dict[str, float]) -> dict[str, float]:
+        """How related each candidate is, on the cosine scale: its best sentence (or its vector), and 1
+        for a hit whose own text holds every content word of the query (a name, a code, a number)."""
+        wanted = term_set(query)
+        out = {}
+        for key in scores:
+            item = keys[key][1]
+            text = item.content if hasattr(item, "content") else item.text
+            lexical = 1.0 if wanted and wanted <= term_set(text) else -1.0
+            out[key] = max(best_sentence.get(key, cosine.get(key, -1.0)), lexical)
+        return out
+
+    # --- spreading and the shown list
+    def _spread(self, hits: dict[str, Hit], keys: dict[str, tuple[str, Any]]) -> dict[str, float]:
+        """Add `spread_weight` x (activation each node received from the other top seeds, in units of the
+        best score). Spreading runs from each seed on its own, so what a hit gets back of its own
+        activation (through its concepts, say) is no gain: a hit with no links loses nothing to one
+        that has them, and support means support from another relevant hit."""
+        s = self.settings
+        top = sorted(hits.values(), key=lambda h: -h.score)[: s.seeds]
+        best = top[0].score if top else 0.0
+        if s.spread_weight <= 0 or best <= 0:
+            return {}
+        links: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
+
+        def neighbours(layer: str, node: str) -> list[tuple[str, str, float]]:
+            if (layer, node) not in links:
+                links[(layer, node)] = self.graph(layer, node)
+            return links[(layer, node)]
+
+        gains: dict[tuple[str, str], float] = {}
+        for hit in top:
+            for layer, found in spread_with(neighbours, {(hit.layer, hit.id): hit.score / best}, s).items():
+                for node_id, activation in found:
+                    gains[(layer, node_id)] = gains.get((layer, node_id), 0.0) + activation
+        reached: dict[str, float] = {}
+        for (layer, node_id), gain in gains.items():
+            if node_id not in hits:
+                hit = self._resolve(layer, node_id, keys)
+                if hit is None:
+                    continue
+                hits[node_id] = hit
+            hits[node_id].score += s.spread_weight * best * gain
+            reached[node_id] = reached.get(node_id, 0.0) + gain
+        return reached
+
+    def _resolve(self, layer: str, node_id: str, keys: dict[str, tuple[str, Any]]) -> Hit | None:
+        """A hit for a node reached only by spreading."""
+        if layer == "semantic" and self.semantic is not None:
+            rec = self.semantic.get(node_id)
+            if rec is not None and rec.current and node_id not in keys:
+                keys[node_id] = ("semantic", rec)
+            return self._hit(node_id, keys[node_id], 0.0) if rec is not None and rec.current else None
+        key = self._key(node_id, keys)
+        return None if key is None else self._hit(key, keys[key], 0.0)
+
+    @staticmethod
+    def _shown(ordered: list[Hit], limit: int) -> list[Hit]:
+        """The best hits that show something new: pointers (concepts) and hits whose episodes a better
+        hit already shows are left out."""
         out, covered = [], set()
         for hit in ordered:
-            if not hit.shows and not self.pointers:
+            if not hit.shows:
                 continue  # activation flowed through it; the model is shown what it points at instead
             if hit.covers and set(hit.covers) <= covered:
-                continue  # everything it shows is already in a better hit
+                continue
             covered.update(hit.covers)
-            if explain and hit.parts is not None:
-                hit.parts["score"] = hit.score
-            else:
-                hit.parts = None if not explain else hit.parts
             out.append(hit)
             if len(out) >= limit:
                 break
         return out
 
-    def _by_sentence(self, query: str, pool: list[Any]) -> list[Hit]:
-        """The hybrid pool re-ranked by each memory's best sentence (its sentence vectors are cached)."""
-        import numpy as np
-
-        embedder = self.longterm.embedder
-        vectors = {m.id: self._sentence_vectors[m.id] for m in pool if m.id in self._sentence_vectors}
-        parts = [(m.id, labelled_sentences(m.text)) for m in pool if m.id not in vectors]
-        flat = [s for _, sents in parts for s in sents]
-        if flat:
-            while self._sentence_vectors and len(self._sentence_vectors) + len(parts) > SENTENCE_CACHE:
-                del self._sentence_vectors[next(iter(self._sentence_vectors))]  # the oldest first
-            rows, pos = embedder.embed(flat), 0
-            for mid, sents in parts:
-                vectors[mid] = self._sentence_vectors[mid] = rows[pos : pos + len(sents)]
-                pos += len(sents)
-        q = embedder.embed([query])[0]
-        best = sorted(pool, key=lambda m: -float(np.max(vectors[m.id] @ q)))
-        return [self._memory_hit(m, r) for r, m in enumerate(best, start=1)]
-
-    def _spread(self, hits: dict[Node, Hit]) -> None:
-        """Add `spread_weight` x (activation spread from the top seeds, in units of the best score)."""
-        if self.spread_weight <= 0 or not hits:
-            return
-        top = sorted(hits.items(), key=lambda kv: -kv[1].score)[: self.seeds]
-        best = top[0][1].score
-        seeds = {node: hit.score / best for node, hit in top}
-        for layer, found in spread_layers(self.graph, seeds).items():
-            for node_id, activation in found:
-                node = (layer, node_id)
-                if node not in hits:
-                    hit = self._resolve(layer, node_id)
-                    if hit is None:
-                        continue
-                    hits[node] = hit
-                hits[node].score += self.spread_weight * best * activation
-                if hits[node].parts is not None:
-                    hits[node].parts["spread"] = activation
-
-    def _resolve(self, layer: str, node_id: str) -> Hit | None:
-        """A hit for a node reached only by spreading (episodes are shown through their memory)."""
-        if layer == "semantic" and self.semantic is not None:
-            rec = self.semantic.get(node_id)
-            if rec is not None and rec.current:
-                return Hit("semantic", rec.id, rec.content, 0.0, list(rec.source_episodes), {},
-                           shows=rec.kind in SHOWING_KINDS)
-        if layer == "longterm" and self.longterm is not None:
-            memory = self.longterm.get(node_id)
-            if memory is not None:
-                return self._memory_hit(memory, 0)
-        return None
-
-    def by_layer(self, hits: list[Hit]) -> dict[str, list[Hit]]:
-        grouped: dict[str, list[Hit]] = defaultdict(list)
-        for hit in hits:
-            grouped[hit.layer].append(hit)
-        return dict(grouped)
-
 
 def render(hits: list[Hit], explain: bool = False) -> str:
-    """Hits as the model reads them: numbered, with layer, id and the episodes they stand for."""
+    """Hits as the model reads them: numbered, with layer, time, id and the episodes they stand for."""
     lines = []
     for n, hit in enumerate(hits, start=1):
-        src = f", from {', '.join(hit.cites[:5])}" if hit.cites else ""
-        line = f"{n}. [{hit.layer}] {hit.text} (id {hit.id}{src})"
+        src = f", from {', '.join(hit.cites[:5])}{' ...' if len(hit.cites) > 5 else ''}" \
+            if hit.cites and hit.cites != [hit.id] else ""
+        when = f" ({hit.time})" if hit.time else ""
+        line = f"{n}. [{hit.layer}]{when} {hit.text} (id {hit.id}{src})"
         if explain and hit.parts:
             line += " {" + ", ".join(f"{k}={v:.3g}" for k, v in sorted(hit.parts.items())) + "}"
         lines.append(line)
     return "\n".join(lines)
-
-
-def spread_skill(semantic: Any, graph: LayerGraph, arg: str, limit: int = 5) -> str:
-    """`spread <id or name>`: what one record activates in each layer."""
-    ref = (arg or "").strip()
-    if not ref:
-        return "ERROR: spread: give a record id or name, e.g. spread coffee mug"
-    try:
-        rec = semantic.resolve(ref)
-    except LookupError as err:
-        return f"ERROR: spread: {err}"
-    grouped = spread_layers(graph, {("semantic", rec.id): 1.0})
-    if not grouped:
-        return f"SPREAD: {rec.id} ({rec.content[:60]}) has no links yet"
-    out = [f"SPREAD from {rec.id} ({rec.content[:60]}):"]
-    for layer, found in grouped.items():
-        shown = []
-        for node, act in found[:limit]:
-            other = semantic.get(node) if layer == "semantic" else None
-            shown.append(f"{node}{' ' + repr(other.content[:50]) if other else ''} ({act:.2f})")
-        out.append(f"  {layer}: " + "; ".join(shown))
-    return "\n".join(out)

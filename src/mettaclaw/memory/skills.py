@@ -1,8 +1,7 @@
-"""Python sides of the memory and reasoning skills: long-term memory, semantic memory, `infer`.
+"""Python sides of the memory and reasoning skills, over one `Memory`.
 
-They sit between the MeTTa declarations (metta/memory-skills.metta) and the memory tiers, so the
-runtime itself never needs to know which tiers are configured: a skill whose tier is missing answers
-with a clear error naming what is not configured.
+They sit between the MeTTa declarations (metta/skills.metta, metta/memory-skills.metta) and memory;
+every error the model caused raises SkillError with its cause (bridges.error_text writes it out).
 """
 
 from __future__ import annotations
@@ -13,39 +12,23 @@ from typing import Any
 
 from mettaclaw.skills import SkillError
 
+from .ranking import spread_with
+from .recall import render
+
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
+TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
 
 
 class MemorySkills:
-    def __init__(self, longterm: Any, semantic: Any, now: Callable[[], str], max_items: int, source: str = "agent",
-                 dreamer: Any = None) -> None:
-        self.longterm = longterm
-        self.semantic = semantic
-        self.now = now
-        self.max_items = max_items
-        self.source = source
-        self.dreamer = dreamer
-        self._recall: Any = None
+    def __init__(self, memory: Any, now: Callable[[], str], max_items: int, max_episode_lines: int = 20,
+                 source: str = "agent") -> None:
+        self.memory, self.now, self.max_items = memory, now, max_items
+        self.max_episode_lines, self.source = max_episode_lines, source
 
-    def agent_recall(self) -> Any:
-        """Both layers fused, with spreading activation: what `query` and the LoCoMo pipeline use."""
-        from mettaclaw.memory.recall import AGENT_RECALL_OPTIONS, AgentRecall, LayerGraph
-
-        if self._recall is None:
-            graph = LayerGraph(self.semantic, longterm=self.longterm)
-            self._recall = AgentRecall(self.longterm, self.semantic, graph, **AGENT_RECALL_OPTIONS)
-        return self._recall
-
-    def _need(self, tier: Any, what: str) -> Any:
-        if tier is None:
-            raise SkillError(f"{what} is not configured in this agent")
-        return tier
-
-    # --- long-term memory
+    # --- long-term memory and episodes
     def remember(self, text: str) -> str:
         from mettaclaw.reasoning.atoms import AtomError, looks_like_belief, parse_belief
 
-        memory = self._need(self.longterm, "long-term memory")
         text = text.strip()
         if not text:
             raise SkillError("nothing to remember (empty text)")
@@ -55,68 +38,84 @@ class MemorySkills:
                 atom, kind = parse_belief(text).text(), "belief"
             except AtomError as err:
                 raise SkillError(f"not stored: the belief is malformed: {err}") from None
-        result = memory.remember(atom or text, time=self.now(), source=self.source, kind=kind, atom=atom)
+        result = self.memory.remember(atom or text, time=self.now(), source=self.source, kind=kind, atom=atom)
         stored = "REMEMBER-SUCCESS" if result.created else "REMEMBER-SUCCESS (already known; refreshed)"
         return f"{stored} {result.id}" + (f" belief {atom}" if atom else "")
 
     def query(self, phrase: str) -> str:
-        """`query PHRASE`: the agent's recall over long-term and semantic memory (with spreading
-        activation); `query episodic: PHRASE` long-term memory alone, with times; `query semantic:` /
-        `query hybrid:` semantic recall."""
-        from mettaclaw.memory.recall import render
-        from mettaclaw.memory.semantic.skills import episodic_search
-
+        """`query PHRASE`: everything the agent remembers, best first; `query episodic: PHRASE` what was
+        said and done (and remembered), `query semantic: PHRASE` facts, summaries and themes."""
         phrase = phrase.strip()
         mode = MODE_PREFIX.match(phrase)
-        if mode and mode[1].lower() != "episodic":
-            return self.recall(phrase)
+        layer = None
         if mode:
-            phrase = phrase[mode.end() :]
+            phrase, layer = phrase[mode.end():], None if mode[1].lower() == "hybrid" else mode[1].lower()
         if not phrase:
-            raise SkillError("query needs a phrase to look for")
-        memory = self._need(self.longterm, "long-term memory")
-        if self.semantic is not None and not mode:
-            return render(self.agent_recall().recall(phrase, self.max_items)) or f"no memories match {phrase!r}"
-        found = episodic_search(memory)(phrase, self.max_items)
-        return "\n".join(f"({time}) {text}" for time, text, _ in found) or f"no memories match {phrase!r}"
+            raise SkillError("query needs a phrase to look for, e.g. query where does Alice live")
+        hits = self.memory.query(phrase, self.max_items, layer=layer)
+        return render(hits) or f"no memories match {phrase!r}"
+
+    def episodes(self, when: str) -> str:
+        when = when.strip()
+        if not TIME_PREFIX.match(when):
+            raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it)")
+        found = self.memory.trace.around(when, self.max_episode_lines)
+        return "\n".join(e.text for e in found) or "no episodes recorded yet"
 
     # --- semantic memory
     def semantic_skill(self, name: str) -> Callable[[str], str]:
-        from mettaclaw.memory.semantic import skills
+        """learn, relate, supersede, forget, history: the semantic layer's skill, then the index's copies
+        of what it changed brought in line."""
+        from .semantic import skills
 
         def run(arg: str) -> str:
-            mem = self._need(self.semantic, "semantic memory")
-            if name == "recall":
-                episodic = skills.episodic_search(self.longterm) if self.longterm is not None else None
-                return skills.recall(mem, arg, episodic=episodic)
-            return skills.SKILLS[name](mem, arg)
+            try:
+                return skills.SKILLS[name](self.memory.semantic, arg)
+            finally:
+                self.memory.sync_mirror()
 
         return run
 
     def recall(self, arg: str) -> str:
-        return self.semantic_skill("recall")(arg)
+        """`recall`: the semantic layer's own search (filters, as_of, ACT-R scores); `recall episodic:` and
+        `recall hybrid:` add what was said and done."""
+        from .semantic import skills
 
-    def knowledge(self, message: str, budget: int) -> str:
-        if self.semantic is None or not message.strip():
-            return ""
-        block = self.semantic.knowledge_block(message, budget)
-        return f"KNOWLEDGE:\n{block}" if block else ""
+        def episodic(query: str, limit: int) -> list[tuple[str, str, str]]:
+            return [(h.time, h.text, h.id) for h in self.memory.query(query, limit, layer="episodic")]
+
+        return skills.recall(self.memory.semantic, arg, episodic=episodic)
 
     # --- dreaming and spreading activation
     def dream(self, arg: str) -> str:
-        from mettaclaw.memory.dream import dream_skill
+        from .dream import dream_skill
 
-        return dream_skill(self._need(self.dreamer, "the dream phase"), arg)
+        return dream_skill(self.memory.dreamer, arg)
 
-    def spread(self, arg: str) -> str:
-        from mettaclaw.memory.recall import LayerGraph, spread_skill
-
-        semantic = self._need(self.semantic, "semantic memory")
-        return spread_skill(semantic, LayerGraph(semantic, longterm=self.longterm), arg)
+    def spread(self, arg: str, limit: int = 5) -> str:
+        """`spread <id or name>`: what one record activates in each layer."""
+        ref = (arg or "").strip()
+        if not ref:
+            raise SkillError("give a record id or name, e.g. spread coffee mug")
+        semantic = self.memory.semantic
+        try:
+            rec = semantic.resolve(ref)
+        except LookupError as err:
+            raise SkillError(str(err)) from None
+        grouped = spread_with(self.memory.recall.graph, {("semantic", rec.id): 1.0}, self.memory.settings)
+        if not grouped:
+            return f"SPREAD: {rec.id} ({rec.content[:60]}) has no links yet"
+        out = [f"SPREAD from {rec.id} ({rec.content[:60]}):"]
+        for layer, found in grouped.items():
+            shown = []
+            for node, act in found[:limit]:
+                text = self.memory.text_of(node)
+                shown.append(f"{node}{' ' + repr(text[:50]) if text else ''} ({act:.2f})")
+            out.append(f"  {layer}: " + "; ".join(shown))
+        return "\n".join(out)
 
     # --- reasoning
     def infer(self, arg: str) -> str:
         from mettaclaw.reasoning.skills import infer_skill
 
-        memory = self._need(self.longterm, "long-term memory")
-        return infer_skill(arg, lambda query, limit: memory.query(query, limit=limit, kind="belief"))
+        return infer_skill(arg, lambda query, limit: self.memory.index.query(query, limit=limit, kind="belief"))

@@ -2,14 +2,16 @@
 
 The runtime declares the skills, with their help text, in metta/memory-skills.metta and calls these
 functions with the model's argument text.
-Errors the model caused (a malformed atom, a truth value out of range, an unknown copula) come back
-as text starting with ``ERROR:``; nothing derived is stored here.
+Errors the model caused (a malformed atom, a truth value out of range, an unknown copula) raise
+SkillError with the cause; nothing derived is stored here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from mettaclaw.skills import SkillError
 
 from .atoms import AtomError, Belief, looks_like_belief, parse_belief, parse_beliefs
 from .fast import Conclusion, engine
@@ -28,9 +30,9 @@ def _one_step(lib: str, arg: str) -> str:
     try:
         beliefs = parse_beliefs(arg, limit=8)
     except AtomError as e:
-        return f"ERROR: {e}"
+        raise SkillError(str(e)) from None
     if len(beliefs) > 2:
-        return f"ERROR: {lib} takes one or two beliefs, got {len(beliefs)}; use infer to chain more"
+        raise SkillError(f"{lib} takes one or two beliefs, got {len(beliefs)}; use infer to chain more")
     eng = engine(lib)
     out = eng.derive1(beliefs[0]) if len(beliefs) == 1 else eng.derive2(beliefs[0], beliefs[1])
     if not out:
@@ -54,14 +56,14 @@ def pln_skill(arg: str) -> str:
 def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 3) -> str:
     """Recall atom-bearing memories for a question or beliefs, chain forward, report with proof trails."""
     if not arg or not arg.strip():
-        return "ERROR: infer needs a question or one or more beliefs, e.g. (infer \"is sam mortal?\")"
+        raise SkillError('needs a question or one or more beliefs, e.g. infer "is sam mortal?"')
     premises: list[tuple[Belief, str | None]] = []
     query = arg
     if looks_like_belief(arg):
         try:
             given = parse_beliefs(arg, limit=MAX_PREMISES // 2)
         except AtomError as e:
-            return f"ERROR: {e}"
+            raise SkillError(str(e)) from None
         premises = [(b, None) for b in given]
         query = " ".join(sorted({s for b in given for s in _words(b.term)}))
     memories = recall(query, RECALL_LIMIT)

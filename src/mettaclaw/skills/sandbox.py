@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from mettaclaw.reasoning.interpreted import make_runner
+from mettaclaw.skills import SkillError
 
 MAX_PROGRAM_CHARS = 20_000
 
@@ -76,9 +77,9 @@ class MettaSandbox:
     def run(self, program: str) -> str:
         program = program.strip()
         if not program:
-            return "ERROR: metta: no expression given"
+            raise SkillError("no expression given")
         if len(program) > MAX_PROGRAM_CHARS:
-            return f"ERROR: metta: program of {len(program)} characters exceeds the cap of {MAX_PROGRAM_CHARS}"
+            raise SkillError(f"program of {len(program)} characters exceeds the cap of {MAX_PROGRAM_CHARS}")
         if "!" not in program:
             program = "!" + program  # a lone expression means: evaluate it
         if self._proc is None or self._proc.poll() is not None:
@@ -91,15 +92,18 @@ class MettaSandbox:
             ready, _, _ = select.select([proc.stdout], [], [], self.timeout)
             if not ready:
                 self._stop()
-                return f"ERROR: metta: evaluation timed out after {self.timeout:g} s (sandbox restarted)"
+                raise SkillError(f"evaluation timed out after {self.timeout:g} s (sandbox restarted)")
             line = proc.stdout.readline()
             status, text = json.loads(line)
         except (OSError, ValueError):
             self._stop()
-            return "ERROR: metta: the sandbox process died on this program (too large an expression or the memory cap); restarted"
+            raise SkillError("the sandbox process died on this program (too large an expression or the memory cap); "
+                             "restarted") from None
         if len(text) > self.max_output:
             text = text[: self.max_output] + "\n[... metta output truncated ...]"
-        return text if status == "ok" else f"ERROR: metta: {text}"
+        if status != "ok":
+            raise SkillError(text)
+        return text
 
     def close(self) -> None:
         self._stop()

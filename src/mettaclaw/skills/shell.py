@@ -13,10 +13,12 @@ import subprocess
 import threading
 from pathlib import Path
 
+from mettaclaw.skills import SkillError
+
 
 def run_shell(command: str, cwd: Path, timeout: float, max_output: int) -> str:
     if not command.strip():
-        return "ERROR: shell: no command given"
+        raise SkillError("no command given")
     Path(cwd).mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
         ["/bin/bash", "-c", command],

@@ -43,7 +43,8 @@ def from_trace(episode: Any) -> DreamEpisode:
     actions = tuple(cmd.skill for cmd in episode.commands)
     # the text is what was said; what was done (and how it ended) is matched as a pattern instead
     return DreamEpisode(episode.id, parse_time(episode.time) or 0.0, episode.message, actions,
-                        outcome_of(episode.errors) if actions else None, int(episode.id.removeprefix("ep-")))
+                        outcome_of(episode.errors) if actions else None, int(episode.id.removeprefix("ep-")),
+                        {"who": ", ".join(getattr(episode, "who", ()))})
 
 
 class EpisodeSource(Protocol):

@@ -1,5 +1,5 @@
-"""Derived knowledge where the agent already looks: each current fact or summary the dream wrote is
-mirrored into long-term memory (kind `derived`, tags `derived` and `sem:<record id>`, meta `cites` =
+"""Semantic knowledge where the agent already looks: each current fact or summary (learned by the agent or
+written by the dream) is mirrored into the memory index (kind `derived`, tags `derived` and `sem:<record id>`, meta `cites` =
 the episodes it came from, `semantic_id` = the record). This is the spec's INFORMS link: one `query`
 ranks raw memories and distilled knowledge on the same scale (BM25 + vectors), and a derived memory
 counts for exactly the episodes it cites.
@@ -28,7 +28,7 @@ def sync(longterm: Any, semantic: Any, record_ids: Iterable[str]) -> dict[str, i
     items = []
     for rid in dict.fromkeys(record_ids):
         rec = semantic.get(rid)
-        keep = rec is not None and rec.current and rec.kind in MIRRORED_KINDS and rec.source_episodes
+        keep = rec is not None and rec.current and rec.kind in MIRRORED_KINDS
         for mid in longterm.ids_by(tags=[mirror_tag(rid)]):
             old = longterm.get(mid)
             if not keep or old is None or old.text != rec.content or old.meta.get("cites") != "|".join(rec.source_episodes):
@@ -49,3 +49,22 @@ def sync(longterm: Any, semantic: Any, record_ids: Iterable[str]) -> dict[str, i
 def cites(memory: Any) -> list[str]:
     """The episodes a long-term memory stands for: the ones a derived memory cites."""
     return [c for c in str(memory.meta.get("cites", "")).split("|") if c]
+
+
+class Mirror:
+    """Keeps the index's copies in line with semantic memory: it hears every change the semantic layer
+    announces (the agent's writes and the dream's alike) and `sync` brings those records' copies in line."""
+
+    def __init__(self, index: Any, semantic: Any) -> None:
+        self.index, self.semantic = index, semantic
+        self._changed: set[str] = set()
+        semantic.on_capture(self._heard)
+        semantic.on_delete(self._heard)
+
+    def _heard(self, record_id: str, _record: Any) -> None:
+        self._changed.add(record_id)
+
+    def sync(self) -> dict[str, int]:
+        """Sync every record changed since the last call (the caller holds the memory's write lock)."""
+        changed, self._changed = self._changed, set()
+        return sync(self.index, self.semantic, sorted(changed)) if changed else {"written": 0, "forgotten": 0}

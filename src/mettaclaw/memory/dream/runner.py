@@ -5,9 +5,9 @@ Triggers: `every_n` new episodes (counted by the trace's capture callback), a sc
 (`interval_s`, checked by the worker while it waits), and `request()` (the `dream` skill).
 The worker also extracts concepts from new episodes shortly after they are captured. Everything it
 writes goes through `SemanticMemory.learn` under `self.lock`, one candidate at a time, so a turn that
-takes the same lock waits for at most one write, never for a whole dream. With `longterm=` the dream
-also mirrors its facts into long-term memory (after each batch, under `self.lock`): LongTermMemory has
-no lock of its own, so the turn must hold `dreamer.lock` around its own long-term calls then.
+takes the same lock waits for at most one write, never for a whole dream. `after_writes` (the memory's
+mirror of semantic records into its index) runs under the lock after each batch, the themes and the
+pruning, so derived records are searchable as soon as a batch is done.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from . import mirror, themes
 from . import patterns as pattern_rules
+from . import themes
 from .cache import CachedEmbedder
 from .cluster import choose_k, cluster_vectors, word_vectors
 from .concepts import learn_concepts
@@ -43,8 +43,9 @@ class Dreamer:
                  batch_size: int = 100, max_episodes: int = 20_000, policy: Policy | None = None,
                  extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
                  episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None,
-                 longterm: Any = None, group_by: str | None = None, cluster_size: int = 5,
-                 cluster_on: str = "embedding", theme_policy: ThemePolicy | None = DEFAULT_THEMES) -> None:
+                 after_writes: Callable[[], None] | None = None, group_by: str | None = None, cluster_size: int = 5,
+                 cluster_on: str = "embedding", theme_policy: ThemePolicy | None = DEFAULT_THEMES,
+                 lock: Any = None) -> None:
         if every_n < 1:
             raise ValueError(f"every_n must be at least 1 episode, not {every_n}")
         if interval_s is not None and interval_s <= 0:
@@ -57,7 +58,7 @@ class Dreamer:
         self.summariser = summariser or (LLMSummariser(llm) if llm is not None else ExtractiveSummariser())
         self.every_n, self.interval_s, self.batch_size, self.max_episodes = every_n, interval_s, batch_size, max_episodes
         self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
-        self.episode_vectors, self.longterm, self.group_by = episode_vectors, longterm, group_by
+        self.episode_vectors, self.after_writes, self.group_by = episode_vectors, after_writes, group_by
         if cluster_size < 1:
             raise ValueError(f"cluster_size must be at least 1 episode, not {cluster_size}")
         if cluster_on not in ("embedding", "words"):
@@ -65,7 +66,7 @@ class Dreamer:
         self.cluster_size, self.cluster_on = cluster_size, cluster_on
         self.theme_policy = theme_policy  # None: no themes
         self.state: DreamState = load_state(self.state_path)
-        self.lock = threading.RLock()  # around every memory write; share it with the turn if it writes too
+        self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
         self._dreaming = threading.Lock()  # one dream at a time
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -221,10 +222,8 @@ class Dreamer:
                     return  # stopped: in_progress stays set, the next dream resumes here
                 batch = pending[start : start + self.batch_size]
                 self.progress = ("consolidating", start, total)
-                touched = self._batch(batch, report)
-                if self.longterm is not None:
-                    with self.lock:
-                        mirror.sync(self.longterm, self.semantic, touched)
+                self._batch(batch, report)
+                self._written()
                 self.state.dream_mark = batch[-1].mark
                 with self.lock:
                     save_state(self.state_path, self.state)
@@ -239,9 +238,8 @@ class Dreamer:
             result = consolidate(self.semantic, self.clock(), self.policy)
         report.decayed, report.edges_pruned = result.decayed, result.edges_pruned
         report.pruned = result.pruned + result.capped
-        if self.longterm is not None and report.pruned:
-            with self.lock:
-                mirror.sync(self.longterm, self.semantic, report.pruned)
+        if report.pruned:
+            self._written()
         report.finished_at = self.clock()
         self.state.in_progress = None
         self.state.last_dream = report.finished_at
@@ -249,6 +247,11 @@ class Dreamer:
         self.state.last_report = {k: v for k, v in report.to_dict().items() if not isinstance(v, list)}
         with self.lock:
             save_state(self.state_path, self.state)
+
+    def _written(self) -> None:
+        if self.after_writes is not None:
+            with self.lock:
+                self.after_writes()
 
     def _vectors(self, batch: list[DreamEpisode]) -> np.ndarray:
         if self.episode_vectors is not None:
@@ -270,12 +273,11 @@ class Dreamer:
             groups.extend([members[i] for i in g] for g in found)
         return groups
 
-    def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> list[str]:
+    def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> None:
         """Cluster, summarise, reconcile each candidate, then promote the patterns this batch
-        confirmed; returns the ids of every record written or confirmed (for the mirror)."""
+        confirmed."""
         groups = self._groups(batch)
         report.clusters += len(groups)
-        touched: list[str] = []
         if self.theme_policy is not None:
             changed = themes.collect(self.state.theme_sentences, batch, self.group_by, self.theme_policy)
             self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
@@ -292,7 +294,6 @@ class Dreamer:
                         source_episodes=list(cand.episodes), provenance="episodic_consolidation",
                         valid_from=min(self._time_of(batch, e) for e in cand.episodes))
                 report.record(result)
-                touched += [result.id, *result.superseded]
         for k in sorted(pattern_rules.observe(self.state.patterns, batch)):
             verdict = pattern_rules.judge(k, self.state.patterns[k])
             if verdict.promoted:
@@ -310,7 +311,6 @@ class Dreamer:
                         report.patterns_promoted.append(verdict.name)
             elif len(verdict.episodes) >= pattern_rules.MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
                 report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")
-        return touched
 
     def _themes(self, report: DreamReport) -> None:
         """Rebuild the themes of every participant who said something new (saved as pending with each
@@ -331,8 +331,7 @@ class Dreamer:
                     report.record(result)
                     report.themes.append(result.id)
                 report.themes_retired += retired
-                if self.longterm is not None:
-                    mirror.sync(self.longterm, self.semantic, [r.id for r in written] + retired)
+                self._written()
                 self.state.theme_pending.remove(group)
                 save_state(self.state_path, self.state)
 

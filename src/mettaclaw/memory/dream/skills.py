@@ -1,12 +1,14 @@
 """The `dream` skill: start a dream in the background, or ask how the current or last one went.
 
-Its help text is declared once, with the skill, in MeTTa. Errors the model caused come back as
-`ERROR: dream: <cause>`; the turn never waits for a dream.
+Its help text is declared once, with the skill, in MeTTa. An error the model caused raises SkillError;
+the turn never waits for a dream.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from mettaclaw.skills import SkillError
 
 
 def dream_skill(dreamer: Any, arg: str = "") -> str:
@@ -18,4 +20,4 @@ def dream_skill(dreamer: Any, arg: str = "") -> str:
         return "DREAM-QUEUED: a dream is already running; another will follow it.\n" + dreamer.status()
     if word in ("status", "report", "last"):
         return dreamer.status()
-    return f"ERROR: dream: unknown argument {arg.strip()!r}; use `dream`, `dream now` or `dream status`"
+    raise SkillError(f"unknown argument {arg.strip()!r}; use `dream`, `dream now` or `dream status`")

@@ -62,7 +62,7 @@ class ExtractiveSummariser:
     def summarise(self, cluster: Sequence[DreamEpisode]) -> list[CandidateFact]:
         items: list[tuple[str, str, frozenset[str]]] = []  # (episode id, sentence, terms)
         for ep in cluster:
-            who = str(ep.meta.get("speaker") or "")
+            who = str(ep.meta.get("who") or "")
             for sent in sentences(ep.text):
                 t = term_set(sent)
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS:

@@ -22,6 +22,8 @@ Skills for the agent: `mettaclaw.memory.semantic.skills` (functions `(mem, arg) 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from .memory import SemanticMemory
@@ -34,7 +36,7 @@ __all__ = ["Edge", "InMemorySemanticStore", "LearnResult", "RecallResult", "Reco
 COLLECTION = "semantic"
 
 
-def open_semantic(config: Any, embedder: Any) -> SemanticMemory:
+def open_semantic(config: Any, embedder: Any, clock: Callable[[], float] = time.time) -> SemanticMemory:
     """The real layer: records in `memory/semantic/records.sqlite3`, vectors in Chroma's "semantic"
     collection (its own embedded folder `memory/semantic/chroma`, or the configured server)."""
     from mettaclaw.memory.embedders import signature
@@ -61,7 +63,7 @@ def open_semantic(config: Any, embedder: Any) -> SemanticMemory:
         getattr(vectors, "close", lambda: None)()
         raise
     try:
-        return SemanticMemory(embedder, vectors, records)
+        return SemanticMemory(embedder, vectors, records, clock=clock)
     except BaseException:
         records.close()
         getattr(vectors, "close", lambda: None)()

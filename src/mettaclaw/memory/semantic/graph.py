@@ -1,5 +1,6 @@
 """The weighted, typed graph: relation registry, Hebbian strengthening, decay, co-occurrence edges
-and spreading activation. Pure functions over a SemanticStore, so both backends share the maths.
+and ACT-R's associative strength (spreading itself is ranking.spread over
+`edge_neighbours`). Pure functions over a SemanticStore, so both backends share the maths.
 """
 
 from __future__ import annotations
@@ -7,7 +8,8 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+
+from mettaclaw.memory.ranking import Neighbours
 
 from .records import INDEX_TAG, Edge
 from .store import SemanticStore
@@ -135,29 +137,14 @@ def spreading_activation(store: SemanticStore, context: list[str], candidates: s
     return dict(out)
 
 
-@dataclass
-class Activation:
-    node: str
-    layer: str
-    activation: float
+def edge_neighbours(store: SemanticStore) -> Neighbours:
+    """The store's edges as a `ranking.Neighbours` function (both directions; layers from the edge)."""
 
+    def links(layer: str, node: str) -> list[tuple[str, str, float]]:
+        out = []
+        for edge in store.edges_of(node):
+            other = edge.other(node)
+            out.append((edge.dst_layer if other == edge.dst else edge.src_layer, other, edge.weight))
+        return out
 
-def spread(store: SemanticStore, seeds: list[str], steps: int = 3, retention: float = 0.5, decay: float = 0.1,
-           threshold: float = 0.01) -> list[Activation]:
-    """Each step a node keeps `retention` of its activation and passes the rest along its edges in
-    proportion to weight (normalised when the weights sum past 1); everything decays by `decay`."""
-    act: dict[str, float] = {seed: 1.0 for seed in seeds}
-    layer: dict[str, str] = {seed: "semantic" for seed in seeds}
-    for _ in range(steps):
-        nxt: dict[str, float] = defaultdict(float)
-        for node, value in act.items():
-            nxt[node] += value * retention
-            edges = store.edges_of(node)
-            total = max(1.0, sum(e.weight for e in edges))
-            for edge in edges:
-                other = edge.other(node)
-                layer.setdefault(other, edge.dst_layer if other == edge.dst else edge.src_layer)
-                nxt[other] += value * (1 - retention) * edge.weight / total
-        act = {n: v * (1 - decay) for n, v in nxt.items() if v * (1 - decay) >= threshold}
-    ranked = sorted(((n, v) for n, v in act.items() if n not in seeds), key=lambda nv: -nv[1])
-    return [Activation(n, layer.get(n, "semantic"), v) for n, v in ranked]
+    return links

@@ -13,6 +13,7 @@ from typing import Any
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
+from mettaclaw.memory.ranking import ActivationWeights, spread_with
 from mettaclaw.memory.text import words
 from mettaclaw.memory.vectors import VectorStore
 
@@ -22,13 +23,13 @@ from .graph import (
     RelationRegistry,
     decay_edges,
     edge_key,
+    edge_neighbours,
     hebbian,
-    spread,
     update_cooccurrence,
 )
 from .knowledge import render_knowledge
 from .normalize import content_key, extract_triple, normalize_name, triple_from_atom
-from .recall import MODES, ScoreWeights, gather, score
+from .recall import MODES, gather, score
 from .recall import touch as touch_records
 from .reconcile import Candidate, Decision, Thresholds, decide, more_specific, thresholds_for
 from .records import (
@@ -57,13 +58,13 @@ class SemanticMemory(Announcer):
     name = "semantic"
 
     def __init__(self, embedder: Embedder, vector_store: VectorStore, record_store: SemanticStore, *,
-                 thresholds: Thresholds | None = None, weights: ScoreWeights | None = None,
+                 thresholds: Thresholds | None = None, weights: ActivationWeights | None = None,
                  clock: Callable[[], float] = time.time, rewriter: Callable[[str, str], str] | None = None,
                  flush_every: int = FLUSH_EVERY) -> None:
         super().__init__()
         self.embedder, self.records = embedder, record_store
         self.thresholds = thresholds or thresholds_for(embedder.name)
-        self.weights = weights or ScoreWeights()
+        self.weights = weights or ActivationWeights()
         self.clock, self.rewriter = clock, rewriter
         sig, recorded = signature(embedder), record_store.get_meta("embedder")
         if recorded is None:
@@ -154,6 +155,7 @@ class SemanticMemory(Announcer):
         for old in closed:
             self.records.put(old, reindex=False)
             self.records.log_version(old.id, "superseded", now, {"superseded_by": rec.id, "valid_to": old.valid_to})
+            self.announce_capture(old.id, old)
         if not extra.get("index"):
             for ep in rec.source_episodes:
                 self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
@@ -196,6 +198,7 @@ class SemanticMemory(Announcer):
         for ep in new_eps:
             self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
         update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
+        self.announce_capture(rec.id, rec)
         return LearnResult(rec.id, action, similarity=decision.similarity)
 
     def _write_vectors(self, recs: list[SemanticRecord]) -> None:
@@ -297,6 +300,12 @@ class SemanticMemory(Announcer):
         return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)
                 for rec, s, parts in top]
 
+    def touch(self, record_ids: list[str]) -> None:
+        """A use of these records (recall showed them): access time, stability, Hebbian links among them."""
+        recs = [r for r in self.records.get_many(list(record_ids)) if r.current]
+        if recs:
+            touch_records(self.records, recs, self.clock())
+
     def history(self, id_or_name: str) -> list[SemanticRecord]:
         """Every version of a fact, oldest first (closed ones carry valid_to and superseded_by)."""
         return self.records.by_lineage(self.resolve(id_or_name).lineage)
@@ -348,12 +357,15 @@ class SemanticMemory(Announcer):
         return True
 
     def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[RecallResult]:
+        grouped = spread_with(edge_neighbours(self.records), {("semantic", s): 1.0 for s in seed_ids})
+        reached = sorted(((layer, node, act) for layer, found in grouped.items() for node, act in found),
+                         key=lambda t: -t[2])
         out = []
-        for act in spread(self.records, list(seed_ids)):
-            rec = self.records.get(act.node) if act.layer == "semantic" else None
-            if act.layer == "semantic" and (rec is None or not rec.current):
+        for layer, node, act in reached:
+            rec = self.records.get(node) if layer == "semantic" else None
+            if layer == "semantic" and (rec is None or not rec.current):
                 continue
-            out.append(RecallResult(act.node, act.activation, rec, act.layer, list(rec.source_episodes) if rec else []))
+            out.append(RecallResult(node, act, rec, layer, list(rec.source_episodes) if rec else []))
             if len(out) >= limit:
                 break
         return out

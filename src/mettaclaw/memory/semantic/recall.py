@@ -1,7 +1,7 @@
 """Retrieval: candidate gathering per mode, and the spec's score with its parts.
 
 score = 0.4 * similarity + 0.35 * sigmoid(activation) + 0.25 * retrievability, where similarity is the
-reciprocal-rank fusion of vector and BM25 ranks (scaled so rank 1 in both is 1), activation is the
+reciprocal-rank fusion (ranking.fuse) of vector and BM25 ranks (scaled so rank 1 in both is 1), activation is the
 ACT-R base level plus spreading from context records, and retrievability is the FSRS-style curve.
 """
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mettaclaw.memory.ranking import ActivationWeights, fuse
 from mettaclaw.memory.vectors import VectorStore
 
 from .graph import DAY, hebbian, spreading_activation
@@ -21,16 +22,6 @@ from .store import RecordFilter, SemanticStore
 
 MODES = ("semantic", "logical", "hybrid")
 HYBRID_CAP = 1000  # above this a filter is broad: ANN, then the filter, finds enough (widening if not)
-
-
-@dataclass(frozen=True)
-class ScoreWeights:
-    similarity: float = 0.4
-    activation: float = 0.35
-    retrievability: float = 0.25
-    decay: float = 0.5  # ACT-R d
-    spread: float = 1.6  # ACT-R S
-    rrf_k: int = 10
 
 
 def sigmoid(x: float) -> float:
@@ -117,18 +108,15 @@ def gather(store: SemanticStore, vectors: VectorStore, qvec: np.ndarray | None, 
     return Candidates(recs, cosine, _ranks(cosine), bm25, _ranks(bm25))
 
 
-def score(c: Candidates, store: SemanticStore, now: float, context: list[str], w: ScoreWeights,
+def score(c: Candidates, store: SemanticStore, now: float, context: list[str], w: ActivationWeights,
           use_similarity: bool) -> list[tuple[SemanticRecord, float, dict[str, float]]]:
     spread = spreading_activation(store, context, set(c.records), w.spread) if context else {}
-    best = 2.0 / (w.rrf_k + 1)
+    by_rank = {name: sorted(ranks, key=ranks.__getitem__) for name, ranks in (("vector", c.vec_rank), ("bm25", c.lex_rank))}
+    fused, _ = fuse(by_rank, {"vector": 1.0, "bm25": 1.0}, w.rrf_k)
+    best = 2.0 / (w.rrf_k + 1)  # rank 1 in both lists: similarity 1
     out = []
     for rid, rec in c.records.items():
-        rrf = 0.0
-        if rid in c.vec_rank:
-            rrf += 1.0 / (w.rrf_k + c.vec_rank[rid])
-        if rid in c.lex_rank:
-            rrf += 1.0 / (w.rrf_k + c.lex_rank[rid])
-        similarity = rrf / best if use_similarity else 0.0
+        similarity = fused.get(rid, 0.0) / best if use_similarity else 0.0
         times = accesses(rec)
         b = base_level(times, now, w.decay)
         activation = b + spread.get(rid, 0.0)

@@ -1,7 +1,7 @@
 """The semantic-memory skills as plain functions `(mem, arg) -> str`, with their help text.
 
-The runtime declares them, with their help text, in metta/memory-skills.metta. An error the model caused (bad argument, unknown
-record) comes back as a string starting with "ERROR:" that names the cause; our own bugs raise.
+The runtime declares them, with their help text, in metta/memory-skills.metta. An error the model caused
+(bad argument, unknown record) raises SkillError with the cause; our own bugs raise anything else.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Any
+
+from mettaclaw.skills import SkillError
 
 from .memory import SemanticMemory
 from .records import KINDS, format_time
@@ -19,10 +21,6 @@ _TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
 _OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
 _AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)")
 _MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+")
-
-
-def _error(skill: str, err: Exception) -> str:
-    return f"ERROR: {skill}: {err}"
 
 
 def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
@@ -46,13 +44,13 @@ def learn(mem: SemanticMemory, arg: str) -> str:
         name_part, colon, definition = rest.partition(":")
         name, text = (name_part.strip(), definition.strip()) if colon else (None, rest.strip())
     if not text:
-        return "ERROR: learn: nothing to learn; give a fact, e.g. learn Alice lives in Paris"
+        raise SkillError("nothing to learn; give a fact, e.g. learn Alice lives in Paris")
     episodes = [e for e in opts.get("episodes", "").split(",") if e]
     try:
         res = mem.learn(text, name=name, kind=kind, category=opts.get("category"), tags=tags, atom=atom,
                         source_episodes=episodes)
     except (ValueError, LookupError) as err:
-        return _error("learn", err)
+        raise SkillError(str(err)) from None
     rec = mem.get(res.id)
     conf = f"confidence {rec.confidence:.2f}" if rec else ""
     if res.action == "superseded":
@@ -67,7 +65,7 @@ def relate(mem: SemanticMemory, arg: str) -> str:
     if "|" in text:
         parts = [p.strip() for p in text.split("|")]
         if len(parts) != 3:
-            return "ERROR: relate: use `relate a | RELATION | b` or `relate a RELATION b`"
+            raise SkillError("use `relate a | RELATION | b` or `relate a RELATION b`")
         a, rel, b = parts
     else:
         tokens = text.split()
@@ -75,15 +73,14 @@ def relate(mem: SemanticMemory, arg: str) -> str:
         caps = [i for i, t in enumerate(tokens) if re.fullmatch(r"[A-Z][A-Z0-9_]+", t) and 0 < i < len(tokens) - 1]
         pick = next((i for i in caps if tokens[i] in known), caps[0] if caps else None)
         if pick is None:
-            return ("ERROR: relate: no RELATION in capitals between two names, e.g. "
-                    "relate coffee mug IS_A container")
+            raise SkillError("no RELATION in capitals between two names, e.g. relate coffee mug IS_A container")
         a, rel, b = " ".join(tokens[:pick]), tokens[pick], " ".join(tokens[pick + 1 :])
     try:
         weight = float(opts["weight"]) if "weight" in opts else None
         is_new = rel.strip() and rel.upper() not in mem.relations.types()
         edge = mem.relate(a, rel, b, weight)
     except (ValueError, LookupError) as err:
-        return _error("relate", err)
+        raise SkillError(str(err)) from None
     note = f" (new relation type {edge.type})" if is_new else ""
     return f"RELATE-SUCCESS {a} {edge.type} {b} (weight {edge.weight:.2f}){note}"
 
@@ -98,9 +95,9 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     text = _AS_OF.sub("", text)
     query, opts, tags, excluded = _options(text)
     if not query and not tags:
-        return "ERROR: recall: give a query, e.g. recall where does Alice live"
+        raise SkillError("give a query, e.g. recall where does Alice live")
     if mode != "semantic" and episodic is None:
-        return f"ERROR: recall: {mode} recall is not available here (no episodic memory is connected); use semantic"
+        raise SkillError(f"{mode} recall is not available here (no episodic memory is connected); use semantic")
     try:
         limit = int(opts.get("limit", 10))
         lines = []
@@ -117,7 +114,7 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
             eps = [f"[episode {t}] {txt} (id {i})" for t, txt, i in episodic(query, limit)]
             lines = eps if mode == "episodic" else _interleave(lines, eps)
     except (ValueError, LookupError) as err:
-        return _error("recall", err)
+        raise SkillError(str(err)) from None
     if not lines:
         return f"RECALL: nothing found for {query!r} ({mode})"
     return "\n".join(f"{i}. {line}" for i, line in enumerate(lines[:limit], start=1))
@@ -146,13 +143,13 @@ def supersede(mem: SemanticMemory, arg: str) -> str:
             old, new = (p.strip() for p in arg.split(sep, 1))
             break
     else:
-        return "ERROR: supersede: use `supersede <id or name> => <new fact>`"
+        raise SkillError("use `supersede <id or name> => <new fact>`")
     if not old or not new:
-        return "ERROR: supersede: both the old record and the new fact are needed"
+        raise SkillError("both the old record and the new fact are needed")
     try:
         res = mem.supersede(old, new)
     except (ValueError, LookupError) as err:
-        return _error("supersede", err)
+        raise SkillError(str(err)) from None
     return f"SUPERSEDE-SUCCESS {', '.join(res.superseded)} -> {res.id}"
 
 
@@ -161,7 +158,7 @@ def forget(mem: SemanticMemory, arg: str) -> str:
         rec = mem.resolve(arg or "")
         mem.forget(rec.id)
     except (ValueError, LookupError) as err:
-        return _error("forget", err)
+        raise SkillError(str(err)) from None
     return f"FORGET-SUCCESS {rec.id} ({rec.content[:80]})"
 
 
@@ -169,7 +166,7 @@ def history(mem: SemanticMemory, arg: str) -> str:
     try:
         versions = mem.history(arg or "")
     except (ValueError, LookupError) as err:
-        return _error("history", err)
+        raise SkillError(str(err)) from None
     lines = []
     for rec in versions:
         until = "now (current)" if rec.current else format_time(rec.valid_to)

@@ -1,0 +1,197 @@
+"""Episodes are memories at once: each turn's message(s) and what the agent did become rows of the
+memory index (words and meaning) in the same call that appends the turn to the trace.
+
+Ids: `ep-<offset>` is what was said in the turn whose trace record starts at byte <offset> (`who`: its
+sender(s)); `act-<offset>` is what the agent did in that turn. The trace stays the durable log and the
+index is caught up from it at open (every record after the last one indexed), so a crash between the
+trace write and the index write loses nothing, and an index deleted by hand is rebuilt.
+
+Why context: a reply ("Yes, last Tuesday!") is found through the question it answers. A row carries
+the text of the channel's few previous episodes as index-only context (BM25 words, never shown, never
+embedded), and only earlier ones: the index never holds text from a turn later than the row's own.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mettaclaw.memory.episodic import Episode, EpisodicTrace
+from mettaclaw.memory.lexical import parse_time
+from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
+from mettaclaw.messages import Message, shown
+from mettaclaw.parser import Command
+
+EPISODE_KIND = "episode"
+AGENT = "agent"
+# Memory's own bookkeeping is not an experience: an indexed `query X` would make every later question
+# about X find its own earlier asking first, and `remember X` would show X twice (memory keeps X itself,
+# with its own time).
+MEMORY_SKILLS = frozenset({"query", "recall", "episodes", "history", "spread", "dream", "remember", "learn",
+                           "relate", "supersede", "forget"})
+MAX_ACTION_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """What one turn wrote: its trace record and the episode rows indexed from it."""
+
+    turn_id: str
+    episode_ids: list[str] = field(default_factory=list)
+
+
+def message_id(offset: int) -> str:
+    return f"ep-{offset}"
+
+
+def action_id(offset: int) -> str:
+    return f"act-{offset}"
+
+
+def offset_of(row_id: str) -> int | None:
+    """The trace offset an episode row comes from (None for anything else)."""
+    for prefix in ("ep-", "act-"):
+        if row_id.startswith(prefix) and row_id[len(prefix):].isdigit():
+            return int(row_id[len(prefix):])
+    return None
+
+
+def action_text(commands: Iterable[Command]) -> str:
+    """What the agent did, as one text: what it said (`agent: ...`) and the skills it ran, memory's own
+    bookkeeping left out."""
+    lines = []
+    for cmd in commands:
+        if cmd.skill in MEMORY_SKILLS:
+            continue
+        args = " ".join(a for a in cmd.args if a)
+        lines.append(f"{AGENT}: {args}" if cmd.skill == "send" else f"{AGENT} ran {cmd.skill} {args}".rstrip())
+    text = "\n".join(lines)
+    return text if len(text) <= MAX_ACTION_CHARS else text[: MAX_ACTION_CHARS - 3] + "..."
+
+
+class EpisodeIndex:
+    """The trace plus its rows in the memory index, with each channel's episodes in order (adjacency)."""
+
+    def __init__(self, trace: EpisodicTrace, index: Any, settings: RecallSettings = DEFAULT_SETTINGS) -> None:
+        self.trace, self.index, self.settings = trace, index, settings
+        self._order: dict[str, list[int]] = {}  # channel -> offsets of its rows, ascending
+        self._rows: dict[int, list[str]] = {}  # offset -> its row ids
+        self._channel: dict[str, str] = {}  # row id -> channel
+        for row_id in index.ids_by(kind=EPISODE_KIND):
+            memory = index.get(row_id)
+            self._track(row_id, memory.source)
+        for offsets in self._order.values():
+            offsets.sort()
+
+    def _track(self, row_id: str, channel: str) -> None:
+        offset = offset_of(row_id)
+        if offset is None:
+            return
+        self._channel[row_id] = channel
+        rows = self._rows.setdefault(offset, [])
+        if row_id not in rows:
+            rows.append(row_id)
+            order = self._order.setdefault(channel, [])
+            if not order or order[-1] != offset:
+                if order and offset < order[-1]:
+                    bisect.insort(order, offset)
+                else:
+                    order.append(offset)
+
+    # --- writing
+    def record(self, time: str, messages: list[Message], commands: list[Command],
+               errors: str | None = None, channel: str = "") -> TurnRecord:
+        """Append the turn to the trace (synced), then index its episodes; returns their ids."""
+        who = tuple(dict.fromkeys(m.who or "user" for m in messages))
+        channel = messages[0].channel if messages else channel
+        episode = self.trace.append_episode(time, shown(messages), commands, errors, who, channel)
+        return TurnRecord(episode.id, self._index([episode]))
+
+    def catch_up(self) -> int:
+        """Index every trace record after the last one indexed; returns how many rows were written."""
+        last = max(self._rows, default=-1)
+        written = 0
+        batch: list[Episode] = []
+        for episode in self.trace.records_after(last):
+            batch.append(episode)
+            if len(batch) >= 256:
+                written += len(self._index(batch))
+                batch = []
+        return written + len(self._index(batch))
+
+    def _index(self, episodes: list[Episode]) -> list[str]:
+        items: list[dict[str, Any]] = []
+        pending: dict[str, tuple[str, str]] = {}  # rows of this batch, not yet in the index: id -> (text, time)
+        for episode in episodes:
+            for item in self.rows(episode, pending):
+                self._track(item["id"], item["source"])
+                pending[item["id"]] = (item["text"], item["time"])
+                items.append(item)
+        if items:
+            self.index.remember_many(items)
+        return [item["id"] for item in items]
+
+    def rows(self, episode: Episode, pending: dict[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+        """The index rows of one trace record: its message(s), and what the agent did."""
+        out = []
+        time = parse_time(episode.time)[0]
+        channel = episode.channel or "terminal"
+        if episode.message.strip():
+            who = episode.who or ("user",)
+            context = self._context(channel, episode.offset, time, pending or {})
+            out.append({"id": message_id(episode.offset), "text": episode.message, "time": time, "source": channel,
+                        "kind": EPISODE_KIND, "tags": [f"who:{w}" for w in who], "extra": {"context": context}})
+        acted = action_text(episode.commands)
+        if acted:
+            out.append({"id": action_id(episode.offset), "text": acted, "time": time, "source": channel,
+                        "kind": EPISODE_KIND, "tags": [f"who:{AGENT}"], "extra": {}})
+        return out
+
+    def _context(self, channel: str, offset: int, time: str, pending: dict[str, tuple[str, str]]) -> str:
+        """The text of the channel's previous few episodes (words for BM25, from earlier turns only)."""
+        if self.settings.context_turns <= 0:
+            return ""
+        order = self._order.get(channel, [])
+        now = parse_time(time)[1] or 0.0
+        before = order[: bisect.bisect_left(order, offset)][-self.settings.context_turns :]
+        texts = []
+        for prior in before:
+            for row_id in self._rows.get(prior, []):
+                if row_id in pending:
+                    text, when = pending[row_id]
+                else:
+                    memory = self.index.get(row_id)
+                    if memory is None:
+                        continue
+                    text, when = memory.text, memory.time
+                ts = parse_time(when)[1]
+                if ts is not None and now - ts <= self.settings.context_gap_s:
+                    texts.append(text)
+        return "\n".join(texts)
+
+    # --- reading
+    def neighbours(self, row_id: str) -> list[str]:
+        """The rows of the turns just before and after this one on its channel (adjacency in time)."""
+        offset, channel = offset_of(row_id), self._channel.get(row_id)
+        if offset is None or channel is None:
+            return []
+        order = self._order.get(channel, [])
+        pos = bisect.bisect_left(order, offset)
+        near = [order[i] for i in (pos - 1, pos + 1) if 0 <= i < len(order)]
+        own = [r for r in self._rows.get(offset, []) if r != row_id]
+        return own + [r for o in near for r in self._rows.get(o, [])]
+
+    def forget(self, row_id: str) -> None:
+        """Drop a row from the adjacency (the index row itself is the caller's to delete)."""
+        offset, channel = offset_of(row_id), self._channel.pop(row_id, None)
+        rows = self._rows.get(offset, []) if offset is not None else []
+        if row_id in rows:
+            rows.remove(row_id)
+        if offset is not None and not rows:
+            self._rows.pop(offset, None)
+            order = self._order.get(channel or "", [])
+            pos = bisect.bisect_left(order, offset)
+            if pos < len(order) and order[pos] == offset:
+                del order[pos]

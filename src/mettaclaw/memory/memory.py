@@ -1,0 +1,163 @@
+"""One agent's whole memory behind one object, opened by `open_memory(config)`.
+
+Why one entry point: the agent, `run.py`, the benchmarks and the memory service must see the same
+memory, wired the same way: the same stores, the one recall with the agent's settings, the dreamer,
+and one lock around every write (the dream writes from its own thread). Nothing outside this package
+wires tiers together.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mettaclaw.messages import Message
+from mettaclaw.parser import Command
+
+from .dream import mirror
+from .episode_index import EpisodeIndex, TurnRecord
+from .lock import FolderLock
+from .ranking import DEFAULT_SETTINGS, RecallSettings
+from .recall import Hit, LayerGraph, Recall
+
+log = logging.getLogger(__name__)
+
+
+class Memory:
+    """The tiers (`working`, `episodes` over the trace, the memory `index`, `semantic`), the `dreamer`,
+    the one `recall`, and `lock`, held around every write and every read that ranks."""
+
+    def __init__(self, *, working: Any, episodes: EpisodeIndex, index: Any, semantic: Any, dreamer: Any,
+                 recall: Recall, lock: Any, folder_lock: FolderLock | None = None,
+                 settings: RecallSettings = DEFAULT_SETTINGS) -> None:
+        self.working, self.episodes, self.index, self.semantic = working, episodes, index, semantic
+        self.dreamer, self.recall, self.lock, self.settings = dreamer, recall, lock, settings
+        self._folder_lock = folder_lock
+        self._closed = False
+        self._mirror = mirror.Mirror(index, semantic)
+
+    @property
+    def trace(self) -> Any:
+        return self.episodes.trace
+
+    @property
+    def embedder(self) -> Any:
+        return self.index.embedder
+
+    # --- writing
+    def record_turn(self, time_text: str, messages: list[Message], commands: list[Command],
+                    errors: str | None = None) -> TurnRecord:
+        """The turn's trace record (synced) and its episodes, searchable when this returns."""
+        with self.lock:
+            return self.episodes.record(time_text, messages, commands, errors)
+
+    def remember(self, text: str, **fields: Any) -> Any:
+        with self.lock:
+            return self.index.remember(text, **fields)
+
+    def sync_mirror(self) -> None:
+        """Bring the index's copies of every semantic record changed since the last call in line with
+        the records (each write to semantic memory is followed by this, the dream's included)."""
+        with self.lock:
+            self._mirror.sync()
+
+    # --- reading
+    def query(self, phrase: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
+              touch: bool = True) -> list[Hit]:
+        """The agent's recall over everything it remembers (see recall.py)."""
+        with self.lock:
+            return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch)
+
+    def knowledge(self, message: str, budget: int) -> str:
+        """The prompt's KNOWLEDGE block for a new message ("" when nothing relevant is known)."""
+        if not message.strip() or budget <= 0:
+            return ""
+        with self.lock:
+            block = self.semantic.knowledge_block(message, budget)
+        return f"KNOWLEDGE:\n{block}" if block else ""
+
+    def cites(self, record_id: str) -> list[str]:
+        """The episodes a shown id stands for: an episode itself, or what a dream record cites."""
+        row = self.index.get(record_id)
+        if row is not None:
+            return [row.id] if row.kind == "episode" else [c for c in str(row.meta.get("cites", "")).split("|") if c]
+        record = self.semantic.get(record_id)
+        return list(record.source_episodes) if record is not None else []
+
+    def text_of(self, record_id: str) -> str | None:
+        row = self.index.get(record_id)
+        if row is not None:
+            return row.text
+        record = self.semantic.get(record_id)
+        return record.content if record is not None else None
+
+    # --- lifecycle
+    def close(self) -> None:
+        """Stop the dreamer after its current write, flush and close the stores, release the folder."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.dreamer is not None:
+                self.dreamer.stop()
+        finally:
+            for part in (self.index, self.semantic):
+                try:
+                    part.close()
+                except Exception:  # one store failing to close must not keep the others open
+                    log.exception("closing %s failed", type(part).__name__)
+            if self._folder_lock is not None:
+                self._folder_lock.release()
+
+
+def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Callable[[], float] = time.time,
+                settings: RecallSettings = DEFAULT_SETTINGS, progress: bool = False, dream: bool = True) -> Memory:
+    """The memory a config describes, under `config.memoryDir` (locked for this process):
+    `embeddingprovider` picks the embedder (or pass one), `chromaMode` the stores, `recallMode` the
+    index rankings, `knowledgePriorsDir` the priors indexed now, `dreamEvery`/`dreamInterval` when the
+    background dreamer (started unless `dream=False`) consolidates, with `llm` as its summariser."""
+    from .dream import Dreamer, TraceSource
+    from .dream.cache import CachedEmbedder
+    from .embedders import make_embedder
+    from .episodic import EpisodicTrace
+    from .longterm import open_longterm
+    from .priors import index_priors
+    from .semantic import open_semantic
+    from .working import WorkingMemory
+
+    folder_lock = FolderLock(config.memory_path())
+    opened: list[Any] = []
+    try:
+        embedder = CachedEmbedder(embedder or make_embedder(config))  # the dream re-embeds what the turn just did
+        index = open_longterm(config, embedder, settings)
+        opened.append(index)
+        semantic = open_semantic(config, embedder, clock)
+        opened.append(semantic)
+        trace = EpisodicTrace(config.memory_path("history.metta"))
+        episodes = EpisodeIndex(trace, index, settings)
+        caught_up = episodes.catch_up()
+        if caught_up:
+            log.info("indexed %d episodes from the trace that the index did not hold yet", caught_up)
+        index_priors(index, Path(config.knowledgePriorsDir), progress=progress)
+        graph = LayerGraph(semantic, adjacent=episodes.neighbours, adjacency_weight=settings.adjacency_weight)
+        recall = Recall(index, semantic, graph, settings=settings, mode=config.recallMode)
+        memory = Memory(working=WorkingMemory(config.memory_path("pins.txt")), episodes=episodes, index=index,
+                        semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
+                        folder_lock=folder_lock, settings=settings)
+        memory.dreamer = dreamer = Dreamer(
+            semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,
+            after_writes=memory.sync_mirror, every_n=config.dreamEvery, interval_s=config.dreamInterval or None,
+            clock=clock, group_by="who", lock=memory.lock)
+        dreamer.attach(trace)
+    except BaseException:
+        for part in reversed(opened):
+            part.close()
+        folder_lock.release()
+        raise
+    if dream:
+        dreamer.start()
+    return memory

@@ -1,0 +1,143 @@
+"""The agent's recall: spreading across layers, rank fusion of the index's rankings, covered hits
+dropped, score parts, the relevance floor, and bad input refused."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.ranking import RecallSettings, fuse, spread
+from mettaclaw.memory.recall import LayerGraph, Recall, labelled_sentences, render
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.messages import Message
+
+T0 = 1_800_000_000.0
+
+
+def semantic() -> SemanticMemory:
+    return SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+
+
+def test_spread_matches_the_spec_arithmetic_on_a_chain():
+    links = {("semantic", "a"): [("episodic", "e1", 1.0)], ("episodic", "e1"): [("semantic", "a", 1.0)]}
+    found = spread(lambda layer, node: links.get((layer, node), []), {("semantic", "a"): 1.0}, steps=1)
+    # one step: a keeps 0.5 and passes 0.5 to e1; everything decays by 0.1
+    assert found == {"episodic": [("e1", pytest.approx(0.45))]}
+    with_seed = spread(lambda layer, node: links.get((layer, node), []), {("semantic", "a"): 1.0}, steps=1,
+                       with_seeds=True)
+    assert with_seed["semantic"] == [("a", pytest.approx(0.45))]
+
+
+def test_spread_crosses_layers_and_groups_results_by_layer():
+    sem = semantic()
+    coffee = sem.learn("Alice drinks coffee every morning.", source_episodes=["ep-1", "ep-2"]).id
+    mug = sem.learn("The blue mug is Alice's favourite.", source_episodes=["ep-2"]).id
+    graph = LayerGraph(sem, adjacent=lambda ep: {"ep-1": ["ep-0"]}.get(ep, []))
+    grouped = spread(graph, {("semantic", coffee): 1.0})
+    assert {n for n, _ in grouped["episodic"]} >= {"ep-1", "ep-2", "ep-0"}  # provenance, then adjacency
+    assert mug in {n for n, _ in grouped["semantic"]}  # through the shared episode
+
+
+def test_fuse_is_weighted_reciprocal_rank():
+    scores, ranks = fuse({"a": ["x", "y"], "b": ["y"]}, {"a": 1.0, "b": 0.5}, k=10)
+    assert scores["x"] == pytest.approx(1 / 11) and scores["y"] == pytest.approx(1 / 12 + 0.5 / 11)
+    assert ranks["y"] == {"a": 2, "b": 1}
+
+
+def test_recall_fuses_the_index_and_semantic_records_drops_covered_hits_and_explains(open_test_memory):
+    memory = open_test_memory(dream=False)
+    said = {}
+    for text in ("I moved to Paris last spring.", "My new flat in Paris has a balcony.", "I sold my old car."):
+        said[text] = memory.record_turn("2026-01-01 10:00:00", [Message(text, "Alice", "chat")], []).episode_ids[0]
+    cites = [said["I moved to Paris last spring."], said["My new flat in Paris has a balcony."]]
+    fact = memory.semantic.learn("Alice lives in Paris in a flat with a balcony.", source_episodes=cites).id
+    memory.sync_mirror()
+    hits = memory.query("where does Alice live, Paris flat", limit=5, explain=True)
+    by_id = {h.id: h for h in hits}
+    assert fact in by_id and by_id[fact].cites == cites and by_id[fact].layer == "semantic"
+    for name in ("bm25_rank", "relevance", "spread", "score"):
+        assert name in by_id[fact].parts
+    seen: set[str] = set()
+    for hit in hits:  # a hit whose episodes are all shown by a better hit is not shown again
+        assert not (hit.cites and set(hit.cites) <= seen), hit
+        seen |= set(hit.cites)
+    assert seen >= set(cites)
+    assert all(h.parts is None for h in memory.query("Alice Paris", 3))
+    assert "from ep-" in render(hits) and "relevance=" in render(hits, explain=True)
+
+
+def test_recall_refuses_bad_input_and_bad_settings(open_test_memory):
+    memory = open_test_memory(dream=False)
+    with pytest.raises(ValueError, match="empty query"):
+        memory.query("   ")
+    with pytest.raises(ValueError, match="limit"):
+        memory.query("x", limit=0)
+    with pytest.raises(ValueError, match="layer"):
+        memory.query("x", layer="dreams")
+    with pytest.raises(ValidationError):
+        RecallSettings(sentences=-1.0)
+    with pytest.raises(ValidationError):
+        RecallSettings(sentence_pool=0)
+    with pytest.raises(ValidationError):
+        RecallSettings(no_such_knob=1)
+
+
+def test_empty_and_half_empty_memories_answer_nothing_and_never_raise(open_test_memory):
+    memory = open_test_memory(dream=False)
+    assert memory.query("anything at all", 5) == []  # nothing stored
+    memory.semantic.learn("Alice lives in Paris.")  # a semantic record and an empty episode index
+    assert [h.text for h in memory.query("Alice Paris", 5)] == []  # not mirrored yet: still no crash
+    memory.sync_mirror()
+    assert [h.text for h in memory.query("Alice Paris", 5)] == ["Alice lives in Paris."]
+
+
+def test_a_concept_points_at_its_episodes_but_never_hides_them(open_test_memory):
+    memory = open_test_memory(dream=False)
+    eps = [memory.record_turn("2026-01-01 10:00:00", [Message(f"pottery class number {n} was fun.", "Alice")],
+                              []).episode_ids[0] for n in range(2)]
+    concept = memory.semantic.learn("pottery", name="pottery", kind="concept", source_episodes=eps).id
+    memory.sync_mirror()
+    hits = memory.query("pottery", limit=5)
+    assert {h.id for h in hits} == set(eps)  # a concept is a hub activation flows through, not a result
+    assert concept not in {h.id for h in hits}
+
+
+def test_sentence_ranking_finds_the_one_sentence_a_long_memory_buries_and_embeds_it_once():
+    from conftest import CountingEmbedder
+
+    embedder = CountingEmbedder()
+    index = LongTermMemory(embedder, InMemoryVectorStore())
+    filler = " ".join(f"Errand {n} took ages at the market stall number {n}." for n in range(12))
+    buried = index.remember(f"Zed: {filler} You asked how the violin recital went.").id
+    for n in range(30):
+        index.remember(f"Ann: how the violin lesson went, chapter {n}?")
+    question = "How the violin recital went?"
+    whole = [m.id for m in index.query(question, limit=31, mode="vector")]
+    assert whole.index(buried) > 0  # the whole memory's vector is blurred by its filler
+    only_sentences = RecallSettings(bm25=0.0, vector=0.0, sentences=1.0, spread_weight=0.0)
+    recall = Recall(index, settings=only_sentences)
+    assert recall.recall(question, limit=3)[0].id == buried  # its best sentence is the question's
+    before = embedder.texts
+    recall.recall(question, limit=3)
+    assert embedder.texts - before <= 3  # the query again, no sentence re-embedded
+
+
+def test_the_floor_answers_nothing_for_an_unrelated_question_but_a_named_word_always_passes():
+    index = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    index.remember("The wifi password at the cabin is pinecone-42.")
+    index.remember("Emma is allergic to peanuts and shellfish.")
+    recall = Recall(index)
+    assert recall.recall("quantum chromodynamics lattice gauge", 5) == []
+    assert [h.text for h in recall.recall("pinecone", 5)][0] == "The wifi password at the cabin is pinecone-42."
+
+
+def test_a_chat_lines_later_sentences_keep_who_said_them():
+    assert labelled_sentences("Melanie: Yep, Caroline. I'm off to go swimming with the kids.") == [
+        "Melanie: Yep, Caroline.", "Melanie: I'm off to go swimming with the kids."]
+    assert labelled_sentences("Mary Ann Lee: Hi there. We moved house today.")[1] == "Mary Ann Lee: We moved house today."
+    # no label, or a sentence that merely contains a colon: left as they are
+    assert labelled_sentences("remember this: the key is under the mat. And the code is 42.") == [
+        "remember this: the key is under the mat.", "And the code is 42."]
