@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from pathlib import Path
 from typing import Any
@@ -41,3 +42,9 @@ def report(title: str, rows: list[tuple[str, Any]], json_path: str | None, paylo
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(payload, indent=2))
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages, to print beside every timing (machines here are shared)."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"

@@ -1,42 +1,55 @@
-"""LoCoMo evidence recall through the project's own memory API (real embedder, real embedded Chroma).
+"""LoCoMo evidence recall through the live agent, as a user runs it.
 
-Every turn of every conversation becomes one memory: "Speaker: text" (plus the shared photo's
-caption), the session date as its time, the conversation as its source, the speaker as a tag, and
-the two turns before and after it as index-only context. Each question is asked alone, filtered to
-its conversation, and scored by evidence recall@k: the share of its evidence turns among the top k.
-Nothing here looks at a question's answer or evidence before scoring; the same code runs on any
-file of the same shape.
+Each conversation is one agent: `open_memory` with the default configuration (real MiniLM, embedded
+Chroma, the dreamer on its default triggers) and the agent's MeTTa loop with a model scripted to do
+nothing. Each turn arrives as a message through a channel, from its speaker, at its session time (an
+injected clock), so it is an episode the moment the turn ends; dreams run when the default settings
+trigger them. Each question is then asked through the `query` skill, and scored from the record ids
+the skill shows, mapped to the turns they cite (a derived record counts only for the cited turns whose
+words its text shows). Plain BM25 and plain vector rankings over the same episode rows run in the same
+pass, for ratios. Nothing looks at a question's answer or evidence before scoring.
 
-    python bench/locomo.py [--data PATH] [--mode hybrid|vector|bm25|pipeline] [--json PATH] [--limit-convs N]
+    python bench/locomo.py [--convs 0,1 | --skip-convs 2] [--json PATH] [--set NAME=VALUE ...] [--store memory]
 
-Mode `pipeline` is the full agent pipeline (bench/locomo_pipeline.py): the turns become episodes, a
-dream consolidates them, and each question is answered with the agent's own recall.
+`--set` changes a recall setting (memory.ranking.RecallSettings) and `--store memory` uses exact
+in-process vectors instead of embedded Chroma: both are for tuning runs, and the output says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
-import shutil
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from mettaclaw.memory.chroma import ChromaVectorStore  # noqa: E402
-from mettaclaw.memory.embedders import SentenceTransformerEmbedder, signature  # noqa: E402
-from mettaclaw.memory.longterm import MODES, LongTermMemory  # noqa: E402
+from _common import load_average, median, percentile  # noqa: E402
+
+from mettaclaw.channels import QueueChannel  # noqa: E402
+from mettaclaw.config import load_config  # noqa: E402
+from mettaclaw.llm import Scripted  # noqa: E402
+from mettaclaw.memory import open_memory  # noqa: E402
+from mettaclaw.memory.ranking import RecallSettings  # noqa: E402
+from mettaclaw.memory.text import sentences, term_set  # noqa: E402
+from mettaclaw.runtime import Agent  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KS = (5, 10, 20)
-CONTEXT_TURNS = 2  # turns before and after a turn, indexed with it (same session only)
+TOKEN_BUDGET = 500
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+_SHOWN_ID = re.compile(r"\(id ([^,)\s]+)")
 
 
 def count_tokens(text: str) -> int:
@@ -44,151 +57,226 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN.findall(text))
 
 
-def session_time(raw: str) -> str:
-    """'1:56 pm on 8 May, 2023' -> '2023-05-08 13:56:00'."""
-    return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").strftime("%Y-%m-%d %H:%M:%S")
-
-
-def turn_text(turn: dict) -> str:
-    caption = turn.get("blip_caption")
-    return f"{turn['speaker']}: {turn['text']}" + (f" [shares a photo of {caption}]" if caption else "")
+def session_time(raw: str) -> float:
+    """'1:56 pm on 8 May, 2023' -> seconds (local time, as the agent's clock reads)."""
+    return datetime.strptime(raw.strip(), "%I:%M %p on %d %B, %Y").timestamp()
 
 
 def load(path: Path) -> list[dict]:
-    """Conversations with their turns (in order, with session times) and scorable questions."""
+    """Conversations: their turns in order (speaker, text with the shared photo's caption, time) and
+    their scorable questions (evidence ids normalised; ids that name no turn dropped)."""
     convs = []
     for n, sample in enumerate(json.loads(path.read_text(encoding="utf-8"))):
         conv = sample["conversation"]
         sessions = sorted((k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
         turns = []
         for key in sessions:
-            when = session_time(conv[f"{key}_date_time"])
+            start = session_time(conv[f"{key}_date_time"])
             for idx, turn in enumerate(conv[key]):
-                turns.append({"dia_id": turn["dia_id"], "text": turn_text(turn), "speaker": turn["speaker"],
-                              "time": when, "session": key, "idx": idx})
+                caption = turn.get("blip_caption")
+                text = turn["text"] + (f" [shares a photo of {caption}]" if caption else "")
+                turns.append({"dia_id": turn["dia_id"], "speaker": turn["speaker"], "text": text,
+                              "time": start + 30 * idx})
         known = {t["dia_id"] for t in turns}
         questions = []
         for qa in sample["qa"]:
             ids = {f"D{s}:{t}" for e in qa.get("evidence", []) for s, t in re.findall(r"D:?(\d+):(\d+)", str(e))}
             evidence = sorted(ids & known)
-            if evidence:  # a few questions name no existing turn: they cannot be scored
+            if evidence:
                 questions.append({"question": qa["question"], "evidence": evidence, "category": qa["category"]})
         convs.append({"source": f"locomo:{sample.get('sample_id', n)}", "turns": turns, "questions": questions})
     return convs
 
 
-def memories_for(conv: dict) -> list[dict]:
-    turns = conv["turns"]
-    items = []
-    for i, turn in enumerate(turns):
-        near = [turns[j]["text"] for j in range(i - CONTEXT_TURNS, i + CONTEXT_TURNS + 1)
-                if j != i and 0 <= j < len(turns) and turns[j]["session"] == turn["session"]]
-        items.append({"text": turn["text"], "time": turn["time"], "source": conv["source"], "tags": [turn["speaker"]],
-                      "kind": "turn", "extra": {"dia_id": turn["dia_id"], "context": "\n".join(near)}})
-    return items
+class SessionClock:
+    """The agent's clock, set to each turn's session time by the benchmark."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-def ingest(memory: LongTermMemory, convs: list[dict]) -> float:
-    from rich.progress import Progress
+def shows(text: str, turn: str) -> bool:
+    """The hit's text really shows this turn: some sentence of the turn (two content words or more) has
+    80% of its content words in the text. A turn always shows itself."""
+    if text == turn:
+        return True
+    have = term_set(text)
+    for sent in sentences(turn):
+        want = term_set(sent)
+        if len(want) >= 2 and len(want & have) >= 0.8 * len(want):
+            return True
+    return False
 
-    items = [item for conv in convs for item in memories_for(conv)]
+
+def scored(ranked: list[tuple[str, list[str]]], evidence: set[str]) -> dict[str, float]:
+    """Recall at each k and within the token budget, from (shown text, turns it stands for) in order."""
+    out = {}
+    for k in KS:
+        covered = set().union(*(turns for _, turns in ranked[:k])) if ranked else set()
+        out[f"R@{k}"] = len(evidence & covered) / len(evidence)
+    covered, used = set(), 0
+    for text, turns in ranked:
+        used += count_tokens(text)
+        if used > TOKEN_BUDGET:
+            break
+        covered |= set(turns)
+    out[f"R@{TOKEN_BUDGET}tok"] = len(evidence & covered) / len(evidence)
+    out["tokens@10"] = sum(count_tokens(text) for text, _ in ranked[:10])
+    return out
+
+
+def run_conversation(conv: dict, args: argparse.Namespace, embedder: Any, settings: RecallSettings,
+                     folder: Path, bar: Any) -> dict[str, Any]:
+    config = load_config([f"memoryDir={folder}", "provider=scripted", f"chromaMode={args.store}"], env={})
+    clock = SessionClock()
+    memory = open_memory(config, embedder=embedder, clock=clock, settings=settings)
+    channel = QueueChannel(name=conv["source"])
+    agent = Agent(config, Scripted([]), channel, memory, clock=clock)
+    turn_of: dict[str, str] = {}
+    text_of: dict[str, str] = {}
+    turn_ms: list[float] = []
+    task = bar.add_task(f"{conv['source']}: turns", total=len(conv["turns"]))
     start = time.perf_counter()
-    with Progress(transient=True) as bar:
-        task = bar.add_task("indexing turns", total=len(items))
-        for pos in range(0, len(items), 256):
-            memory.remember_many(items[pos : pos + 256])
-            bar.update(task, advance=len(items[pos : pos + 256]))
-    return time.perf_counter() - start
+    try:
+        for turn in conv["turns"]:
+            clock.now = turn["time"]
+            channel.put(turn["text"], who=turn["speaker"])
+            t0 = time.perf_counter()
+            outcome = agent.turn()
+            turn_ms.append(1000 * (time.perf_counter() - t0))
+            episode = outcome.episode_ids[0]
+            turn_of[episode] = turn["dia_id"]
+            text_of[turn["dia_id"]] = f"{turn['speaker']}: {turn['text']}"
+            memory.dreamer.wait()  # a person types slower than a dream of 50 episodes runs
+            bar.advance(task)
+        ingest_s = time.perf_counter() - start
+        report = memory.dreamer.last_report
+        bar.update(task, visible=False)
+        return {"source": conv["source"], "turns": len(conv["turns"]), "ingest_s": ingest_s,
+                "turn_ms_p50": median(turn_ms), "turn_ms_p95": percentile(turn_ms, 95),
+                "dreams": memory.dreamer.state.dreams, "last_dream": report.counts() if report else None,
+                "semantic_records": len(memory.semantic),
+                "questions": ask(conv, agent, memory, turn_of, text_of, bar)}
+    finally:
+        agent.close()
+        memory.close()
 
 
-def cited(memory) -> set[str]:  # noqa: ANN001
-    """The turns a memory stands for: its own turn, or the turns a derived memory cites."""
-    return set(str(memory.meta.get("cites", "")).split("|")) - {""} | {str(memory.meta.get("dia_id", ""))} - {""}
+def ask(conv: dict, agent: Agent, memory: Any, turn_of: dict[str, str], text_of: dict[str, str], bar: Any) -> list[dict]:
+    """Each question through the `query` skill, and the plain BM25 and vector rankings beside it."""
+    out = []
+    task = bar.add_task(f"{conv['source']}: questions", total=len(conv["questions"]))
+    for qa in conv["questions"]:
+        memory.embedder.forget(qa["question"])  # every timed query pays for its own embedding
+        t0 = time.perf_counter()
+        shown = agent.use_skill("query", qa["question"])
+        agent_ms = 1000 * (time.perf_counter() - t0)
+        ranked = []
+        for record_id in _SHOWN_ID.findall(shown):
+            text = memory.text_of(record_id) or ""
+            turns = [turn_of[e] for e in memory.cites(record_id) if e in turn_of]
+            ranked.append((text, [t for t in turns if shows(text, text_of[t])]))
+        entry = {"question": qa["question"], "category": qa["category"], "evidence": qa["evidence"],
+                 "agent_ms": agent_ms, "agent": scored(ranked, set(qa["evidence"])),
+                 "shown": [[t, turns] for t, turns in ranked]}
+        for mode in ("bm25", "vector"):
+            memory.embedder.forget(qa["question"])
+            t0 = time.perf_counter()
+            plain = memory.index.query(qa["question"], limit=max(KS), mode=mode, kind="episode")
+            entry[f"{mode}_ms"] = 1000 * (time.perf_counter() - t0)
+            entry[mode] = scored([(m.text, [turn_of[m.id]] if m.id in turn_of else []) for m in plain],
+                                 set(qa["evidence"]))
+        out.append(entry)
+        bar.advance(task)
+    bar.update(task, visible=False)
+    return out
 
 
-def evaluate(memory: LongTermMemory, convs: list[dict], mode: str) -> dict:
-    from rich.progress import Progress
+def summarise(convs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean recall by category per ranking, latency percentiles, ingest per turn."""
+    questions = [q for c in convs for q in c["questions"]]
+    out: dict[str, Any] = {}
+    for mode in ("agent", "bm25", "vector"):
+        by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        for q in questions:
+            for cat in (CATEGORIES.get(q["category"], str(q["category"])), "all"):
+                for figure, value in q[mode].items():
+                    by_cat[cat][figure].append(value)
+        out[mode] = {cat: {"n": len(figs["R@10"]), **{f: sum(v) / len(v) for f, v in figs.items()}}
+                     for cat, figs in by_cat.items()}
+        ms = [q[f"{mode}_ms"] for q in questions]
+        out[mode]["query_p50_ms"], out[mode]["query_p95_ms"] = median(ms), percentile(ms, 95)
+    turn_ms = [c["turn_ms_p50"] for c in convs]
+    out["ingest_ms_per_turn"] = 1000 * sum(c["ingest_s"] for c in convs) / sum(c["turns"] for c in convs)
+    out["turn_ms_p50_median"] = median(turn_ms)
+    out["agent_p95_over_vector_p95"] = out["agent"]["query_p95_ms"] / out["vector"]["query_p95_ms"]
+    return out
 
-    recall: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    per_conv: dict[str, list[float]] = defaultdict(list)
-    tokens: list[int] = []
-    latencies: list[float] = []
-    total = sum(len(c["questions"]) for c in convs)
-    with Progress(transient=True) as bar:
-        task = bar.add_task(f"asking ({mode})", total=total)
-        for conv in convs:
-            for qa in conv["questions"]:
-                start = time.perf_counter()
-                found = memory.query(qa["question"], limit=max(KS), mode=mode, source=conv["source"])
-                latencies.append(time.perf_counter() - start)
-                evidence = set(qa["evidence"])
-                for k in KS:
-                    covered = set().union(*(cited(m) for m in found[:k])) if found else set()
-                    share = len(evidence & covered) / len(evidence)
-                    recall[CATEGORIES.get(qa["category"], str(qa["category"]))][k].append(share)
-                    recall["all"][k].append(share)
-                    if k == 10:
-                        per_conv[conv["source"]].append(share)
-                tokens.append(sum(count_tokens(m.text) for m in found[:10]))
-                bar.update(task, advance=1)
-    latencies.sort()
-    return {
-        "by_category": {cat: {"n": len(r[10]), **{f"R@{k}": sum(r[k]) / len(r[k]) for k in KS}}
-                        for cat, r in recall.items()},
-        "R@10_by_conversation": {src: sum(v) / len(v) for src, v in per_conv.items()},
-        "tokens@10": sum(tokens) / len(tokens),
-        "query_p50_ms": 1000 * latencies[len(latencies) // 2],
-        "query_p95_ms": 1000 * latencies[int(len(latencies) * 0.95)],
-    }
+
+def print_lines(summary: dict[str, Any], label: str) -> None:
+    """`MODE CATEGORY R@5=… R@10=… R@20=…` and `MODE all … tokens@10=…`, then latency and ratios."""
+    for mode, name in (("agent", label), ("bm25", "bm25"), ("vector", "vector")):
+        res = summary[mode]
+        for cat in [*CATEGORIES.values(), "all"]:
+            if cat not in res:
+                continue
+            r = res[cat]
+            line = f"{name} {cat} " + " ".join(f"R@{k}={r[f'R@{k}']:.3f}" for k in KS)
+            line += f" R@{TOKEN_BUDGET}tok={r[f'R@{TOKEN_BUDGET}tok']:.3f}"
+            line += f" tokens@10={r['tokens@10']:.0f}" if cat == "all" else f" (n={r['n']})"
+            print(line)
+        print(f"{name} query p50={res['query_p50_ms']:.1f} ms p95={res['query_p95_ms']:.1f} ms")
+    print(f"ingest {summary['ingest_ms_per_turn']:.1f} ms per turn (dreams included); turn p50 "
+          f"{summary['turn_ms_p50_median']:.1f} ms; agent query p95 / vector query p95 = "
+          f"{summary['agent_p95_over_vector_p95']:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "locomo-dev.json")
-    parser.add_argument("--mode", choices=[*MODES, "pipeline"], help="one recall mode (default: all)")
-    parser.add_argument("--json", type=Path, help="write the figures here")
-    parser.add_argument("--limit-convs", type=int, help="only the first N conversations (quick checks)")
+    parser.add_argument("--json", type=Path, help="write the figures (and every question's shown turns) here")
+    parser.add_argument("--convs", help="only these conversations, by position (e.g. 0,1)")
+    parser.add_argument("--skip-convs", type=int, default=0, help="leave out the first N conversations")
+    parser.add_argument("--limit-convs", type=int, help="only the first N conversations (after --skip-convs)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="change a recall setting (tuning runs only; the default is what the agent uses)")
+    parser.add_argument("--store", choices=["embedded", "memory"], default="embedded",
+                        help="chromaMode (default embedded, as shipped; memory: exact in-process vectors)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         parser.error(f"no data file at {args.data}")
-    convs = load(args.data)[: args.limit_convs]
-    modes = [args.mode] if args.mode else [*MODES, "pipeline"]
-    pipeline: dict = {"modes": {}}
-    if "pipeline" in modes:
-        from locomo_pipeline import print_lines, run_pipeline  # it imports this module: import it late
+    from rich.progress import Progress
 
-        modes.remove("pipeline")
-        pipeline = run_pipeline(convs, SentenceTransformerEmbedder(), compare=False)
-        print_lines(pipeline)
-        if not modes:
-            if args.json:
-                args.json.write_text(json.dumps({"data": str(args.data), **pipeline}, indent=1))
-            return 0
+    from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+
+    convs = load(args.data)
+    chosen = [int(c) for c in args.convs.split(",")] if args.convs else list(range(len(convs)))[args.skip_convs:]
+    chosen = chosen[: args.limit_convs]
+    overrides = dict(kv.split("=", 1) for kv in args.set)
+    settings = RecallSettings(**overrides)
+    label = "live" + "".join(f" {k}={v}" for k, v in overrides.items()) + ("" if args.store == "embedded" else " store=memory")
     embedder = SentenceTransformerEmbedder()
-    folder = Path(tempfile.mkdtemp(prefix="locomo-chroma-"))
-    memory = LongTermMemory(embedder, ChromaVectorStore.embedded(folder, embedder_signature=signature(embedder)))
-    try:
-        ingest_s = ingest(memory, convs)
-        n_turns, n_questions = len(memory), sum(len(c["questions"]) for c in convs)
-        print(f"{n_turns} turns from {len(convs)} conversations indexed in {ingest_s:.1f} s; {n_questions} questions")
-        results = dict(pipeline["modes"])
-        for mode in modes:
-            res = results[mode] = evaluate(memory, convs, mode)
-            for cat in [*CATEGORIES.values(), "all"]:
-                if cat in res["by_category"]:
-                    r = res["by_category"][cat]
-                    line = f"{mode} {cat} " + " ".join(f"R@{k}={r[f'R@{k}']:.3f}" for k in KS)
-                    if cat == "all":
-                        line += f" tokens@10={res['tokens@10']:.0f}"
-                    print(line + ("" if cat == "all" else f" (n={r['n']})"))
-            print(f"{mode} query p50={res['query_p50_ms']:.1f} ms p95={res['query_p95_ms']:.1f} ms")
-    finally:
-        memory.close()
-        shutil.rmtree(folder, ignore_errors=True)
+    results = []
+    begin = time.perf_counter()
+    with Progress(transient=True) as bar, tempfile.TemporaryDirectory(prefix="locomo-live-") as tmp:
+        for n in chosen:
+            results.append(run_conversation(convs[n], args, embedder, settings, Path(tmp) / str(n), bar))
+    summary = summarise(results)
+    n_q = sum(len(c["questions"]) for c in results)
+    print(f"{sum(c['turns'] for c in results)} turns, {len(results)} conversations ({','.join(map(str, chosen))}), "
+          f"{n_q} questions; {time.perf_counter() - begin:.0f} s; load average {load_average()}")
+    for c in results:
+        print(f"  {c['source']}: {c['turns']} turns in {c['ingest_s']:.0f} s, {c['dreams']} dreams, "
+              f"{c['semantic_records']} semantic records")
+    print_lines(summary, label)
     if args.json:
-        args.json.write_text(json.dumps({"data": str(args.data), "turns": n_turns, "questions": n_questions,
-                                         "embedder": signature(embedder), "ingest_s": ingest_s,
-                                         "fusion_weights": memory.weights, "modes": results}, indent=2))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"data": str(args.data), "convs": chosen, "settings": overrides,
+                                         "store": args.store, "load_average": load_average(),
+                                         "summary": summary, "conversations": results}, indent=1))
     return 0
 
 

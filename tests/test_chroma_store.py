@@ -110,3 +110,44 @@ def test_open_longterm_puts_the_store_under_the_memory_folder(tmp_path) -> None:
         ltm.close()
     in_memory = open_longterm(config.model_copy(update={"chromaMode": "memory"}), make_embedder(config.model_copy(update={"chromaMode": "memory"})))
     assert len(in_memory) == 0 and not (tmp_path / "mem2").exists()
+
+
+def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_one(tmp_path) -> None:
+    """A clean close writes the in-process state; the next open restores it (same rows, same ranking)
+    without reading the store; the first write after open deletes it, so a crash before the next
+    clean close leaves none and the open after it rebuilds from the store."""
+    from mettaclaw.memory import snapshot
+    from mettaclaw.memory.longterm import LongTermMemory
+
+    folder, snap = tmp_path / "chroma", tmp_path / "index-snapshot"
+    sig = signature(HashEmbedder())
+
+    def open_index() -> LongTermMemory:
+        return LongTermMemory(HashEmbedder(), ChromaVectorStore.embedded(folder, embedder_signature=sig), snapshot=snap)
+
+    first = open_index()
+    for n in range(300):
+        first.remember(f"kettle note {n} about the {['red', 'blue', 'green'][n % 3]} kettle", tags=["k"])
+    first.forget(first.query("kettle note 7", limit=1, mode="bm25")[0].id)
+    expected = [(m.id, m.text) for m in first.query("blue kettle note", limit=10)]
+    first.close()
+    assert (snap / "meta.json").is_file()
+    reads = []
+    original = ChromaVectorStore.iter_all
+    ChromaVectorStore.iter_all = lambda self, batch=1000: reads.append(1) or original(self, batch)
+    try:
+        second = open_index()
+        assert not reads, "a valid snapshot is restored without reading every row back"
+        assert [(m.id, m.text) for m in second.query("blue kettle note", limit=10)] == expected
+        assert len(second) == 299 and second.ids_by(tags=["k"]) == {i for i in second.ids_by()}
+        second.remember("a brand new note about the silver kettle")  # the first write drops the snapshot
+        assert not snap.exists()
+        second.vector_store.close()  # a crash: no clean close, so no snapshot is written
+        third = open_index()
+        assert reads, "without a snapshot the index is rebuilt from the store"
+        assert len(third) == 300 and third.query("silver kettle", limit=1)[0].text.endswith("silver kettle")
+        third.close()
+    finally:
+        ChromaVectorStore.iter_all = original
+    (snap / "meta.json").write_bytes(b'{"format": 1, "embedder": "other:3", "rows": 300}')
+    assert snapshot.load(snap, sig, 300, lambda ids: {}) is None  # another embedder's snapshot is refused

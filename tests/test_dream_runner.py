@@ -62,7 +62,7 @@ class BlockingSummariser(ExtractiveSummariser):
         super().__init__()
         self.entered, self.release = threading.Event(), threading.Event()
 
-    def summarise(self, cluster):
+    def summarise(self, cluster, ignore=frozenset()):
         self.entered.set()
         if not self.release.wait(WAIT):
             raise RuntimeError("test never released the dream")
@@ -74,7 +74,7 @@ class CrashingSummariser(ExtractiveSummariser):
         super().__init__()
         self.calls, self.after = 0, after
 
-    def summarise(self, cluster):
+    def summarise(self, cluster, ignore=frozenset()):
         self.calls += 1
         if self.calls > self.after:
             raise RuntimeError("power cut")

@@ -80,8 +80,7 @@ class EpisodeIndex:
         self._rows: dict[int, list[str]] = {}  # offset -> its row ids
         self._channel: dict[str, str] = {}  # row id -> channel
         for row_id in index.ids_by(kind=EPISODE_KIND):
-            memory = index.get(row_id)
-            self._track(row_id, memory.source)
+            self._track(row_id, str(index.row(row_id).metadata.get("source", "")))
         for offsets in self._order.values():
             offsets.sort()
 
@@ -162,10 +161,10 @@ class EpisodeIndex:
                 if row_id in pending:
                     text, when = pending[row_id]
                 else:
-                    memory = self.index.get(row_id)
-                    if memory is None:
+                    row = self.index.row(row_id)
+                    if row is None:
                         continue
-                    text, when = memory.text, memory.time
+                    text, when = row.document, str(row.metadata.get("time", ""))
                 ts = parse_time(when)[1]
                 if ts is not None and now - ts <= self.settings.context_gap_s:
                     texts.append(text)

@@ -11,15 +11,21 @@ from it at open.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
+from mettaclaw.memory.text import labelled_sentences, terms
 from mettaclaw.memory.vectors import StoredItem, VectorStore
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
@@ -27,6 +33,7 @@ __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "op
 MODES = ("hybrid", "vector", "bm25")
 # Metadata keys owned by this module; `extra` may not overwrite them.
 _RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
+SENTENCE_CACHE = 20_000  # rows whose sentence vectors stay in memory (about 40 MB of float16 with MiniLM)
 
 
 @dataclass
@@ -80,6 +87,12 @@ def lexical_text(text: str, meta: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _sentence_parts(text: str, meta: dict[str, Any]) -> list[str] | None:
+    """A row's sentences (labelled with who said them) when its best sentence is not simply the row."""
+    found = labelled_sentences(text)
+    return found if len(found) > 1 or found[0] != text or meta.get("breadcrumb") else None
+
+
 def _to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> Memory:
     meta = dict(item.metadata)
     tags = tuple(t for t in str(meta.pop("tags", "")).split("|") if t)
@@ -98,7 +111,8 @@ class LongTermMemory(Announcer):
     name = "longterm"
 
     def __init__(self, embedder: Embedder, store: VectorStore, *, default_mode: str = "hybrid",
-                 max_items: int = 20, settings: RecallSettings = DEFAULT_SETTINGS) -> None:
+                 max_items: int = 20, settings: RecallSettings = DEFAULT_SETTINGS,
+                 snapshot: Path | None = None) -> None:
         super().__init__()
         if default_mode not in MODES:
             raise ValueError(f"unknown recall mode {default_mode!r}; use one of {', '.join(MODES)}")
@@ -111,12 +125,30 @@ class LongTermMemory(Announcer):
         self._items: dict[str, StoredItem] = {}
         self._by_hash: dict[str, str] = {}
         self._filters = FilterIndex()
-        self._bm25 = BM25Index()
-        texts = []
-        for item in store.iter_all(batch=5000):
-            self._mirror(item, index_words=False)
-            texts.append((item.id, lexical_text(item.document, item.metadata)))
-        self._bm25.load(texts)
+        self._bm25 = BM25Index(tokens_of=self._tokens_of)
+        self._sentences: OrderedDict[str, Any] = OrderedDict()  # row id -> its sentence vectors (float16)
+        self.snapshot = snapshot  # where the in-process state is kept across restarts (snapshot.py)
+        restored = snapshots.load(snapshot, signature(embedder), store.count(), self._tokens_of) if snapshot else None
+        if restored is not None:
+            rows, self._bm25 = restored
+            for item in rows:
+                self._mirror(item, index_words=False)
+        else:
+            texts = []
+            for item in store.iter_all(batch=5000):
+                self._mirror(item, index_words=False)
+                texts.append((item.id, lexical_text(item.document, item.metadata)))
+            self._bm25.load(texts)
+        self._snapshot_on_disk = restored is not None
+
+    def _tokens_of(self, ids: list[str]) -> dict[str, list[str]]:
+        return {i: terms(lexical_text(self._items[i].document, self._items[i].metadata)) for i in ids}
+
+    def _changing(self) -> None:
+        """Before the first write after open: the snapshot on disk no longer matches, so it goes."""
+        if self._snapshot_on_disk and self.snapshot is not None:
+            snapshots.discard(self.snapshot)
+            self._snapshot_on_disk = False
 
     # --- bookkeeping
     def _mirror(self, item: StoredItem, index_words: bool = True) -> None:
@@ -127,6 +159,7 @@ class LongTermMemory(Announcer):
             self._bm25.add(item.id, lexical_text(item.document, item.metadata))
 
     def _unmirror(self, memory_id: str) -> StoredItem | None:
+        self._sentences.pop(memory_id, None)
         item = self._items.pop(memory_id, None)
         if item is not None:
             if self._by_hash.get(str(item.metadata.get("hash", ""))) == memory_id:
@@ -160,8 +193,6 @@ class LongTermMemory(Announcer):
     def _write(self, prepared: list[tuple[str, dict[str, Any]]], given: Any = None) -> list[RememberResult]:
         import uuid
 
-        import numpy as np
-
         results: list[RememberResult] = []
         ids, docs, metas, rows = [], [], [], []
         batch_ids: dict[str, int] = {}
@@ -189,17 +220,56 @@ class LongTermMemory(Announcer):
             rows.append(n)
             results.append(RememberResult(row_id, existing is None))
         if ids:
-            if given is None:
-                vectors = self.embedder.embed([vector_text(d, m) for d, m in zip(docs, metas, strict=True)])
+            self._changing()
+            parts = {i: p for i, d, m in zip(ids, docs, metas, strict=True) if (p := _sentence_parts(d, m))}
+            if given is None:  # the rows and their sentences in one embedding call
+                texts = [vector_text(d, m) for d, m in zip(docs, metas, strict=True)]
+                rows_out = self.embedder.embed(texts + [s for p in parts.values() for s in p])
+                vectors = rows_out[: len(texts)]
             else:
-                vectors = np.asarray(given, dtype=np.float32)[rows]
+                vectors, rows_out, parts = np.asarray(given, dtype=np.float32)[rows], None, {}
             self.vector_store.add(ids, vectors, docs, metas)
             for row_id, doc, meta in zip(ids, docs, metas, strict=True):
                 self._unmirror(row_id)
                 item = StoredItem(row_id, doc, meta)
                 self._mirror(item)
                 self.announce_capture(row_id, _to_memory(item))
+            if rows_out is not None:
+                self._keep_sentences(parts, rows_out[len(ids):])
         return results
+
+    # --- sentence vectors
+    def _keep_sentences(self, parts: dict[str, list[str]], vectors: Any) -> None:
+        pos = 0
+        for row_id, found in parts.items():
+            self._sentences[row_id] = np.asarray(vectors[pos : pos + len(found)], dtype=np.float16)
+            self._sentences.move_to_end(row_id)
+            pos += len(found)
+        while len(self._sentences) > SENTENCE_CACHE:
+            self._sentences.popitem(last=False)  # the least recently written or used first
+
+    def sentence_vectors(self, ids: list[str]) -> dict[str, Any]:
+        """The sentence vectors of those rows that have several sentences (or a breadcrumb), computed
+        when a row is written and kept for the most recent SENTENCE_CACHE rows; older ones are
+        embedded again when asked for. A one-sentence row's best sentence is the row itself."""
+        out, missing = {}, {}
+        for row_id in ids:
+            item = self._items.get(row_id)
+            if item is None:
+                continue
+            if row_id in self._sentences:
+                self._sentences.move_to_end(row_id)
+                out[row_id] = self._sentences[row_id]
+            elif found := _sentence_parts(item.document, item.metadata):
+                missing[row_id] = found
+        if missing:
+            self._keep_sentences(missing, self.embedder.embed([s for p in missing.values() for s in p]))
+            out.update({i: self._sentences[i] for i in missing if i in self._sentences})
+        return out
+
+    def similarity(self, vector: Any, ids: list[str]) -> dict[str, float]:
+        """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not reach)."""
+        return self.vector_store.similarity(vector, [i for i in ids if i in self._items])
 
     def remember(self, text: str, *, time: str | None = None, source: str = "agent", tags: Any = (),
                  kind: str = "memory", atom: str | None = None, extra: dict | None = None) -> RememberResult:
@@ -220,9 +290,10 @@ class LongTermMemory(Announcer):
         return self._write(prepared, vectors)
 
     def forget(self, memory_id: str) -> bool:
-        item = self._unmirror(memory_id)
-        if item is None:
+        if memory_id not in self._items:
             return False
+        self._changing()
+        item = self._unmirror(memory_id)
         self.vector_store.delete([memory_id])
         self.announce_delete(memory_id, _to_memory(item))
         return True
@@ -295,6 +366,11 @@ class LongTermMemory(Announcer):
         item = self._items.get(record_id)
         return None if item is None else _to_memory(item)
 
+    def row(self, record_id: str) -> StoredItem | None:
+        """The stored row itself (not a copy): for readers that rank hundreds of rows a query and
+        must not change them."""
+        return self._items.get(record_id)
+
     def remove(self, record_id: str) -> bool:
         return self.forget(record_id)
 
@@ -340,9 +416,15 @@ class LongTermMemory(Announcer):
         return self._filters.select(**filters)
 
     def close(self) -> None:
-        close = getattr(self.vector_store, "close", None)
-        if close is not None:
-            close()
+        """Write the snapshot (when there is a place for it and something changed), close the store."""
+        try:
+            if self.snapshot is not None and not self._snapshot_on_disk:
+                snapshots.save(self.snapshot, signature(self.embedder), self._items, self._bm25)
+                self._snapshot_on_disk = True
+        finally:
+            close = getattr(self.vector_store, "close", None)
+            if close is not None:
+                close()
 
 
 def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DEFAULT_SETTINGS) -> LongTermMemory:
@@ -351,15 +433,17 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
     from mettaclaw.memory.vectors import InMemoryVectorStore
 
     sig = signature(embedder)
-    if config.chromaMode == "embedded":
+    snapshot = None
+    if config.chromaMode == "embedded":  # one process owns the folder: its snapshot can be trusted
         store: Any = ChromaVectorStore.embedded(config.memory_path("chroma"), embedder_signature=sig)
+        snapshot = config.memory_path("index-snapshot")
     elif config.chromaMode == "server":
         store = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig)
     else:
         store = InMemoryVectorStore()
     try:
         return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems,
-                              settings=settings)
+                              settings=settings, snapshot=snapshot)
     except BaseException:
         getattr(store, "close", lambda: None)()
         raise

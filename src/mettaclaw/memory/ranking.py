@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 Node = tuple[str, str]  # (layer, id)
@@ -31,7 +32,8 @@ class ActivationWeights(BaseModel):
 
 
 class RecallSettings(BaseModel):
-    """Every knob of recall. Fusion weights are per ranking: `bm25` and `vector` over the memory index,
+    """Every knob of recall; the defaults were chosen on LoCoMo conversations 0-1 through the live agent
+    (bench/locomo.py) and checked once on conversations 2-6. Fusion weights are per ranking: `bm25` and `vector` over the memory index,
     `sentences` (the index's candidates re-ranked by their best sentence) and `semantic` (the semantic
     layer's own ranking; its facts and summaries are also in the index, so it adds little)."""
 
@@ -40,12 +42,12 @@ class RecallSettings(BaseModel):
     rrf_k: int = Field(60, ge=1)
     bm25: float = Field(1.0, ge=0)
     vector: float = Field(0.2, ge=0)
-    sentences: float = Field(0.2, ge=0)
+    sentences: float = Field(0.3, ge=0)
     semantic: float = Field(0.0, ge=0)
     depth: int = Field(200, ge=1)  # candidates taken from each ranking
     sentence_pool: int = Field(200, ge=1)  # fused candidates whose sentences are compared with the query
     seeds: int = Field(10, ge=1)  # best hits spreading activation starts from
-    spread_weight: float = Field(30.0, ge=0)  # activation's share, in units of the best fused score
+    spread_weight: float = Field(3.0, ge=0)  # activation's share, in units of the best fused score
     spread_steps: int = Field(3, ge=0)
     retention: float = Field(0.5, ge=0, le=1)
     spread_decay: float = Field(0.1, ge=0, lt=1)
@@ -74,26 +76,63 @@ def fuse(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float],
     return scores, ranks
 
 
-def spread(neighbours: Neighbours, seeds: Mapping[Node, float], steps: int = 3, retention: float = 0.5,
-           decay: float = 0.1, threshold: float = 0.01, *, with_seeds: bool = False) -> dict[str, list[tuple[str, float]]]:
-    """The spec's spreading search over any layers: each step a node keeps `retention` of its
-    activation and passes the rest to its neighbours in proportion to link weight (normalised when
-    the weights sum past 1), everything decays by `decay`, and nodes under `threshold` drop out.
-    Returns {layer: [(id, activation), ...]}, strongest first, without the seeds unless `with_seeds`."""
-    act = {node: float(v) for node, v in seeds.items() if v > 0}
+def activation(neighbours: Neighbours, seeds: Sequence[tuple[Node, float]], steps: int = 3, retention: float = 0.5,
+               decay: float = 0.1, threshold: float = 0.01) -> tuple[list[Node], np.ndarray]:
+    """The spec's spreading search, from each seed on its own and all at once: each step a node keeps
+    `retention` of its activation and passes the rest to its neighbours in proportion to link weight
+    (normalised when the weights sum past 1), everything decays by `decay`, and activation under
+    `threshold` drops out. Returns the nodes reached and their activation, one column per seed (what
+    started there), so a caller can tell support from others from a node's own activation coming back.
+    Each node's links are asked for once, however many seeds reach it."""
+    nodes: list[Node] = []
+    index: dict[Node, int] = {}
+
+    def node_index(node: Node) -> int:
+        if node not in index:
+            index[node] = len(nodes)
+            nodes.append(node)
+        return index[node]
+
+    for node, _ in seeds:
+        node_index(node)
+    act = np.zeros((len(nodes), len(seeds)))
+    for col, (node, value) in enumerate(seeds):
+        act[index[node], col] = max(0.0, float(value))
+    src: list[int] = []
+    dst: list[int] = []
+    share: list[float] = []
+    expanded: set[int] = set()
     for _ in range(max(0, steps)):
-        nxt: dict[Node, float] = defaultdict(float)
-        for node, value in act.items():
-            nxt[node] += value * retention
-            links = neighbours(*node)
+        for i in np.flatnonzero(act.max(axis=1) > 0):
+            if i in expanded:
+                continue
+            expanded.add(int(i))
+            links = neighbours(*nodes[i])
             total = max(1.0, sum(w for _, _, w in links))
             for layer, other, weight in links:
-                nxt[(layer, other)] += value * (1.0 - retention) * weight / total
-        act = {n: v * (1.0 - decay) for n, v in nxt.items() if v * (1.0 - decay) >= threshold}
+                src.append(int(i))
+                dst.append(node_index((layer, other)))
+                share.append((1.0 - retention) * weight / total)
+        grown = np.zeros((len(nodes), len(seeds)))
+        grown[: act.shape[0]] = act
+        nxt = retention * grown
+        if src:
+            np.add.at(nxt, np.asarray(dst), np.asarray(share)[:, None] * grown[np.asarray(src)])
+        act = nxt * (1.0 - decay)
+        act[act < threshold] = 0.0
+    return nodes, act
+
+
+def spread(neighbours: Neighbours, seeds: Mapping[Node, float], steps: int = 3, retention: float = 0.5,
+           decay: float = 0.1, threshold: float = 0.01, *, with_seeds: bool = False) -> dict[str, list[tuple[str, float]]]:
+    """`activation` summed over the seeds: {layer: [(id, activation), ...]}, strongest first, without
+    the seeds unless `with_seeds`."""
+    nodes, act = activation(neighbours, list(seeds.items()), steps, retention, decay, threshold)
+    total = act.sum(axis=1)
     grouped: dict[str, list[tuple[str, float]]] = defaultdict(list)
-    for (layer, node), value in sorted(act.items(), key=lambda kv: -kv[1]):
-        if with_seeds or (layer, node) not in seeds:
-            grouped[layer].append((node, value))
+    for i in np.argsort(-total, kind="stable"):
+        if total[i] > 0 and (with_seeds or nodes[i] not in seeds):
+            grouped[nodes[i][0]].append((nodes[i][1], float(total[i])))
     return dict(grouped)
 
 
@@ -102,3 +141,16 @@ def spread_with(neighbours: Neighbours, seeds: Mapping[Node, float], settings: R
     """`spread` with the steps, retention, decay and threshold of `settings`."""
     return spread(neighbours, seeds, settings.spread_steps, settings.retention, settings.spread_decay,
                   settings.spread_threshold, with_seeds=with_seeds)
+
+
+def support(neighbours: Neighbours, seeds: Mapping[Node, float],
+            settings: RecallSettings = DEFAULT_SETTINGS) -> dict[Node, float]:
+    """What each node received from the seeds other than itself: a seed's own activation coming back
+    (through its concepts, say) is not support."""
+    order = list(seeds.items())
+    nodes, act = activation(neighbours, order, settings.spread_steps, settings.retention, settings.spread_decay,
+                            settings.spread_threshold)
+    gains = act.sum(axis=1)
+    seeds_at = np.arange(len(order))  # the seeds are the first nodes, in seed order
+    gains[seeds_at] -= act[seeds_at, seeds_at]
+    return {nodes[i]: float(gains[i]) for i in np.flatnonzero(gains > 0)}

@@ -16,23 +16,21 @@ words) nothing is shown: an unrelated question gets "no memories match", not the
 
 from __future__ import annotations
 
-import re
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, spread_with
-from .text import sentences, term_set
+from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
+from .text import labelled_sentences, term_set
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
-SENTENCE_CACHE = 20_000  # rows whose sentence vectors recall keeps (about 30 MB with MiniLM)
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
 LAYER_KINDS = {"episodic": ("episode", "memory", "belief", "prior"), "semantic": ("derived",)}
-FLOORS = {"hash": 0.15}  # relevance floor by embedder name; others get DEFAULT_FLOOR
+FLOORS = {"hash": 0.3}  # relevance floor by embedder name (the 64-d hash embedder: noise about +-0.13)
 DEFAULT_FLOOR = 0.2  # all-MiniLM-L6-v2: unrelated sentences score about 0 to 0.15
+MAX_CITES_SHOWN = 5  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
 
 
 def floor_for(embedder_name: str, settings: RecallSettings = DEFAULT_SETTINGS) -> float:
@@ -56,17 +54,18 @@ class Hit:
         return self.cites if self.shows else []
 
 
-_LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
+def _text(item: Any) -> str:
+    """The text of an index row or a semantic record."""
+    return item.content if hasattr(item, "content") else item.document
 
 
-def labelled_sentences(text: str) -> list[str]:
-    """A memory's sentences, each keeping the memory's "Who: " label: a chat line's later sentences
-    are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims)."""
-    found = sentences(text) or [text]
-    label = _LABEL.match(text)
-    if label is None:
-        return found
-    return [s if s.startswith(label.group(0)) else label.group(0) + s for s in found]
+def _said(text: str) -> str:
+    """What makes two hits the same statement: the same words, whatever the spacing and case."""
+    return " ".join(text.casefold().split())
+
+
+def _breadcrumb(item: Any) -> bool:
+    return bool(getattr(item, "metadata", {}).get("breadcrumb"))
 
 
 class LayerGraph:
@@ -84,9 +83,7 @@ class LayerGraph:
     def __call__(self, layer: str, node: str) -> list[tuple[str, str, float]]:
         out: list[tuple[str, str, float]] = []
         if layer in ("semantic", "episodic") and self.semantic is not None:
-            for edge in self.semantic.records.edges_of(node):
-                other = edge.other(node)
-                out.append((edge.dst_layer if other == edge.dst else edge.src_layer, other, edge.weight))
+            out.extend(self.semantic.records.links_of(node))
         if layer == "episodic" and self.adjacent is not None:
             out.extend(("episodic", n, self.adjacency_weight) for n in self.adjacent(node))
         return out
@@ -100,7 +97,6 @@ class Recall:
         self.index, self.semantic, self.settings, self.mode = index, semantic, settings, mode
         self.graph = graph or LayerGraph(semantic, adjacency_weight=settings.adjacency_weight)
         self.floor = floor_for(index.embedder.name, settings)
-        self._sentence_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
     # --- the ranked list
     def recall(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
@@ -147,13 +143,14 @@ class Recall:
 
     def _key(self, row_id: str, keys: dict[str, tuple[str, Any]]) -> str | None:
         """The fusion key of an index row: a mirrored dream record is its semantic record."""
-        row = self.index.get(row_id)
+        row = self.index.row(row_id)
         if row is None:
             return None
-        if row.kind == "derived" and row.meta.get("semantic_id"):
-            key, layer = str(row.meta["semantic_id"]), "semantic"
+        kind, semantic_id = row.metadata.get("kind"), row.metadata.get("semantic_id")
+        if kind == "derived" and semantic_id:
+            key, layer = str(semantic_id), "semantic"
         else:
-            key, layer = row_id, "episodic" if row.kind == "episode" else "longterm"
+            key, layer = row_id, "episodic" if kind == "episode" else "longterm"
         keys.setdefault(key, (layer, row))
         return key
 
@@ -167,42 +164,31 @@ class Recall:
         if hasattr(item, "content"):  # a semantic record (from the semantic ranking or spreading)
             return Hit("semantic", item.id, item.content, score, list(item.source_episodes),
                        shows=item.kind in SHOWING_KINDS)
-        cites = [c for c in str(item.meta.get("cites", "")).split("|") if c] if layer == "semantic" else \
+        meta = item.metadata
+        cites = [c for c in str(meta.get("cites", "")).split("|") if c] if layer == "semantic" else \
             [item.id] if layer == "episodic" else []
-        return Hit(layer, key, item.text, score, cites, time=item.time)
+        return Hit(layer, key, item.document, score, cites, time=str(meta.get("time", "")))
 
     # --- relevance
     def _best_sentences(self, query: str, pool: list[str], keys: dict[str, tuple[str, Any]],
                         cosine: dict[str | None, float]) -> dict[str, float]:
-        """Each pooled candidate's best sentence's cosine with the query. A one-sentence row's best
-        sentence is the row itself, whose cosine the vector ranking already gave; the rest are
-        embedded once and cached."""
-        embedder = self.index.embedder
-        out: dict[str, float] = {}
-        missing: list[tuple[str, list[str]]] = []
-        for key in pool:
-            item = keys[key][1]
-            text = item.content if hasattr(item, "content") else item.text
-            parts = labelled_sentences(text)
-            if key in self._sentence_vectors:
-                continue
-            if len(parts) == 1 and parts[0] == text and key in cosine and not getattr(item, "meta", {}).get("breadcrumb"):
-                out[key] = cosine[key]
-            else:
-                missing.append((key, parts))
-        q = embedder.embed([query])[0]
-        flat = [p for _, parts in missing for p in parts]
-        if flat:
-            rows, pos = embedder.embed(flat), 0
-            for key, parts in missing:
-                self._sentence_vectors[key] = rows[pos : pos + len(parts)]
-                pos += len(parts)
-            while len(self._sentence_vectors) > SENTENCE_CACHE:
-                self._sentence_vectors.popitem(last=False)  # the oldest first
-        for key in pool:
-            if key not in out and key in self._sentence_vectors:
-                self._sentence_vectors.move_to_end(key)
-                out[key] = float(np.max(self._sentence_vectors[key] @ q))
+        """Each pooled candidate's best sentence's cosine with the query: from the sentence vectors the
+        index keeps for rows of several sentences, else the row's own cosine (the vector ranking's, or
+        asked of the store)."""
+        q = self.index.embedder.embed([query])[0]
+        rows = {keys[k][1].id: k for k in pool if not hasattr(keys[k][1], "content")}
+        out = {rows[i]: float(np.max(np.asarray(v, dtype=np.float32) @ q))
+               for i, v in self.index.sentence_vectors(list(rows)).items()}
+        whole = [i for i, k in rows.items() if k not in out and k not in cosine]
+        out.update({rows[i]: s for i, s in self.index.similarity(q, whole).items()})
+        out.update({k: cosine[k] for k in rows.values() if k not in out and k in cosine})
+        records = [k for k in pool if k not in rows.values()]  # semantic records the index does not hold
+        if records:
+            parts = [labelled_sentences(_text(keys[k][1])) for k in records]
+            vectors, pos = self.index.embedder.embed([s for p in parts for s in p]), 0
+            for key, found in zip(records, parts, strict=True):
+                out[key] = float(np.max(vectors[pos : pos + len(found)] @ q))
+                pos += len(found)
         return out
 
     def _relevance(self, query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
@@ -212,35 +198,26 @@ class Recall:
         wanted = term_set(query)
         out = {}
         for key in scores:
-            item = keys[key][1]
-            text = item.content if hasattr(item, "content") else item.text
-            lexical = 1.0 if wanted and wanted <= term_set(text) else -1.0
-            out[key] = max(best_sentence.get(key, cosine.get(key, -1.0)), lexical)
+            out[key] = best_sentence.get(key, cosine.get(key, -1.0))
+            if out[key] < self.floor and wanted and wanted <= term_set(_text(keys[key][1])):
+                out[key] = 1.0
         return out
 
     # --- spreading and the shown list
     def _spread(self, hits: dict[str, Hit], keys: dict[str, tuple[str, Any]]) -> dict[str, float]:
-        """Add `spread_weight` x (activation each node received from the other top seeds, in units of the
-        best score). Spreading runs from each seed on its own, so what a hit gets back of its own
-        activation (through its concepts, say) is no gain: a hit with no links loses nothing to one
-        that has them, and support means support from another relevant hit."""
+        """Add `spread_weight` x (activation each node received from the other top seeds, in units of
+        the best score; `ranking.support`). What a hit gets back of its own activation is no gain, so a
+        hit with no links loses nothing to one that has them."""
         s = self.settings
-        top = sorted(hits.values(), key=lambda h: -h.score)[: s.seeds]
+        top, said = [], set()
+        for hit in sorted(hits.values(), key=lambda h: -h.score):
+            if len(top) < s.seeds and _said(hit.text) not in said:  # copies of one statement are one seed
+                said.add(_said(hit.text))
+                top.append(hit)
         best = top[0].score if top else 0.0
         if s.spread_weight <= 0 or best <= 0:
             return {}
-        links: dict[tuple[str, str], list[tuple[str, str, float]]] = {}
-
-        def neighbours(layer: str, node: str) -> list[tuple[str, str, float]]:
-            if (layer, node) not in links:
-                links[(layer, node)] = self.graph(layer, node)
-            return links[(layer, node)]
-
-        gains: dict[tuple[str, str], float] = {}
-        for hit in top:
-            for layer, found in spread_with(neighbours, {(hit.layer, hit.id): hit.score / best}, s).items():
-                for node_id, activation in found:
-                    gains[(layer, node_id)] = gains.get((layer, node_id), 0.0) + activation
+        gains = support(self.graph, {(h.layer, h.id): h.score / best for h in top}, s)
         reached: dict[str, float] = {}
         for (layer, node_id), gain in gains.items():
             if node_id not in hits:
@@ -265,14 +242,23 @@ class Recall:
     @staticmethod
     def _shown(ordered: list[Hit], limit: int) -> list[Hit]:
         """The best hits that show something new: pointers (concepts) and hits whose episodes a better
-        hit already shows are left out."""
-        out, covered = [], set()
+        hit already shows are left out, and a statement said again in the same words is one hit that
+        cites every episode that said it."""
+        out: list[Hit] = []
+        covered: set[str] = set()
+        said: dict[str, Hit] = {}
         for hit in ordered:
             if not hit.shows:
                 continue  # activation flowed through it; the model is shown what it points at instead
+            same = said.get(_said(hit.text))
+            if same is not None:
+                same.cites = list(dict.fromkeys([*same.cites, *hit.cites]))
+                covered.update(hit.covers)
+                continue
             if hit.covers and set(hit.covers) <= covered:
                 continue
             covered.update(hit.covers)
+            said[_said(hit.text)] = hit
             out.append(hit)
             if len(out) >= limit:
                 break
@@ -283,7 +269,7 @@ def render(hits: list[Hit], explain: bool = False) -> str:
     """Hits as the model reads them: numbered, with layer, time, id and the episodes they stand for."""
     lines = []
     for n, hit in enumerate(hits, start=1):
-        src = f", from {', '.join(hit.cites[:5])}{' ...' if len(hit.cites) > 5 else ''}" \
+        src = f", from {', '.join(hit.cites[:MAX_CITES_SHOWN])}{' ...' if len(hit.cites) > MAX_CITES_SHOWN else ''}" \
             if hit.cites and hit.cites != [hit.id] else ""
         when = f" ({hit.time})" if hit.time else ""
         line = f"{n}. [{hit.layer}]{when} {hit.text} (id {hit.id}{src})"

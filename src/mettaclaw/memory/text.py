@@ -23,8 +23,9 @@ _STOP_TEXT = (
     "this that these those what which who whom whose when where why how not no nor so than too very can "
     "will just would could should shall may might must about into onto over after before again then once "
     "there here all any both each few more most other some such only own same s t d ll m re ve don now also "
-    "up out off hey hi oh yeah yes ok okay really wow thanks"
-)
+    "up out off hey hi oh yeah yes ok okay really wow thanks thank yep yup nope lol haha hmm awesome cool great "
+    "nice glad congrats congratulations amazing sounds totally definitely absolutely super sure gonna wanna"
+)  # the last line: what people say to keep a chat going, which no memory is about
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
@@ -63,6 +64,20 @@ def sentences(text: str, limit: int = 50) -> list[str]:
     return [s.strip() for s in SENTENCE_BREAK.split(text) if s and len(s.strip()) >= MIN_SENTENCE][:limit]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # recall compares the same candidates' texts query after query
 def term_set(text: str) -> frozenset[str]:
     """The distinct content terms of a text: what two statements are compared on."""
     return frozenset(terms(text))
+
+
+_LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
+
+
+def labelled_sentences(text: str) -> list[str]:
+    """A memory's sentences, each keeping the memory's "Who: " label: a chat line's later sentences
+    are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims)."""
+    found = sentences(text) or [text]
+    label = _LABEL.match(text)
+    if label is None:
+        return found
+    return [s if s.startswith(label.group(0)) else label.group(0) + s for s in found]

@@ -39,6 +39,11 @@ class VectorStore(Protocol):
         leave document and metadata empty; Chroma then skips a SQLite read per hit."""
         ...
 
+    def similarity(self, vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+        """Cosine similarity of these rows (those that exist) to `vector`: rank a candidate set a
+        nearest-neighbour query did not reach."""
+        ...
+
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]: ...
 
     def count(self) -> int: ...
@@ -56,6 +61,17 @@ _OPS = {
     "$in": lambda a, b: a in b,
     "$nin": lambda a, b: a not in b,
 }
+
+
+def cosines(vector: np.ndarray, ids: list[str], rows: Any) -> dict[str, float]:
+    """{id: cosine of its row with `vector`} (rows need not be normalised)."""
+    if not ids:
+        return {}
+    mat = np.asarray(rows, dtype=np.float32)
+    q = np.asarray(vector, dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1) * (np.linalg.norm(q) or 1.0)
+    sims = mat @ q / np.where(norms == 0, 1.0, norms)
+    return {i: float(s) for i, s in zip(ids, sims, strict=True)}
 
 
 def matches(metadata: dict[str, Any], where: Where | None) -> bool:
@@ -105,12 +121,11 @@ class InMemoryVectorStore:
         ids = [i for i, item in self._rows.items() if matches(item.metadata, where)]
         if not ids or k <= 0:
             return []
-        mat = np.stack([self._vecs[i] for i in ids])
-        q = np.asarray(vector, dtype=np.float32)
-        norms = np.linalg.norm(mat, axis=1) * (np.linalg.norm(q) or 1.0)
-        sims = mat @ q / np.where(norms == 0, 1.0, norms)
-        order = np.argsort(-sims)[:k]
-        return [(self._rows[ids[j]], float(sims[j])) for j in order]
+        sims = self.similarity(vector, ids)
+        return [(self._rows[i], sims[i]) for i in sorted(ids, key=lambda i: -sims[i])[:k]]
+
+    def similarity(self, vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+        return cosines(vector, [i for i in ids if i in self._vecs], [self._vecs[i] for i in ids if i in self._vecs])
 
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]:
         found = [item for item in self._rows.values() if matches(item.metadata, where)]

@@ -33,3 +33,8 @@ class CachedEmbedder:
         while len(self._cache) > self.size:
             self._cache.popitem(last=False)
         return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def forget(self, text: str) -> None:
+        """Drop one text's vector, so its next embedding is computed again (a benchmark timing a
+        question as if it were new)."""
+        self._cache.pop(text, None)

@@ -7,8 +7,7 @@ crash mid-dream resumes from the last finished batch instead of losing or double
 
 from __future__ import annotations
 
-import bisect
-import threading
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -54,45 +53,14 @@ class EpisodeSource(Protocol):
 
 
 class TraceSource:
-    """The episodic trace as a source. The first read scans the file (the trace's public iteration);
-    after that, episodes announced by the trace's capture callback (`push`) are served from memory,
-    so a busy agent does not re-read a long trace for every new episode. A consumer further back
-    than what memory holds gets a scan again."""
+    """The episodic trace as a source. A watermark is a record's byte offset, so the episodes after it
+    are read by seeking there: neither a long trace nor each new episode costs a scan of the file."""
 
-    def __init__(self, trace: Any, keep: int = 20_000) -> None:
-        self.trace, self.keep = trace, keep
-        self._lock = threading.Lock()
-        self._base: int | None = None  # everything after this mark is in self._recent
-        self._recent: list[DreamEpisode] = []
-        self.fed = False  # True once the trace's capture callback feeds us: only then is memory complete
-
-    def push(self, episode: Any) -> None:
-        ep = from_trace(episode)
-        with self._lock:
-            self.fed = True
-            if self._base is not None and ep.mark > self._base and (not self._recent or ep.mark > self._recent[-1].mark):
-                self._recent.append(ep)
-                if len(self._recent) > self.keep:
-                    dropped = self._recent[: len(self._recent) - self.keep]
-                    del self._recent[: len(dropped)]
-                    self._base = dropped[-1].mark
+    def __init__(self, trace: Any) -> None:
+        self.trace = trace
 
     def after(self, mark: int, limit: int) -> list[DreamEpisode]:
-        with self._lock:
-            if self.fed and self._base is not None and mark >= self._base:
-                start = bisect.bisect_right([e.mark for e in self._recent], mark)
-                return self._recent[start : start + limit]
-        out: list[DreamEpisode] = []
-        last = -1
-        for episode in self.trace:
-            offset = int(episode.id.removeprefix("ep-"))
-            last = offset
-            if offset > mark and len(out) < limit:
-                out.append(from_trace(episode))
-        with self._lock:
-            self._base = last
-            self._recent = [e for e in self._recent if e.mark > last]
-        return out
+        return [from_trace(e) for e in itertools.islice(self.trace.records_after(mark), limit)]
 
 
 class ListSource:

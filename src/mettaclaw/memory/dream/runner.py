@@ -72,6 +72,7 @@ class Dreamer:
         self._stop = threading.Event()
         self._requested: str | None = None
         self._thread: threading.Thread | None = None
+        self._handling = False  # the worker is handling a wake-up
         self._new = 0
         self.running: DreamReport | None = None
         self.progress: tuple[str, int, int] = ("idle", 0, 0)
@@ -85,9 +86,6 @@ class Dreamer:
 
     def on_episode(self, record_id: str, record: Any) -> None:
         """The capture callback: constant time, never touches memory (the turn is waiting on it)."""
-        push = getattr(self.source, "push", None)
-        if push is not None:
-            push(record)
         self._new += 1
         if self._new >= self.every_n:
             self._new = 0
@@ -125,10 +123,13 @@ class Dreamer:
             self._thread.join(timeout)
 
     def wait(self, timeout: float | None = None) -> DreamReport | None:
-        """Block until no dream is pending or running (tests, shutdown); the last report."""
+        """Block until the worker has nothing left to do: no wake-up unhandled (concepts of new
+        episodes, a schedule check), no dream pending or running; the last report. Benchmarks and
+        tests pace their input with it, so what a dream sees does not depend on thread timing."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._done:
-            while self._requested or self._dreaming.locked():
+            while (self._wake.is_set() and self._thread is not None and self._thread.is_alive()) or self._handling \
+                    or self._requested or self._dreaming.locked():
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     break
@@ -138,7 +139,9 @@ class Dreamer:
     def _work(self) -> None:
         while not self._stop.is_set():
             self._wake.wait(timeout=self._until_schedule())
-            self._wake.clear()
+            with self._done:
+                self._handling = True
+                self._wake.clear()
             if self._stop.is_set():
                 break
             try:
@@ -151,6 +154,7 @@ class Dreamer:
             except Exception:  # a failed dream is reported and retried later; the agent goes on
                 log.exception("dream failed")
             with self._done:
+                self._handling = False
                 self._done.notify_all()
 
     def _until_schedule(self) -> float | None:
@@ -281,7 +285,9 @@ class Dreamer:
         if self.theme_policy is not None:
             changed = themes.collect(self.state.theme_sentences, batch, self.group_by, self.theme_policy)
             self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
-        per_group = [self.summariser.summarise([batch[i] for i in group]) for group in groups]
+        # a participant's name is no content ("Yep, Caroline." said twenty times is no fact)
+        ignore = themes.participant_names(self.state.theme_sentences, batch, self.group_by)
+        per_group = [self.summariser.summarise([batch[i] for i in group], ignore) for group in groups]
         if isinstance(self.semantic.embedder, CachedEmbedder):  # one batched call instead of one a candidate
             self.semantic.embedder.embed([" ".join(c.content.split()) for cands in per_group for c in cands])
         for candidates in per_group:
@@ -324,7 +330,7 @@ class Dreamer:
                 return
             self.progress = ("themes", n, len(pending))
             found = themes.build(group, self.state.theme_sentences.get(group, []), self.embedder, self.theme_policy,
-                                 common)
+                                 common, cohesion=self.semantic.thresholds.relevant)
             with self.lock:
                 written, retired = themes.refresh(self.semantic, group, found)
                 for result in written:

@@ -1,9 +1,12 @@
 """Cluster -> candidate facts, each citing exactly the episodes its text came from.
 
-Offline (`ExtractiveSummariser`): sentences are never invented, only chosen. A sentence said again
-in other episodes of the cluster (near-identical content words) becomes one *fact* citing every
-episode that said it; the cluster's most central sentences (those sharing the most recurring words)
-become one *summary* citing only the episodes those sentences were taken from. With a model
+Offline (`ExtractiveSummariser`): sentences are never invented, only chosen, and only sentences that
+say something: three content words or more (stop words and chat fillers are none) beyond `ignore`
+(the participants' names), so "Yep, Caroline.", "Coffee time!" or "Wow, that sounds awesome!" said
+twenty times is no fact. A sentence said again in other episodes of the cluster (near-identical content words, the
+same numbers) becomes one *fact* citing every episode that said it; the cluster's most central
+sentences that share the topic of the most central one become one *summary* citing only the episodes
+those sentences were taken from, so unrelated statements are never glued into one record. With a model
 (`LLMSummariser`), the model writes the facts and must cite episode numbers; uncited or wrongly cited
 lines are dropped, and a failed call falls back to the extractive summariser for that cluster.
 """
@@ -47,6 +50,10 @@ def attributed(lines: Sequence[tuple[str, str]]) -> str:
     return " ".join(out)
 
 
+def _numbers(terms: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for t in terms if t[0].isdigit())
+
+
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
@@ -56,15 +63,15 @@ class ExtractiveSummariser:
 
     name = "extractive"
 
-    def __init__(self, same: float = 0.6, summary_sentences: int = 4, min_terms: int = 2) -> None:
+    def __init__(self, same: float = 0.6, summary_sentences: int = 4, min_terms: int = 3) -> None:
         self.same, self.summary_sentences, self.min_terms = same, summary_sentences, min_terms
 
-    def summarise(self, cluster: Sequence[DreamEpisode]) -> list[CandidateFact]:
-        items: list[tuple[str, str, frozenset[str]]] = []  # (episode id, sentence, terms)
+    def summarise(self, cluster: Sequence[DreamEpisode], ignore: frozenset[str] = frozenset()) -> list[CandidateFact]:
+        items: list[tuple[str, str, frozenset[str]]] = []  # (episode id, sentence, content terms)
         for ep in cluster:
             who = str(ep.meta.get("who") or "")
             for sent in sentences(ep.text):
-                t = term_set(sent)
+                t = term_set(sent) - ignore
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS:
                     # a sentence lifted out of its episode keeps who said it
                     items.append((ep.id, sent if not who or sent.startswith(who) else f"{who}: {sent}", t))
@@ -84,8 +91,8 @@ class ExtractiveSummariser:
         """Groups of near-identical sentences from at least two episodes (and their word sets)."""
         groups: list[list[tuple[str, str, frozenset[str]]]] = []
         for item in items:
-            for group in groups:
-                if _jaccard(group[0][2], item[2]) >= self.same:
+            for group in groups:  # the same statement: near-identical words and exactly the same numbers
+                if _jaccard(group[0][2], item[2]) >= self.same and _numbers(group[0][2]) == _numbers(item[2]):
                     group.append(item)
                     break
             else:
@@ -102,7 +109,7 @@ class ExtractiveSummariser:
     def _summary(self, items: list[tuple[str, str, frozenset[str]]], df: Counter, n_eps: int,
                  said_again: list[frozenset[str]]) -> CandidateFact | None:
         """The most central sentences (recurring words, one sentence an episode, none already a
-        recurring fact), in time order."""
+        recurring fact, each sharing a word with the most central one), in time order."""
         if n_eps < 2:
             return None
         scored = []
@@ -112,9 +119,13 @@ class ExtractiveSummariser:
                 scored.append((weight, order, ep_id, sent))
         chosen: dict[str, tuple[int, str]] = {}
         taken = list(said_again)
+        topic: frozenset[str] | None = None  # the most central sentence's words: what the summary is about
         for _, order, ep_id, sent in sorted(scored, key=lambda s: (-s[0], s[1])):
             ts = items[order][2]
+            if topic is not None and not ts & topic:
+                continue
             if ep_id not in chosen and all(_jaccard(ts, t) < self.same for t in taken):
+                topic = ts if topic is None else topic
                 chosen[ep_id] = (order, sent)
                 taken.append(ts)
             if len(chosen) >= self.summary_sentences:
@@ -142,7 +153,7 @@ class LLMSummariser:
         self.name = f"llm:{getattr(llm, 'name', 'model')}"
         self.failures = 0
 
-    def summarise(self, cluster: Sequence[DreamEpisode]) -> list[CandidateFact]:
+    def summarise(self, cluster: Sequence[DreamEpisode], ignore: frozenset[str] = frozenset()) -> list[CandidateFact]:
         from mettaclaw.llm import LLMError
 
         listing, used = [], 0
@@ -157,7 +168,7 @@ class LLMSummariser:
         except LLMError as err:
             self.failures += 1
             log.warning("dream summariser: model failed (%s); using the extractive summariser", err)
-            return self.fallback.summarise(cluster)
+            return self.fallback.summarise(cluster, ignore)
         facts = []
         for line in reply.splitlines():
             m = _LINE.match(line)

@@ -40,7 +40,7 @@ class ThemePolicy:
     max_sentences: int = 10  # the most central sentences a theme shows
     window: int = 3000  # the most recent content sentences kept per participant
     total: int = 20_000  # all participants together (a channel of many speakers): the least recent go first
-    min_terms: int = 2  # content words (beyond the background) that make a sentence worth keeping
+    min_terms: int = 3  # content words (beyond names and background) that make a sentence worth keeping
 
     def __post_init__(self) -> None:
         if self.size < 2 or self.max_sentences < 2 or self.window < 2 or self.min_terms < 1 or self.total < self.window:
@@ -68,14 +68,21 @@ def content_sentences(ep: DreamEpisode, who: str, common: frozenset[str], policy
     return out
 
 
+def participant_names(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode],
+                      group_by: str | None) -> frozenset[str]:
+    """The words of every participant's name, the batch's and the window's: "Thanks, Maria!" says
+    nothing about a topic."""
+    if not group_by:
+        return frozenset()
+    return frozenset().union(*(term_set(g) for g in {*kept, *(str(ep.meta.get(group_by) or "") for ep in batch)}))
+
+
 def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], group_by: str | None,
             policy: ThemePolicy) -> set[str]:
     """Add a batch's content sentences to `kept` ({group: [[episode id, time, sentence], ...]}, the
     dream state's window); returns the groups that gained any. Idempotent: a replayed batch adds nothing."""
     changed = set()
-    # the participants' names (the speaker's own among them): "Thanks, Maria!" says nothing about a topic
-    names = frozenset().union(*(term_set(g) for g in {*kept, *(str(ep.meta.get(group_by) or "") for ep in batch)})) \
-        if group_by else frozenset()
+    names = participant_names(kept, batch, group_by)
     seen = {str(row[0]) for rows in kept.values() for row in rows}
     for ep in batch:
         group = str(ep.meta.get(group_by) or "") if group_by else ""
@@ -111,10 +118,12 @@ def background(kept: dict[str, list[list[Any]]], share: float = 0.2, floor: int 
 
 
 def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
-          common: frozenset[str] = frozenset()) -> list[Theme]:
+          common: frozenset[str] = frozenset(), cohesion: float = 0.0) -> list[Theme]:
     """The themes of one participant's kept sentences (deterministic for the same rows), from those
     that say something beyond `common`. A sentence said in several episodes is shown once and cites
-    all of them."""
+    all of them. k-means puts every sentence somewhere, so a sentence stays in its theme only if
+    another sentence of the theme is about the same thing (cosine at least `cohesion`): a theme never
+    glues a wifi password to a passport's expiry."""
     said: dict[str, list[list[Any]]] = {}
     for row in rows:
         if len(term_set(str(row[2])) - common - term_set(group)) < policy.min_terms:
@@ -125,7 +134,12 @@ def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
         return []
     vectors = np.asarray(embedder.embed([attributed([(group, str(r[0][2]))]) for r in distinct]), dtype=np.float32)
     out = []
-    for members in cluster_vectors(vectors, max(1, len(distinct) // policy.size)):
+    for found in cluster_vectors(vectors, max(1, len(distinct) // policy.size)):
+        close = vectors[found] @ vectors[found].T
+        np.fill_diagonal(close, -1.0)
+        members = [m for m, best in zip(found, close.max(axis=1), strict=True) if best >= cohesion]
+        if len(members) < 2:
+            continue
         centre = vectors[members].mean(axis=0)
         central = sorted(sorted(members, key=lambda i: -float(vectors[i] @ centre))[: policy.max_sentences],
                          key=lambda i: min(float(r[1]) for r in distinct[i]))

@@ -139,12 +139,4 @@ def spreading_activation(store: SemanticStore, context: list[str], candidates: s
 
 def edge_neighbours(store: SemanticStore) -> Neighbours:
     """The store's edges as a `ranking.Neighbours` function (both directions; layers from the edge)."""
-
-    def links(layer: str, node: str) -> list[tuple[str, str, float]]:
-        out = []
-        for edge in store.edges_of(node):
-            other = edge.other(node)
-            out.append((edge.dst_layer if other == edge.dst else edge.src_layer, other, edge.weight))
-        return out
-
-    return links
+    return lambda layer, node: store.links_of(node)

@@ -29,7 +29,8 @@ class Thresholds:
 
     reinforce: float = 0.92
     merge: float = 0.82
-    relevant: float = 0.35  # knowledge block: below this a fact is not shown (MiniLM: unrelated <= ~0.3)
+    relevant: float = 0.35  # two texts are about the same thing (MiniLM: unrelated <= ~0.3): the knowledge
+    # block shows no fact below it, and a dream theme keeps no sentence without a neighbour above it
 
 
 THRESHOLDS_BY_EMBEDDER = {"hash": Thresholds(reinforce=0.90, merge=0.75, relevant=0.50)}

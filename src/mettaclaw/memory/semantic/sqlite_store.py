@@ -20,7 +20,7 @@ import numpy as np
 from mettaclaw.memory.text import terms
 
 from .records import Edge, SemanticRecord
-from .store import RecordFilter
+from .store import Link, RecordFilter, links
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS vector_queue (id TEXT PRIMARY KEY);
 _COLUMNS = ("id, kind, name, name_norm, content, content_key, category, confidence, valid_from, valid_to, "
             "recorded_at, lineage, subject, relation, data, embedding")
 _EDGE_COLUMNS = "src, dst, type, weight, co_access, last_co_access, created_at, src_layer, dst_layer"
+LINK_CACHE = 50_000  # nodes whose links are kept in memory (cleared whole when full)
 FTS_FORMAT = ("fts_format", "terms-1")  # FTS5 holds memory.text.terms, so both stores read words alike
 
 
@@ -84,6 +85,7 @@ class SqliteSemanticStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._depth = 0
+        self._links: dict[str, tuple[Link, ...]] = {}  # node -> its links, read-through; writes only drop entries
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -170,6 +172,8 @@ class SqliteSemanticStore:
             db.execute("DELETE FROM records WHERE id=?", (record_id,))
             db.execute("DELETE FROM record_tags WHERE record_id=?", (record_id,))
             db.execute("DELETE FROM record_episodes WHERE record_id=?", (record_id,))
+            for src, dst in db.execute("SELECT src, dst FROM edges WHERE src=? OR dst=?", (record_id, record_id)):
+                self._forget_edges(src, dst)
             db.execute("DELETE FROM edges WHERE src=? OR dst=?", (record_id, record_id))
             db.execute("DELETE FROM vector_queue WHERE id=?", (record_id,))
             return True
@@ -318,11 +322,16 @@ class SqliteSemanticStore:
                 "oldest": oldest, "newest": newest, "edges": int(edges)}
 
     # --- edges
+    def _forget_edges(self, *nodes: str) -> None:
+        for node in nodes:
+            self._links.pop(node, None)
+
     def put_edge(self, edge: Edge) -> None:
         with self.transaction():
             self._db.execute(f"INSERT OR REPLACE INTO edges ({_EDGE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
                              (edge.src, edge.dst, edge.type, edge.weight, edge.co_access, edge.last_co_access,
                               edge.created_at, edge.src_layer, edge.dst_layer))
+            self._forget_edges(edge.src, edge.dst)
 
     def get_edge(self, src: str, dst: str, type_: str) -> Edge | None:
         rows = self._all(f"SELECT {_EDGE_COLUMNS} FROM edges WHERE src=? AND dst=? AND type=?", (src, dst, type_))
@@ -333,9 +342,21 @@ class SqliteSemanticStore:
                          f"SELECT {_EDGE_COLUMNS} FROM edges WHERE dst=? AND src<>?", (node, node, node))
         return [Edge(*row) for row in rows]
 
+    def links_of(self, node: str) -> list[Link]:
+        """Spreading asks for the same nodes query after query, so their links are kept until a write
+        changes them (a hub such as a person's concept has hundreds)."""
+        with self._lock:
+            cached = self._links.get(node)
+            if cached is None:
+                if len(self._links) >= LINK_CACHE:
+                    self._links.clear()
+                cached = self._links[node] = tuple(links(node, self.edges_of(node)))
+        return list(cached)
+
     def delete_edge(self, src: str, dst: str, type_: str) -> None:
         with self.transaction():
             self._db.execute("DELETE FROM edges WHERE src=? AND dst=? AND type=?", (src, dst, type_))
+            self._forget_edges(src, dst)
 
     def iter_edges(self) -> Iterator[Edge]:
         yield from (Edge(*row) for row in self._all(f"SELECT {_EDGE_COLUMNS} FROM edges"))

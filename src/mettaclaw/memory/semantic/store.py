@@ -21,6 +21,17 @@ from mettaclaw.memory.lexical import BM25Index
 
 from .records import Edge, SemanticRecord
 
+Link = tuple[str, str, float]  # (layer, node, weight) at the other end of an edge
+
+
+def links(node: str, edges: list[Edge]) -> list[Link]:
+    """The other end of each edge of `node`, with its layer and the edge's weight."""
+    out = []
+    for edge in edges:
+        other = edge.other(node)
+        out.append((edge.dst_layer if other == edge.dst else edge.src_layer, other, edge.weight))
+    return out
+
 
 @dataclass(frozen=True)
 class RecordFilter:
@@ -112,6 +123,9 @@ class SemanticStore(Protocol):
     def put_edge(self, edge: Edge) -> None: ...
     def get_edge(self, src: str, dst: str, type_: str) -> Edge | None: ...
     def edges_of(self, node: str) -> list[Edge]: ...
+    def links_of(self, node: str) -> list[Link]:
+        """(layer, other node, weight) of each edge of `node`: what spreading reads."""
+        ...
     def delete_edge(self, src: str, dst: str, type_: str) -> None: ...
     def iter_edges(self) -> Iterator[Edge]: ...
     def put_relation_type(self, name: str, symmetric: bool, builtin: bool) -> None: ...
@@ -243,6 +257,9 @@ class InMemorySemanticStore:
 
     def edges_of(self, node: str) -> list[Edge]:
         return [Edge(**vars(self._edges[k])) for k in self._adjacent.get(node, ()) if k in self._edges]
+
+    def links_of(self, node: str) -> list[Link]:
+        return links(node, [self._edges[k] for k in self._adjacent.get(node, ()) if k in self._edges])
 
     def delete_edge(self, src: str, dst: str, type_: str) -> None:
         key = (src, dst, type_)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory.vectors import StoredItem, VectorStore, Where, matches
+from mettaclaw.memory.vectors import StoredItem, VectorStore, Where, cosines, matches
 
 from .store import SemanticStore
 
@@ -86,6 +86,11 @@ class BufferedVectors:
                     found.append((StoredItem(row_id, doc, meta), float(vec @ q)))
         found.sort(key=lambda pair: -pair[1])
         return found[:k]
+
+    def similarity(self, vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+        held = dict(self._held())
+        out = cosines(vector, [i for i in ids if i in held], [held[i][0] for i in ids if i in held])
+        return {**self.index.similarity(vector, [i for i in ids if i not in held]), **out}
 
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]:
         held = [StoredItem(i, d, m) for i, (_, d, m) in self._held() if matches(m, where)]
