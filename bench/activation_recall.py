@@ -4,7 +4,8 @@
 
 Every query is scored the spec's way (vector + BM25 similarity fused, ACT-R base level over each
 record's access times, spreading activation from two context records over the graph's edges,
-FSRS retrievability) with the parts returned. Records are loaded in bulk straight into the stores
+FSRS retrievability) with the parts returned. The semantic memory is the one `open_memory(config)`
+opens for the agent (SQLite, the `chromaMode` vector store). Records are loaded in bulk into its stores
 (reconciling 100k synthetic records one by one would measure set-up, not recall); each has 0-20
 access times over the last 90 days and two RELATED_TO edges. Vectors come from the hash embedder
 (384-d) so the set-up takes minutes, not an hour; the real MiniLM query embedding is timed apart and
@@ -27,11 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from _common import median, percentile, report  # noqa: E402
 
-from mettaclaw.memory.embedders import HashEmbedder, signature  # noqa: E402
+from mettaclaw.config import load_config  # noqa: E402
+from mettaclaw.memory import open_memory  # noqa: E402
 from mettaclaw.memory.semantic import Edge, SemanticMemory, SemanticRecord  # noqa: E402
 from mettaclaw.memory.semantic.normalize import content_key  # noqa: E402
-from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore  # noqa: E402
-from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemal", "Lena"]
 THINGS = ["coffee mug", "laptop", "bicycle", "umbrella", "notebook", "kettle", "phone", "backpack", "lamp", "keys",
@@ -93,16 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rng = random.Random(11)
     now = time.time()
-    embedder = HashEmbedder(384)
     with tempfile.TemporaryDirectory(prefix="bench-activation-") as tmp:
-        if args.store == "chroma":
-            from mettaclaw.memory.chroma import ChromaVectorStore
-
-            vectors = ChromaVectorStore.embedded(Path(tmp) / "chroma", embedder_signature=signature(embedder),
-                                                 collection="semantic")
-        else:
-            vectors = InMemoryVectorStore()
-        semantic = SemanticMemory(embedder, vectors, SqliteSemanticStore(Path(tmp) / "semantic.sqlite3"))
+        Path(tmp, "priors").mkdir()
+        config = load_config([f"memoryDir={tmp}/memory", f"knowledgePriorsDir={tmp}/priors", "embeddingprovider=hash",
+                              f"chromaMode={'embedded' if args.store == 'chroma' else 'memory'}"], env={})
+        memory = open_memory(config, dream=False)
+        semantic = memory.semantic
         start = time.perf_counter()
         load(semantic, args.records, now, rng)
         load_s = time.perf_counter() - start
@@ -123,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             semantic.recall(q, 10, explain=True, touch=True)
             touched.append(time.perf_counter() - t0)
-        semantic.close()
+        memory.close()
     rows = [("records", args.records), ("vector store", args.store), ("load s", load_s),
             ("recall p50 ms (explain, context)", 1000 * median(times)),
             ("recall p95 ms (explain, context)", 1000 * percentile(times, 95)),

@@ -3,10 +3,12 @@
     python bench/dream.py [--episodes 10000] [--embedder minilm|hash] [--store chroma|memory] [--json PATH]
 
 A synthetic but realistic trace (a real `history.metta` file): daily routines said again and again,
-actions with success or failure, and one-off events naming people, places and objects. The whole
-dream runs as the agent runs it (clusters of 100, extractive summaries, reconciliation through the
-semantic layer on SQLite and the vector store, pattern promotion, decay/prune/cap). Resident memory
-is sampled after every batch: "flat" means the last batches cost no more than the early ones.
+actions with success or failure, and one-off events naming people, places and objects. It is written
+into a fresh memory folder, which `open_memory(config)` opens as `run.py` would (indexing the
+episodes it finds, timed apart); then the memory's own dreamer dreams once, as the agent's does
+(batches of 100, extractive summaries, themes, concepts, reconciliation through the semantic layer
+on SQLite and the vector store, pattern promotion, decay/prune/cap). Resident memory is sampled after
+every batch: "flat" means the last batches cost no more than the early ones.
 """
 
 from __future__ import annotations
@@ -22,15 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from _common import report, rss_mb  # noqa: E402
+from _common import load_average, report, rss_mb  # noqa: E402
 
-from mettaclaw.memory.dream import Dreamer  # noqa: E402
-from mettaclaw.memory.dream.cache import CachedEmbedder  # noqa: E402
-from mettaclaw.memory.embedders import HashEmbedder, SentenceTransformerEmbedder, signature  # noqa: E402
-from mettaclaw.memory.episodic import EpisodicTrace  # noqa: E402
-from mettaclaw.memory.semantic import SemanticMemory  # noqa: E402
-from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore  # noqa: E402
-from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
+from mettaclaw.config import load_config  # noqa: E402
+from mettaclaw.memory import open_memory  # noqa: E402
+from mettaclaw.memory.episodic import format_record  # noqa: E402
 from mettaclaw.parser import Command  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas"]
@@ -44,13 +42,10 @@ ACTIONS = [("shell", None), ("send", None), ("remember", None), ("query", None),
            ("write-file", "permission denied")]
 
 
-def synthetic_trace(path: Path, n: int, seed: int = 7) -> EpisodicTrace:
+def synthetic_trace(path: Path, n: int, seed: int = 7) -> None:
     rng = random.Random(seed)
-    trace = EpisodicTrace(path)
     when = datetime(2026, 1, 1, 8, 0, 0)
     lines = []
-    from mettaclaw.memory.episodic import format_record
-
     for i in range(n):
         when += timedelta(minutes=rng.randint(5, 90))
         if rng.random() < 0.35:
@@ -60,35 +55,32 @@ def synthetic_trace(path: Path, n: int, seed: int = 7) -> EpisodicTrace:
                        f" on {when:%A}, ticket {rng.randint(100, 999)}.")
         skill, error = rng.choice(ACTIONS)
         lines.append(format_record(when.strftime("%Y-%m-%d %H:%M:%S"), message, [Command(skill, (f"step {i}",))], error))
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")  # bulk write: the bench measures the dream
-    return trace
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=10_000)
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
-    parser.add_argument("--store", choices=("chroma", "memory"), default="chroma", help="the semantic vector store")
+    parser.add_argument("--store", choices=("chroma", "memory"), default="chroma", help="chromaMode embedded or memory")
     parser.add_argument("--cluster-on", choices=("embedding", "words"), default="embedding",
-                        help="cluster episodes by their embeddings (the spec) or by TF-IDF words (no model call)")
+                        help="cluster episodes by their embeddings (the agent's way) or by TF-IDF words")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    embedder = SentenceTransformerEmbedder() if args.embedder == "minilm" else HashEmbedder(384)
-    embedder.embed(["warm up"])  # model load is start-up cost, not dream cost
     with tempfile.TemporaryDirectory(prefix="bench-dream-") as tmp:
         folder = Path(tmp)
-        trace = synthetic_trace(folder / "history.metta", args.episodes)
-        if args.store == "chroma":
-            from mettaclaw.memory.chroma import ChromaVectorStore
-
-            vectors = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder),
-                                                 collection="semantic")
-        else:
-            vectors = InMemoryVectorStore()
-        cached = CachedEmbedder(embedder)  # facts re-confirmed batch after batch are embedded once
-        semantic = SemanticMemory(cached, vectors, SqliteSemanticStore(folder / "semantic.sqlite3"))
-        dreamer = Dreamer(semantic, trace, embedder, folder / "dream.json", extract_concepts=False,
-                          max_episodes=args.episodes, progress=True, cluster_on=args.cluster_on)
+        (folder / "priors").mkdir()
+        config = load_config([f"memoryDir={folder / 'memory'}", f"knowledgePriorsDir={folder / 'priors'}",
+                              f"embeddingprovider={'local' if args.embedder == 'minilm' else 'hash'}",
+                              f"chromaMode={'embedded' if args.store == 'chroma' else 'memory'}"], env={})
+        synthetic_trace(config.memory_path("history.metta"), args.episodes)
+        start = time.perf_counter()
+        memory = open_memory(config, dream=False, progress=True)  # indexes the episodes, as after a restart
+        open_s = time.perf_counter() - start
+        dreamer = memory.dreamer
+        dreamer.show_progress, dreamer.cluster_on = True, args.cluster_on
+        dreamer.max_episodes = max(dreamer.max_episodes, args.episodes)
         rss: list[float] = []
         original = dreamer._batch
 
@@ -102,22 +94,25 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         result = dreamer.dream("benchmark")
         seconds = time.perf_counter() - start
-        records = len(semantic)
-        semantic.close()
+        records = len(memory.semantic)
+        memory.close()
     tenth = max(1, len(rss) // 10)
     early, late = max(rss[:tenth]), max(rss[-tenth:])
-    rows = [("episodes", result.episodes), ("embedder", signature(embedder)), ("vector store", args.store),
-            ("clustered on", args.cluster_on),
+    rows = [("episodes", result.episodes), ("embedder", config.embeddingprovider), ("store", config.chromaMode),
+            ("clustered on", args.cluster_on), ("open + index episodes s", open_s),
             ("dream seconds", seconds), ("episodes / s", result.episodes / seconds), ("clusters", result.clusters),
             ("candidates", result.candidates), ("records after", records),
             *((a, n) for a, n in result.counts().items()), ("themes written", len(result.themes)),
             ("patterns promoted", len(result.patterns_promoted)),
             ("RSS at start MB", rss_start), ("RSS after first 10% MB", early), ("RSS after last 10% MB", late),
-            ("RSS growth first->last 10%", late / early - 1.0)]
+            ("RSS growth first->last 10%", late / early - 1.0), ("load average", load_average())]
     report("dream phase", rows, args.json, {k: v for k, v in rows} | {"rss_per_batch_mb": rss,
                                                                       "report": result.to_dict() | {"added": None,
                                                                       "reinforced": None, "merged": None,
                                                                       "themes": None}})
+    if result.error:
+        print(f"the dream failed: {result.error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -4,10 +4,10 @@
     python bench/loop.py --memories 100000 --turns 300      # real embedder and Chroma, store pre-filled
 
 Each turn runs the whole MeTTa turn on hyperon (prompt, receive, budget, parse, skills, trace) with a
-scripted model that answers at once, so the time is the runtime's own overhead. By default memory is
-in-process (hash embedder); with --memories N the turn's `remember` and `query` go to the real
-MiniLM embedder and an embedded Chroma store filled with N memories first (bench/memory_scale.py's
-generator).
+scripted model that answers at once, so the time is the runtime's own overhead. Memory comes from
+`open_memory(config)` as in `run.py`: by default in-process (hash embedder, `chromaMode=memory`); with
+--memories N the default configuration (MiniLM, embedded Chroma), filled with N memories first
+(bench/memory_scale.py's generator).
 """
 
 from __future__ import annotations
@@ -25,29 +25,22 @@ from _common import median, percentile, report, rss_mb  # noqa: E402
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
-from mettaclaw.memory.embedders import HashEmbedder  # noqa: E402
-from mettaclaw.memory.longterm import LongTermMemory  # noqa: E402
-from mettaclaw.memory.vectors import InMemoryVectorStore  # noqa: E402
+from mettaclaw.memory import open_memory  # noqa: E402
 
 # remember repeats ten notes (a duplicate refreshes, it does not add), so growth here is leakage, not storage
 REPLY = "pin step {i}: keep going\nsend progress report {i}\nremember note number {j}\nquery what did Ada build"
 
 
-def real_memory(folder: Path, count: int) -> LongTermMemory:
-    """Long-term memory on MiniLM and embedded Chroma, pre-filled with `count` generated memories."""
+def prefill(memory, count: int) -> None:
+    """`count` generated memories written into the index before the first turn."""
     import random
 
+    import numpy as np
     from memory_scale import fill, sentence
 
-    from mettaclaw.memory.chroma import ChromaVectorStore
-    from mettaclaw.memory.embedders import SentenceTransformerEmbedder, signature
-
-    embedder = SentenceTransformerEmbedder()
-    store = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder))
-    memory = LongTermMemory(embedder, store)
     rng = random.Random(1)
-    fill(memory, embedder.embed([sentence(rng, -i) for i in range(1000)]), rng, 0, count)
-    return memory
+    pool = np.asarray(memory.embedder.embed([sentence(rng, -i) for i in range(1000)]), dtype=np.float32)
+    fill(memory, pool, rng, 0, count)
 
 
 def main() -> None:
@@ -63,12 +56,19 @@ def main() -> None:
     from mettaclaw.runtime import Agent
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = load_config([f"memoryDir={tmp}", "sleepInterval=0", f"maxNewInputLoops={args.turns + 10}"], env={})
+        settings = [f"memoryDir={tmp}/memory", f"knowledgePriorsDir={tmp}/priors", "sleepInterval=0",
+                    f"maxNewInputLoops={args.turns + 10}"]
+        if not args.memories:
+            settings += ["embeddingprovider=hash", "chromaMode=memory"]
+        Path(tmp, "priors").mkdir()
+        config = load_config(settings, env={})
         llm = Scripted([REPLY.format(i=i, j=i % 10) for i in range(args.turns)])
         llm.keep_prompts = False
         channel = QueueChannel(["start the long task"])
-        memory = real_memory(Path(tmp), args.memories) if args.memories else LongTermMemory(HashEmbedder(), InMemoryVectorStore())
-        agent = Agent(config, llm, channel, memory=memory)
+        memory = open_memory(config)  # as run.py with an offline model: dreams without one
+        if args.memories:
+            prefill(memory, args.memories)
+        agent = Agent(config, llm, channel, memory)
         times: list[float] = []
         rss_early = rss_start = rss_mb()
         for i in track(range(args.turns), description="scripted turns"):
@@ -80,6 +80,7 @@ def main() -> None:
                 rss_early = rss_mb()
         rss_end = rss_mb()
         agent.close()
+        memory.close()
     steady = times[args.early :] or times
     payload = {
         "turns": args.turns,

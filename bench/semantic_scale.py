@@ -4,8 +4,9 @@ false-supersede rate of contradiction detection on the generated set.
     python bench/semantic_scale.py [--sizes 10000,100000] [--embedder local|hash] [--ops 200]
                                    [--pairs 200] [--json bench/results/semantic_scale.json]
 
-The store is the real one (SQLite file + embedded Chroma collection "semantic") in a temporary
-folder. It is pre-filled in bulk (batch embedding, one transaction per batch): the fill is setup, not
+The semantic memory is the one `open_memory(config)` opens for the agent (SQLite file + embedded
+Chroma collection "semantic") in a temporary folder; a learn is timed as the `learn` skill runs it
+(under the memory's lock, then the memory index's copy brought in line). It is pre-filled in bulk (batch embedding, one transaction per batch): the fill is setup, not
 a measured figure. Then `--ops` learns (half new facts, a quarter paraphrases of stored ones, a quarter
 contradictions) and `--ops` recalls (semantic; and hybrid with a tag filter) go through the public
 API, embedding and ranking included, each timed alone. New vectors reach Chroma in batches of 64
@@ -48,12 +49,6 @@ def fill_fact(rng: random.Random, i: int) -> tuple[str, list[str]]:
     if kind == 2:
         return f"{who} likes {rng.choice(HOBBIES)} and {rng.choice(HOBBIES)}", ["person", "hobby"]
     return f"Note {i}: {rng.choice(TOPICS)} {rng.choice(STATES)} ({rng.choice(CITIES)} site)", ["note"]
-
-
-def make_embedder(name: str):
-    from mettaclaw.memory.embedders import HashEmbedder, SentenceTransformerEmbedder
-
-    return HashEmbedder(256) if name == "hash" else SentenceTransformerEmbedder()
 
 
 def prefill(mem, n: int, rng: random.Random, batch: int = 512) -> list[str]:
@@ -144,15 +139,16 @@ def false_supersede(embedder, pairs_sample: int) -> dict[str, float]:
             "hand_held_out_false_supersede": f"{held.count('superseded')}/{len(held)}"}
 
 
-def run_size(n: int, embedder, ops: int, folder: Path) -> dict[str, float]:
-    from mettaclaw.memory.chroma import ChromaVectorStore
-    from mettaclaw.memory.embedders import signature
-    from mettaclaw.memory.semantic import SemanticMemory
-    from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
+def run_size(n: int, embedder: str, ops: int, folder: Path) -> tuple[dict[str, float], object]:
+    from mettaclaw.config import load_config
+    from mettaclaw.memory import open_memory
 
     rng = random.Random(n)
-    vectors = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=signature(embedder), collection="semantic")
-    mem = SemanticMemory(embedder, vectors, SqliteSemanticStore(folder / "records.sqlite3"))
+    (folder / "priors").mkdir()
+    config = load_config([f"memoryDir={folder / 'memory'}", f"knowledgePriorsDir={folder / 'priors'}",
+                          f"embeddingprovider={embedder}"], env={})
+    memory = open_memory(config, dream=False)
+    mem = memory.semantic
     start = time.perf_counter()
     stored = prefill(mem, n, rng)
     fill_s = time.perf_counter() - start
@@ -165,7 +161,9 @@ def run_size(n: int, embedder, ops: int, folder: Path) -> dict[str, float]:
     actions: dict[str, int] = {}
 
     def do_learn(text: str) -> None:
-        act = mem.learn(text).action
+        with memory.lock:
+            act = mem.learn(text).action
+            memory.sync_mirror()
         actions[act] = actions.get(act, 0) + 1
 
     embed_ms = timed(lambda text: mem.embedder.embed([text]), learns[:50])  # the model's share, same run
@@ -175,11 +173,12 @@ def run_size(n: int, embedder, ops: int, folder: Path) -> dict[str, float]:
     hybrid_ms = timed(lambda q: mem.recall(q, limit=10, mode="hybrid", tags_all=["note"]), status[: ops // 4])
     knowledge_ms = timed(lambda q: mem.knowledge_block(q, 1500), queries[: ops // 4])
     size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
-    mem.close()
+    real_embedder = memory.embedder
+    memory.close()
     return {"records": n, "fill_s": fill_s, "embed_one_p50_ms": median(embed_ms), "learn_p50_ms": median(learn_ms), "learn_p95_ms": percentile(learn_ms, 95),
             "recall_p50_ms": median(recall_ms), "recall_p95_ms": percentile(recall_ms, 95),
             "hybrid_tag_filter_p95_ms": percentile(hybrid_ms, 95), "knowledge_block_p95_ms": percentile(knowledge_ms, 95),
-            "disk_mb": size_mb, "rss_mb": rss_mb(), **{f"learn_actions_{k}": v for k, v in sorted(actions.items())}}
+            "disk_mb": size_mb, "rss_mb": rss_mb(), **{f"learn_actions_{k}": v for k, v in sorted(actions.items())}}, real_embedder
 
 
 def main() -> None:
@@ -195,18 +194,18 @@ def main() -> None:
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    embedder = make_embedder(args.embedder)
+    embedder = None  # the memory's own, kept from the first size for the false-supersede sample
     results: dict[str, object] = {"embedder": args.embedder, "ops": args.ops}
     rows: list[tuple[str, object]] = []
     for n in (int(s) for s in args.sizes.split(",") if s):
         with tempfile.TemporaryDirectory() as tmp:
-            res = run_size(n, embedder, args.ops, Path(tmp))
+            res, embedder = run_size(n, args.embedder, args.ops, Path(tmp))
         results[str(n)] = res
         rows += [(f"{n:,}: {k}", v) for k, v in res.items() if k != "records"]
     from mettaclaw.memory.embedders import HashEmbedder
 
     results["contradiction_hash_all_pairs"] = false_supersede(HashEmbedder(256), 0)
-    if args.embedder == "local" and args.pairs >= 0:
+    if args.embedder == "local" and args.pairs >= 0 and embedder is not None:
         results["contradiction_local_sample"] = false_supersede(embedder, args.pairs)
     for key in ("contradiction_hash_all_pairs", "contradiction_local_sample"):
         if key in results:

@@ -1,6 +1,7 @@
 """Cold start to the first turn: `python run.py` on the real stack (model load included).
 
     python bench/startup.py [--runs 3] [--baseline OTHER_CHECKOUT] [--json bench/results/startup.json]
+    python bench/startup.py --memories 100000 [--runs 3]
 
 Each run is a fresh process on a fresh memory folder with a one-turn scripted model, so the figure
 includes interpreter start, imports, loading the embedder, opening Chroma, indexing the knowledge
@@ -8,6 +9,10 @@ priors and one turn, whose knowledge block embeds with the real model before the
 stops when that reply ("agent> ready") reaches stdout; the run still has to exit cleanly, and the
 time to exit (shutdown included) is reported too. A second figure restarts on the same folder
 (priors unchanged: nothing is re-embedded).
+
+`--memories N` instead restarts `run.py` on a memory folder already holding N memories (filled and
+closed once beforehand, in-process, through `open_memory`; bench/memory_scale.py's generator), copied
+afresh for every run: the restart a long-lived agent sees, its index snapshot included.
 
 `--baseline` runs another checkout (e.g. `git worktree add /tmp/base HEAD~3`) interleaved with this
 one, run for run, so a noisy shared machine slows both alike, and reports the ratio of the medians.
@@ -26,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median, report  # noqa: E402
+from _common import load_average, median, report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REPLY = "agent> ready"
@@ -71,12 +76,61 @@ def measure(root: Path, folder: Path, script: Path, into: dict[str, list[float]]
     return f"cold {into['cold_s'][-1]:.2f} s (exit {into['cold_exit_s'][-1]:.2f}), restart {into['restart_s'][-1]:.2f} s"
 
 
+def prefilled(folder: Path, count: int) -> Path:
+    """A memory folder holding `count` memories, closed cleanly (so its snapshot is on disk)."""
+    import random
+
+    import numpy as np
+    from memory_scale import fill, sentence
+
+    from mettaclaw.config import load_config
+    from mettaclaw.memory import open_memory
+
+    config = load_config([f"memoryDir={folder}", f"knowledgePriorsDir={ROOT / 'knowledge-priors'}"], env={})
+    memory = open_memory(config, dream=False)
+    try:
+        rng = random.Random(1)
+        pool = np.asarray(memory.embedder.embed([sentence(rng, -i) for i in range(1000)]), dtype=np.float32)
+        fill(memory, pool, rng, 0, count)
+    finally:
+        memory.close()
+    return folder
+
+
+def restarts(runs: int, template: Path, tmp: Path, script: Path) -> dict[str, list[float]]:
+    """`run.py` restarted on a fresh copy of a filled folder, `runs` times."""
+    import shutil
+
+    out: dict[str, list[float]] = {"restart_s": [], "restart_exit_s": []}
+    for i in range(runs):
+        folder = tmp / f"run{i}"
+        shutil.copytree(template, folder)
+        first_turn, exited = one_run(ROOT, folder, script)
+        out["restart_s"].append(first_turn)
+        out["restart_exit_s"].append(exited)
+        print(f"run {i + 1}/{runs}: restart {first_turn:.2f} s (exit {exited:.2f}), load {load_average()}", flush=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout, run interleaved with this one")
+    parser.add_argument("--memories", type=int, default=0, help="restart on a folder already holding N memories")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    if args.memories:
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "script.txt"
+            script.write_text("send ready\n")
+            template = prefilled(Path(tmp) / "filled", args.memories)
+            figures = restarts(args.runs, template, Path(tmp), script)
+        payload = {"runs": args.runs, "memories": args.memories, "load": load_average(),
+                   **{f"{k}_median": median(v) for k, v in figures.items()}, **{f"{k}_all": v for k, v in figures.items()}}
+        rows = [(k.removesuffix("_median"), v) for k, v in payload.items() if not k.endswith("_all")]
+        report(f"run.py restart to the first turn with {args.memories:,} memories", rows, args.json, payload)
+        return
     roots = {"this": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     runs = {name: {k: [] for k in ("cold_s", "cold_exit_s", "restart_s", "restart_exit_s")} for name in roots}
     with tempfile.TemporaryDirectory() as tmp:
