@@ -12,7 +12,8 @@ time to exit (shutdown included) is reported too. A second figure restarts on th
 
 `--memories N` instead restarts `run.py` on a memory folder already holding N memories (filled and
 closed once beforehand, in-process, through `open_memory`; bench/memory_scale.py's generator), copied
-afresh for every run: the restart a long-lived agent sees, its index snapshot included.
+afresh for every run: the restart a long-lived agent sees, its index snapshot included. Each run also
+restarts on an empty folder, interleaved, so the difference is what the N memories cost.
 
 `--baseline` runs another checkout (e.g. `git worktree add /tmp/base HEAD~3`) interleaved with this
 one, run for run, so a noisy shared machine slows both alike, and reports the ratio of the medians.
@@ -97,19 +98,22 @@ def prefilled(folder: Path, count: int) -> Path:
     return folder
 
 
-def restarts(runs: int, template: Path, tmp: Path, script: Path) -> dict[str, list[float]]:
-    """`run.py` restarted on a fresh copy of a filled folder, `runs` times."""
+def restarts(runs: int, templates: dict[str, Path], tmp: Path, script: Path) -> dict[str, list[float]]:
+    """`run.py` restarted on a fresh copy of each filled folder, interleaved run for run."""
     import shutil
 
-    out: dict[str, list[float]] = {"restart_s": [], "restart_exit_s": []}
+    out: dict[str, list[float]] = {f"{name}_{k}": [] for name in templates for k in ("restart_s", "restart_exit_s")}
     for i in range(runs):
-        folder = tmp / f"run{i}"
-        shutil.copytree(template, folder)
-        first_turn, exited = one_run(ROOT, folder, script)
-        out["restart_s"].append(first_turn)
-        out["restart_exit_s"].append(exited)
-        print(f"run {i + 1}/{runs}: restart {first_turn:.2f} s (exit {exited:.2f}), load {load_average()}", flush=True)
-        shutil.rmtree(folder, ignore_errors=True)
+        line = []
+        for name, template in templates.items():
+            folder = tmp / f"{name}{i}"
+            shutil.copytree(template, folder)
+            first_turn, exited = one_run(ROOT, folder, script)
+            out[f"{name}_restart_s"].append(first_turn)
+            out[f"{name}_restart_exit_s"].append(exited)
+            line.append(f"{name}: restart {first_turn:.2f} s (exit {exited:.2f})")
+            shutil.rmtree(folder, ignore_errors=True)
+        print(f"run {i + 1}/{runs}: {'; '.join(line)}; load {load_average()}", flush=True)
     return out
 
 
@@ -124,10 +128,12 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / "script.txt"
             script.write_text("send ready\n")
-            template = prefilled(Path(tmp) / "filled", args.memories)
-            figures = restarts(args.runs, template, Path(tmp), script)
+            templates = {"empty": prefilled(Path(tmp) / "empty", 0),
+                         "filled": prefilled(Path(tmp) / "filled", args.memories)}
+            figures = restarts(args.runs, templates, Path(tmp), script)
         payload = {"runs": args.runs, "memories": args.memories, "load": load_average(),
                    **{f"{k}_median": median(v) for k, v in figures.items()}, **{f"{k}_all": v for k, v in figures.items()}}
+        payload["memories_cost_s_median"] = payload["filled_restart_s_median"] - payload["empty_restart_s_median"]
         rows = [(k.removesuffix("_median"), v) for k, v in payload.items() if not k.endswith("_all")]
         report(f"run.py restart to the first turn with {args.memories:,} memories", rows, args.json, payload)
         return

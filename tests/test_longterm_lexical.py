@@ -81,3 +81,15 @@ def test_bulk_load_replaces_the_index() -> None:
     index.add("old", "kettle")
     index.load([("a", "red kettle"), ("b", "blue teapot")])
     assert [i for i, _ in index.search("kettle", 5)] == ["a"] and len(index) == 2 and "old" not in index
+
+
+def test_a_saved_index_restores_built_so_the_first_search_after_a_restart_rebuilds_nothing(tmp_path) -> None:
+    docs = _docs(600)
+    index = BM25Index()
+    index.add_many(docs.items())  # all in the delta: no search has folded it yet
+    index.save(tmp_path / "bm25")
+    restored = BM25Index.restore(tmp_path / "bm25", tokens_of=lambda ids: {i: tokenize(docs[i]) for i in ids})
+    before = restored.rebuilds
+    assert restored.search("apple dragon", 50) == index.search("apple dragon", 50)
+    assert restored.rebuilds == before, "the big delta was folded at save, not at the first search"
+    assert len(restored) == 600

@@ -134,7 +134,10 @@ class BM25Index:
     # --- keeping it across restarts
     def save(self, folder: Path) -> None:
         """Write the index into `folder` (which must be empty or new): bm25s' own arrays for the built
-        part, JSON for the rest (the delta's terms, tombstones, statistics)."""
+        part, JSON for the rest (the delta's terms, tombstones, statistics). A delta big enough to be
+        folded at the next search is folded now: once at close, not at every start that follows."""
+        if self._needs_rebuild():
+            self.rebuild()
         folder.mkdir(parents=True, exist_ok=True)
         if self._retriever is not None:
             self._retriever.save(str(folder / "bm25s"), show_progress=False)
