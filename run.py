@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         agent = Agent(config, llm, channel, memory)                                  # runner
-        print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.")
+        print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.", flush=True)
         for error in agent.skill_errors:
             print(f"skill file not loaded: {error}", file=sys.stderr)
         try:
