@@ -16,6 +16,7 @@ from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAto
 
 from mettaclaw.reasoning import skills as reasoning_skills
 from mettaclaw.skills import SkillError, SkillFailure, skill_error
+from mettaclaw.textutil import safe_text
 
 if TYPE_CHECKING:
     from mettaclaw.runtime import Agent
@@ -32,14 +33,18 @@ def atom_text(atom: Any) -> str:
 
 
 def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` as a MeTTa operation: a SkillError becomes a SkillFailure, any other error one too (logged),
+    and a text result is made safe for hyperon (a lone surrogate would panic it: textutil.safe_text)."""
+
     def op(*args: Any) -> Any:
         try:
-            return fn(*args)
+            out = fn(*args)
+            return safe_text(out, f"bridge {name}") if isinstance(out, str) else out
         except SkillError as err:
-            return SkillFailure(str(err))
+            return SkillFailure(safe_text(str(err), f"bridge {name}"))
         except Exception as err:
             log.exception("bridge %s failed", name)
-            return SkillFailure(f"internal error {type(err).__name__}: {err} (details in the log)")
+            return SkillFailure(safe_text(f"internal error {type(err).__name__}: {err} (details in the log)", f"bridge {name}"))
 
     return op
 
@@ -136,7 +141,7 @@ def install(agent: Agent) -> None:
         "join-nonempty": lambda *a: [ValueAtom("\n".join(t for t in strings(*a) if t.strip()))],
         "join-lines": lambda *a: [ValueAtom("\n".join(strings(*a)))],
         "parse-reply": lambda reply: [agent.parse_reply(atom_text(reply))],
-        "run-skill": lambda command: [ValueAtom(agent.run_skill(command))],
+        "run-skill": lambda command: [value(agent.run_skill(command))],
     }
     for name, fn in raw.items():
         runner.register_atom(name, OperationAtom(name, fn, unwrap=False))
@@ -144,12 +149,12 @@ def install(agent: Agent) -> None:
 
 def value(text: str) -> Any:
     """A Python string as the MeTTa value a skill receives."""
-    return ValueAtom(text)
+    return ValueAtom(safe_text(text, "a skill"))
 
 
 def command_atom(skill: str, args: tuple[str, ...]) -> ExpressionAtom:
     """`(command NAME "arg" ...)`: inert data, so a skill named like a MeTTa builtin is never evaluated."""
-    return E(S("command"), S(skill), *(ValueAtom(a) for a in args))
+    return E(S("command"), S(skill), *(value(a) for a in args))
 
 
 def command_parts(atom: Any) -> tuple[str, list[Any]]:

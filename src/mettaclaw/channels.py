@@ -68,7 +68,11 @@ class TerminalChannel(QueueChannel):
         self._reader.start()
 
     def _read(self, stdin: TextIO) -> None:
-        for line in stdin:
+        """Lines as they are typed; bytes that are not UTF-8 become U+FFFD under any locale (a strict
+        decode would kill this thread, a surrogateescape one would hand hyperon a surrogate)."""
+        raw = getattr(stdin, "buffer", None)
+        lines = (b.decode("utf-8", errors="replace") for b in raw) if raw is not None else stdin
+        for line in lines:
             self._lines.put(line.rstrip("\n"))
         self._lines.put(None)
 

@@ -76,6 +76,8 @@ def _unfence(text: str, line_no: int) -> str:
 
 def _plain_command(line: str, line_no: int, arity: Mapping[str, int]) -> Command:
     skill, _, rest = line.strip().partition(" ")
+    if any(ch in skill for ch in '()"'):  # the trace writes the name as a symbol: it must read back as one
+        raise ValueError(f"line {line_no}: {skill[:40]!r} is not a skill name (a word without ( ) or \")")
     rest = rest.strip()
     if not rest:
         return Command(skill, ())

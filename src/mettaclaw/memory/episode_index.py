@@ -21,7 +21,7 @@ from typing import Any
 from mettaclaw.memory.episodic import Episode, EpisodicTrace
 from mettaclaw.memory.lexical import parse_time
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
-from mettaclaw.messages import Message, shown
+from mettaclaw.messages import Message, sender_name, shown
 from mettaclaw.parser import Command
 
 EPISODE_KIND = "episode"
@@ -141,7 +141,7 @@ class EpisodeIndex:
             who = episode.who or ("user",)
             context = self._context(channel, episode.offset, time, pending or {})
             out.append({"id": message_id(episode.offset), "text": episode.message, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"who:{w}" for w in who], "extra": {"context": context}})
+                        "kind": EPISODE_KIND, "tags": [f"who:{sender_name(w) or 'user'}" for w in who], "extra": {"context": context}})
         acted = action_text(episode.commands)
         if acted:
             out.append({"id": action_id(episode.offset), "text": acted, "time": time, "source": channel,
