@@ -15,12 +15,15 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no weight-loading 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 from mettaclaw.channels import make_channel  # noqa: E402
-from mettaclaw.config import ConfigError, load_config  # noqa: E402
+from mettaclaw.config import ConfigError, load_config, settings_table  # noqa: E402
 from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
 from mettaclaw.memory.lock import AgentLocked  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
+    if any(arg in ("-h", "--help", "help") for arg in argv):
+        print(__doc__.strip().splitlines()[0] + "\n\n    python run.py [name=value ...]\n\n" + settings_table())
+        return 0
     try:
         config = load_config(argv)
     except ConfigError as err:

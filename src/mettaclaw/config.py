@@ -11,7 +11,7 @@ import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -23,52 +23,60 @@ class ConfigError(ValueError):
     """A setting was unknown or had a bad value; the message names the key."""
 
 
+# Every number has a range a working agent can use: an infinite timeout or a 30-digit budget is a typo,
+# and is refused by name rather than failing later (sleep(inf) raised OverflowError mid-run).
+HOUR, DAY = 3600.0, 86400.0
+MANY = 1_000_000  # turns, loops, episodes
+MAX_CHARS = 100_000_000
+Path_ = Annotated[str, Field(min_length=1, pattern=r"\S")]  # an empty path would mean "the current folder"
+
+
 class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
     # --- model provider
     provider: Literal["auto", "openai", "anthropic", "ollama", "scripted", "console"] = "auto"
     LLM: str = "gpt-4o-mini"
     base_url: str | None = None
     apiKeyEnv: str = "OPENAI_API_KEY"
-    llmTimeout: float = Field(60.0, gt=0)
-    llmMaxTokens: int = Field(1024, gt=0)
-    scriptFile: str | None = None
+    llmTimeout: float = Field(60.0, gt=0, le=HOUR)
+    llmMaxTokens: int = Field(1024, gt=0, le=1_000_000)
+    scriptFile: Path_ | None = None
 
     # --- the loop (reference names and defaults)
-    maxNewInputLoops: int = Field(50, ge=0)
-    maxWakeLoops: int = Field(1, ge=0)
-    sleepInterval: float = Field(1.0, ge=0)
-    wakeupInterval: float = Field(600.0, gt=0)
-    maxFeedback: int = Field(50_000, gt=0)
-    maxHistory: int = Field(30_000, ge=0)
-    maxCommands: int = Field(5, gt=0)
+    maxNewInputLoops: int = Field(50, ge=0, le=MANY)
+    maxWakeLoops: int = Field(1, ge=0, le=MANY)
+    sleepInterval: float = Field(1.0, ge=0, le=DAY)
+    wakeupInterval: float = Field(600.0, gt=0, le=30 * DAY)
+    maxFeedback: int = Field(50_000, gt=0, le=MAX_CHARS)
+    maxHistory: int = Field(30_000, ge=0, le=MAX_CHARS)
+    maxCommands: int = Field(5, gt=0, le=1000)
     spamShield: bool = True
-    maxTurns: int | None = Field(None, ge=0)
+    maxTurns: int | None = Field(None, ge=0, le=10**12)
 
     # --- memory
-    memoryDir: str = "memory"
-    maxRecallItems: int = Field(20, gt=0)
-    maxEpisodeRecallLines: int = Field(20, gt=0)
+    memoryDir: Path_ = "memory"
+    maxRecallItems: int = Field(20, gt=0, le=1000)
+    maxEpisodeRecallLines: int = Field(20, gt=0, le=10_000)
     recallMode: Literal["hybrid", "vector", "bm25"] = "hybrid"
     embeddingprovider: Literal["local", "openai", "hash"] = "local"
     embeddingModel: str = "text-embedding-3-small"
     chromaMode: Literal["embedded", "server", "memory"] = "embedded"
     chromaHost: str = "127.0.0.1"
     chromaPort: int = Field(8000, gt=0, lt=65536)
-    knowledgePriorsDir: str = "knowledge-priors"
-    knowledgeChars: int = Field(1500, ge=0)
-    dreamEvery: int = Field(50, ge=1)  # new episodes that trigger a dream
-    dreamInterval: float = Field(3600.0, ge=0)  # seconds between scheduled dreams; 0: no schedule
+    knowledgePriorsDir: Path_ = "knowledge-priors"
+    knowledgeChars: int = Field(1500, ge=0, le=MAX_CHARS)
+    dreamEvery: int = Field(50, ge=1, le=MANY)  # new episodes that trigger a dream
+    dreamInterval: float = Field(3600.0, ge=0, le=30 * DAY)  # seconds between scheduled dreams; 0: no schedule
 
     # --- skills
-    skillsDir: str = "metta/skills"
+    skillsDir: Path_ = "metta/skills"
     workspaceDir: str = ""  # empty: <memoryDir>/workspace, so one setting moves all state
     allowOutsideWorkspace: bool = False
-    shellTimeout: float = Field(5.0, gt=0)
-    maxSkillOutput: int = Field(20_000, gt=0)
-    mettaTimeout: float = Field(10.0, gt=0)
-    mettaMemoryMB: int = Field(1024, gt=64)
+    shellTimeout: float = Field(5.0, gt=0, le=HOUR)
+    maxSkillOutput: int = Field(20_000, gt=0, le=MAX_CHARS)
+    mettaTimeout: float = Field(10.0, gt=0, le=HOUR)
+    mettaMemoryMB: int = Field(1024, gt=64, le=1_048_576)
 
     # --- channel
     commchannel: Literal["terminal", "irc"] = "terminal"
@@ -84,6 +92,38 @@ class Config(BaseModel):
 
 
 _FIELDS = set(Config.model_fields)
+
+
+def _accepts(annotation: Any) -> str:
+    """A field's type in words: `one of a|b`, `number`, `integer`, `true/false`, `text`."""
+    args = get_args(annotation)
+    if get_origin(annotation) is Literal:
+        return "one of " + "|".join(str(a) for a in args)
+    if type(None) in args:
+        return _accepts(next(a for a in args if a is not type(None))) + " or empty"
+    if get_origin(annotation) is Annotated:
+        return _accepts(args[0])
+    return {bool: "true/false", int: "integer", float: "number", str: "text"}.get(annotation, str(annotation))
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else str(value)
+
+
+def settings_table() -> str:
+    """Every setting with its default and what values it takes, read off the model (so it cannot drift
+    from what is accepted): what `python run.py --help` prints."""
+    rows = [("name", "default", "accepts")]
+    for name, field in Config.model_fields.items():
+        limits = [f"{op} {_number(getattr(m, attr))}" for m in field.metadata
+                  for op, attr in ((">", "gt"), (">=", "ge"), ("<", "lt"), ("<=", "le"), ("length >=", "min_length"))
+                  if getattr(m, attr, None) is not None]
+        accepts = _accepts(field.annotation) + (f" ({', '.join(limits)})" if limits else "")
+        rows.append((name, "" if field.default is None else str(field.default), accepts))
+    width = [max(len(r[i]) for r in rows) for i in range(2)]
+    lines = [f"{a:<{width[0]}}  {b:<{width[1]}}  {c}" for a, b, c in rows]
+    return ("Settings, as name=value arguments, METTACLAW_<name> environment variables or keys of "
+            f"{DEFAULT_FILE} (later ones win: file < environment < arguments):\n\n" + "\n".join(lines))
 
 
 def _coerce_env(raw: Mapping[str, str]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from mettaclaw.config import ConfigError
 from mettaclaw.memory.vectors import StoredItem, Where, cosines
 
 # Default HNSW settings: at 100k, Chroma's defaults (ef_search 10) returned ~44% of the true top-20
@@ -25,8 +26,9 @@ SIGNATURE_KEY = "mettaclaw_embedder"
 LOCK_NAME = "mettaclaw.memory.lock"
 
 
-class EmbedderMismatch(Exception):
-    """The store was made by another embedder (or dimension); mixing vectors would corrupt recall."""
+class EmbedderMismatch(ConfigError):
+    """The store was made by another embedder (or dimension); mixing vectors would corrupt recall. A
+    configuration error: the fix is the setting (embeddingprovider) or another memoryDir."""
 
 
 class StoreLocked(RuntimeError):

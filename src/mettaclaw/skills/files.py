@@ -11,6 +11,8 @@ from pathlib import Path
 from mettaclaw.skills import SkillError
 from mettaclaw.textutil import cap_head
 
+MAX_PATH, MAX_DEPTH = 1024, 64  # deeper or longer names only ever come from a mistake or an attack
+
 
 class Workspace:
     def __init__(self, root: Path, allow_outside: bool = False, max_output: int = 20_000) -> None:
@@ -24,6 +26,9 @@ class Workspace:
             raise SkillError("no file name given")
         if "\x00" in name:
             raise SkillError("file name contains a NUL byte")
+        if len(name) > MAX_PATH or len(Path(name).parts) > MAX_DEPTH:
+            raise SkillError(f"path is too long ({len(name)} characters, {len(Path(name).parts)} parts; "
+                             f"at most {MAX_PATH} and {MAX_DEPTH}); refused")
         self.root.mkdir(parents=True, exist_ok=True)
         path = (self.root / Path(name).expanduser()).resolve()
         if not self.allow_outside and not path.is_relative_to(self.root):
@@ -32,19 +37,24 @@ class Workspace:
 
     def read(self, name: str) -> str:
         path = self.resolve(name)
-        if not path.is_file():
-            raise SkillError(f"no such file {name!r} in the workspace")
         try:
+            if not path.is_file():
+                raise SkillError(f"no such file {name!r} in the workspace")
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise SkillError(f"{name!r} is not UTF-8 text") from None
+        except OSError as err:
+            raise SkillError(f"cannot read {name!r}: {err.strerror or err}") from None
         return cap_head(text, self.max_output, "file")
 
     def write(self, name: str, text: str, append: bool = False) -> str:
         path = self.resolve(name)
-        if path.is_dir():
-            raise SkillError(f"{name!r} is a folder")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a" if append else "w", encoding="utf-8") as fh:
-            fh.write(text if not append or text.endswith("\n") else text + "\n")
+        try:
+            if path.is_dir():
+                raise SkillError(f"{name!r} is a folder")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a" if append else "w", encoding="utf-8") as fh:
+                fh.write(text if not append or text.endswith("\n") else text + "\n")
+        except OSError as err:
+            raise SkillError(f"cannot write {name!r}: {err.strerror or err}") from None
         return "APPEND-FILE-SUCCESS" if append else "WRITE-FILE-SUCCESS"

@@ -1,0 +1,71 @@
+"""Careless input is refused at once, in one line that names its cause: settings out of range, a store
+made by another embedder, a path no file system holds; and `run.py --help` answers instead."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mettaclaw.config import Config, ConfigError, load_config, settings_table
+from mettaclaw.skills import SkillError
+from mettaclaw.skills.files import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_py(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    return subprocess.run([sys.executable, "run.py", *args], cwd=ROOT, env=env, input=stdin, text=True,
+                          capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("setting", ["sleepInterval=inf", "llmTimeout=inf", "shellTimeout=inf", "llmTimeout=nan",
+                                     "maxHistory=" + "9" * 30, "mettaTimeout=1e9", "memoryDir=", "memoryDir=   ",
+                                     "knowledgePriorsDir=", "skillsDir=", "maxCommands=100000"])
+def test_a_setting_out_of_its_range_is_refused_by_name(setting: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config([setting], env={})
+    assert repr(setting.split("=")[0]) in str(err.value)
+
+
+def test_every_setting_is_in_the_help_table_with_its_default() -> None:
+    table = settings_table()
+    for name, field in Config.model_fields.items():
+        line = next(row for row in table.splitlines() if row.split(" ")[0] == name)
+        assert field.default is None or str(field.default) in line
+
+
+def test_run_py_help_prints_the_settings_and_exits_0() -> None:
+    proc = run_py("--help")
+    assert proc.returncode == 0 and "memoryDir" in proc.stdout and "sleepInterval" in proc.stdout, proc.stderr
+
+
+def test_a_store_made_by_another_embedder_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    script = tmp_path / "script.txt"
+    script.write_text("send hello\n")
+    common = ["provider=scripted", f"scriptFile={script}", f"memoryDir={tmp_path / 'm'}", "maxTurns=1",
+              "sleepInterval=0", f"knowledgePriorsDir={tmp_path / 'none'}"]
+    first = run_py(*common, "embeddingprovider=hash", stdin="hi\n")
+    assert first.returncode == 0, first.stderr[-2000:]
+    start = time.monotonic()
+    second = run_py(*common, "embeddingprovider=local", stdin="hi\n")
+    assert second.returncode == 2, second.stderr[-2000:]
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and "hash:64" in lines[0] and "memoryDir" in lines[0], lines
+    assert time.monotonic() - start < 60  # not after loading everything; the exact time is bench business
+
+
+def test_a_path_deeper_or_longer_than_any_file_system_takes_is_refused_plainly(tmp_path: Path) -> None:
+    workspace = Workspace(tmp_path)
+    for name in ("a/" * 2000 + "x", "b" * 5000):
+        for attempt in (lambda n=name: workspace.read(n), lambda n=name: workspace.write(n, "x")):
+            with pytest.raises(SkillError, match="too long"):
+                attempt()
+    with pytest.raises(SkillError, match="cannot write"):
+        workspace.write("c" * 300, "x")  # one name over the file system's 255 bytes
+    assert workspace.write("d/e/f.txt", "fine") == "WRITE-FILE-SUCCESS" and workspace.read("d/e/f.txt") == "fine"
