@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,3 +57,15 @@ def test_hostile_replies_through_the_agent_are_answered_with_causes(make_agent) 
     assert last.results == ['(send "alive") -> SENT']
     budget = agent.runner.run("!(get-state &budget)")[0][0]
     assert int(str(budget)) <= len(replies) + 5  # nothing the model wrote changed the agent's own state
+
+
+@pytest.mark.parametrize("name", ["Error", "Empty", "if", "let", "superpose", "collapse", "case", "quote", "eval"])
+def test_a_line_named_like_a_metta_builtin_fails_alone_and_every_other_command_runs(make_agent, name) -> None:
+    """`Error a b` between two sends made hyperon turn the whole command list into an error (neither
+    send ran); `Empty` made it vanish. Each command runs or fails on its own."""
+    agent, _, channel, _ = make_agent([f"send hi\n{name} a b\nsend bye"], ["go"])
+    outcome = agent.turn()
+    assert channel.sent == ["hi", "bye"], outcome
+    assert [c.skill for c in outcome.commands] == ["send", name, "send"]
+    [error] = outcome.errors
+    assert error.startswith(f'({name} "a b") -> ERROR: {name}: unknown skill')

@@ -25,6 +25,12 @@ class FakeChat(BaseHTTPRequestHandler):
         FakeChat.seen.append({"body": body, "auth": self.headers.get("Authorization")})
         if body["model"] == "slow":
             time.sleep(3)
+        if body["model"] == "notjson":  # a proxy's error page, with a 200
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"ERROR: upstream unavailable, try again later")
+            return
         if body["model"] == "broken":
             self.send_response(500)
             self.end_headers()
@@ -65,7 +71,7 @@ def test_openai_compatible_round_trip(server) -> None:
 
 
 def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None:
-    with pytest.raises(LLMError, match="model call failed"):
+    with pytest.raises(LLMError, match="InternalServerError"):
         OpenAICompatible("broken", "k", server, timeout=10, max_tokens=5).complete("p", "m")
     with pytest.raises(LLMError, match="timed out"):
         OpenAICompatible("slow", "k", server, timeout=0.5, max_tokens=5).complete("p", "m")
@@ -87,6 +93,31 @@ def test_agent_on_an_endpoint_reports_a_timeout_in_the_next_prompt(tmp_path, ser
         assert any("timed out" in e for e in outcome.errors)
         assert "timed out" in agent.last_results
         assert list(memory.trace)[0].message == "hello"  # the message is kept in the trace all the same
+    finally:
+        agent.close()
+        memory.close()
+
+
+def test_a_200_answer_that_is_not_json_is_a_model_failure_never_a_reply(tmp_path, server) -> None:
+    from conftest import test_config
+
+    from mettaclaw.channels import QueueChannel
+    from mettaclaw.memory import open_memory
+    from mettaclaw.runtime import Agent
+
+    with pytest.raises(LLMError, match="not a chat completion"):
+        OpenAICompatible("notjson", "k", server, timeout=10, max_tokens=5).complete("p", "m")
+    config = test_config(tmp_path / "memory", "provider=openai", f"base_url={server}", "LLM=notjson")
+    llm = make_llm(config, lambda: None, notice=print, env={"OPENAI_API_KEY": "k"})
+    memory = open_memory(config)
+    agent = Agent(config, llm, QueueChannel(["hello"]), memory)
+    try:
+        outcome = agent.turn()
+        assert outcome.commands == [] and not any("unknown skill" in e for e in outcome.errors), outcome
+        [error] = outcome.errors
+        assert error.count("model call failed") == 1 and "upstream unavailable" in error
+        [episode] = list(memory.trace)
+        assert episode.message == "hello" and episode.commands == []
     finally:
         agent.close()
         memory.close()

@@ -153,8 +153,9 @@ def value(text: str) -> Any:
 
 
 def command_atom(skill: str, args: tuple[str, ...]) -> ExpressionAtom:
-    """`(command NAME "arg" ...)`: inert data, so a skill named like a MeTTa builtin is never evaluated."""
-    return E(S("command"), S(skill), *(value(a) for a in args))
+    """`(command "NAME" "arg" ...)`: inert data. The name is a string, not a symbol: hyperon turns a
+    list holding `(command Error ...)` into an error and drops every command beside `(command Empty)`."""
+    return E(S("command"), value(skill), *(value(a) for a in args))
 
 
 def command_parts(atom: Any) -> tuple[str, list[Any]]:

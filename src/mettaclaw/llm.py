@@ -53,12 +53,15 @@ class OpenAICompatible:
                 max_tokens=self.max_tokens,
             )
         except openai.APITimeoutError as err:
-            raise LLMError(f"model call timed out: {err}") from err
+            raise LLMError(f"timed out: {err}") from err
         except openai.OpenAIError as err:
-            raise LLMError(f"model call failed: {type(err).__name__}: {err}") from err
-        if not answer.choices or answer.choices[0].message.content is None:
-            raise LLMError("model returned no text")
-        return answer.choices[0].message.content
+            raise LLMError(f"{type(err).__name__}: {err}") from err
+        choices = getattr(answer, "choices", None)  # a 200 with a body that is not JSON comes back as text
+        if choices is None:
+            raise LLMError(f"the endpoint's answer is not a chat completion: {str(answer)[:200]!r}")
+        if not choices or choices[0].message.content is None:
+            raise LLMError("the model returned no text")
+        return choices[0].message.content
 
 
 class Scripted:

@@ -168,12 +168,17 @@ class Agent:
         return "prompt-held"
 
     def ask_llm(self, message: str) -> str:
+        """The model's reply; a failed call is reported as a model failure and the reply is empty, so
+        no error text is ever read as if the model had written it."""
         try:
             return self.llm.complete(self.turn_state.prompt, message)
         except LLMError as err:
             log.warning("model call failed: %s", err)
             self.turn_state.error(f"ERROR: model call failed: {err}")
-            return ""
+        except Exception as err:  # a provider's own bug must not become the model's words either
+            log.exception("model call failed")
+            self.turn_state.error(f"ERROR: model call failed: {type(err).__name__}: {err}")
+        return ""
 
     def parse_reply(self, reply: str) -> Any:
         arity = {name: spec.arity for name, spec in self.skills.items()}
