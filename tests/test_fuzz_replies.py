@@ -69,3 +69,40 @@ def test_a_line_named_like_a_metta_builtin_fails_alone_and_every_other_command_r
     assert [c.skill for c in outcome.commands] == ["send", name, "send"]
     [error] = outcome.errors
     assert error.startswith(f'({name} "a b") -> ERROR: {name}: unknown skill')
+
+
+def _reader_finds_it_open(text: str) -> bool:
+    """The reference: the reader itself fails on `text` with an unterminated string or an open `(`."""
+    from mettaclaw.parser import _readable_part
+    from mettaclaw.sexpr import SexprError, read_all
+
+    try:
+        read_all(_readable_part(text))
+        return False
+    except SexprError as err:
+        return "unterminated" in str(err) or "unbalanced '('" in str(err)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(['(', ')', '"', '\\', ' ', '\n', 'send', 'a', '\\"', '(((']),
+                          st.text(max_size=5)), max_size=30))
+def test_the_one_pass_scan_finds_open_text_exactly_where_the_reader_does(pieces) -> None:
+    from mettaclaw.parser import _OpenScan, _readable_part
+
+    text = "".join(pieces)
+    whole = _OpenScan(_readable_part(text))
+    assert whole.open == _reader_finds_it_open(text), text
+
+
+@pytest.mark.parametrize("shape", ["(send ", 'send "', "(send (a ", 'send "x" "'])
+def test_parsing_reads_each_character_a_bounded_number_of_times(monkeypatch, shape) -> None:
+    """Linear, counted rather than timed: the reader is handed O(reply) characters in all (re-reading
+    the growing text after each line behind an unclosed `(` or `"` handed it O(reply²))."""
+    import mettaclaw.parser as parser
+
+    read = []
+    real = parser.read_all
+    monkeypatch.setattr(parser, "read_all", lambda text: (read.append(len(text)), real(text))[1])
+    reply = shape + "a few words on a line\n" * 2000
+    parser.parse_reply(reply)
+    assert sum(read) <= 3 * len(reply), sum(read) / len(reply)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mettaclaw.sexpr import Expr, SexprError, Str, Sym, quote, read_all, read_string, to_text
+from mettaclaw.sexpr import MAX_DEPTH, Expr, SexprError, Str, Sym, quote, read_all, read_string, to_text
 
 FENCE = "```"
 
@@ -107,7 +107,10 @@ def _expr_commands(node: Expr, arity: Mapping[str, int]) -> list[Command]:
 
 
 def _logical_lines(reply: str) -> list[tuple[int, str]]:
-    """Join physical lines while a fence, a string or a parenthesis opened on them is still open."""
+    """Join physical lines while a fence, a string or a parenthesis opened on them is still open.
+
+    Linear in the reply: each line is scanned once by an `_OpenScan` carried from line to line (trying
+    to read the growing text again after every line took 21 s for 8 KB behind an unclosed `(`)."""
     lines = reply.replace("\r\n", "\n").split("\n")
     out: list[tuple[int, str]] = []
     i = 0
@@ -120,26 +123,59 @@ def _logical_lines(reply: str) -> list[tuple[int, str]]:
                 i += 1
                 if lines[i - 1].strip().startswith(FENCE):
                     break
-        elif _opens_multiline(text):
-            j, joined = i, text
-            while j < len(lines) and _opens_multiline(joined):
-                joined += "\n" + lines[j]
-                j += 1
-            if not _opens_multiline(joined):
-                text, i = joined, j
+        else:
+            scan = _OpenScan(_readable_part(text))
+            if scan.open:
+                j = i
+                while j < len(lines) and scan.open:
+                    scan.feed("\n" + lines[j])
+                    j += 1
+                if not scan.open:  # closed (or broken, which the reader will report): one logical line
+                    text, i = "\n".join(lines[start:j]), j
         out.append((start + 1, text))
     return out
 
 
-def _opens_multiline(text: str) -> bool:
+def _readable_part(text: str) -> str:
+    """What may span lines: a whole expression, or an argument that opens with a quote."""
     stripped = text.strip()
-    if not (stripped.startswith("(") or '"' in stripped):
-        return False
-    try:
-        read_all(stripped if stripped.startswith("(") else _argument_part(stripped))
-        return False
-    except SexprError as err:
-        return "unterminated" in str(err) or "unbalanced '('" in str(err)
+    if stripped.startswith("("):
+        return stripped
+    return _argument_part(stripped) if '"' in stripped else ""
+
+
+class _OpenScan:
+    """Whether text read so far leaves a string or a parenthesis open, as `sexpr.read_all` would find
+    it, fed piece by piece. An error the reader stops at first (a stray `)`, nesting deeper than its
+    limit) makes it `broken`: never open, whatever follows."""
+
+    def __init__(self, text: str = "") -> None:
+        self.depth, self.in_string, self.escaped, self.broken = 0, False, False, False
+        self.feed(text)
+
+    @property
+    def open(self) -> bool:
+        return not self.broken and (self.in_string or self.depth > 0)
+
+    def feed(self, text: str) -> None:
+        for ch in text:
+            if self.broken:
+                return
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif ch == "\\":
+                    self.escaped = True
+                elif ch == '"':
+                    self.in_string = False
+            elif ch == '"':
+                self.in_string = True
+            elif ch == "(":
+                self.broken = self.depth >= MAX_DEPTH
+                self.depth += 1
+            elif ch == ")":
+                self.broken = self.depth == 0
+                self.depth -= 1
 
 
 def _argument_part(line: str) -> str:
