@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the embedder ships in a package; never reach for a hub
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -46,19 +48,25 @@ def main(argv: list[str]) -> int:
         print(f"error: {err}", file=sys.stderr)
         getattr(channel, "close", lambda: None)()
         return 2
+    # Ctrl-C asks the agent to stop instead of raising KeyboardInterrupt wherever the main thread
+    # is: inside a hyperon callback that exception aborted the whole process (a Rust panic).
+    stopping = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
     try:
         agent = Agent(config, llm, channel, memory)                                  # runner
+        agent.stopping = stopping
         print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.", flush=True)
         for error in agent.skill_errors:
             print(f"skill file not loaded: {error}", file=sys.stderr)
         try:
             agent.run(config.maxTurns)                                               # loop
-        except KeyboardInterrupt:
-            print("\nstopped.")
+            if agent.stopping.is_set():
+                print("\nstopped.", flush=True)
         finally:
             agent.close()
     finally:
         memory.close()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         getattr(channel, "close", lambda: None)()
     return 0
 

@@ -93,7 +93,10 @@ class TerminalChannel(QueueChannel):
         return super().receive()
 
     def read_model_line(self) -> str | None:
-        """Blocking read of one line for the console provider; None at end of input."""
+        """Blocking read of one line for the console provider; None at end of input (and ever after:
+        a second read after Ctrl-D must not wait for a line that cannot come)."""
+        if self.closed:
+            return None
         line = self._lines.get()
         if line is None:
             self.closed = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,6 +91,7 @@ class Agent:
         self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
         self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)
         self.turn_state = TurnState()
+        self.stopping = threading.Event()  # set by Ctrl-C (run.py) or stop(): no new model call, no new turn
         self.last_results = ""
         self.last_sent: str | None = None
         self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
@@ -129,16 +131,23 @@ class Agent:
         state = self.turn_state
         return TurnOutcome(acted, state.commands, state.results, state.errors, state.episode_id, state.episode_ids)
 
-    def run(self, max_turns: int | None = None, sleep: Callable[[float], None] = time.sleep) -> int:
-        """Call turns until max_turns, or the channel closes with nothing left to do."""
+    def run(self, max_turns: int | None = None) -> int:
+        """Call turns until max_turns, `stop()`, or the end of input: once the channel is closed (Ctrl-D,
+        the end of a pipe), the first turn that brings no new message is the last, so the model
+        answers what came last but is not called on and on with nobody there."""
         turns = 0
-        while max_turns is None or turns < max_turns:
-            outcome = self.turn()
+        while (max_turns is None or turns < max_turns) and not self.stopping.is_set():
+            self.turn()
             turns += 1
-            if self.channel.closed and not outcome.acted:
+            if self.channel.closed and not self.turn_state.messages:
                 break
-            sleep(self.config.sleepInterval)
+            self.stopping.wait(self.config.sleepInterval)
         return turns
+
+    def stop(self) -> None:
+        """End the run soon (safe from a signal handler): a model call under way is abandoned, the turn
+        is recorded as it stands, and `run` returns."""
+        self.stopping.set()
 
     def close(self) -> None:
         """Stop the sandbox; memory is its opener's to close."""
@@ -171,7 +180,7 @@ class Agent:
         """The model's reply; a failed call is reported as a model failure and the reply is empty, so
         no error text is ever read as if the model had written it."""
         try:
-            return self.llm.complete(self.turn_state.prompt, message)
+            return self._complete(self.turn_state.prompt, message)
         except LLMError as err:
             log.warning("model call failed: %s", err)
             self.turn_state.error(f"ERROR: model call failed: {err}")
@@ -179,6 +188,29 @@ class Agent:
             log.exception("model call failed")
             self.turn_state.error(f"ERROR: model call failed: {type(err).__name__}: {err}")
         return ""
+
+    def _complete(self, prompt: str, message: str) -> str:
+        """The model call in a daemon thread, waited for here, so that `stop()` ends the wait at once
+        (an HTTP call or a console read cannot be interrupted; the thread is left to finish alone)."""
+        if self.stopping.is_set():
+            raise LLMError("not called: the agent is stopping")
+        box: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                box["reply"] = self.llm.complete(prompt, message)
+            except BaseException as err:  # handed to the waiting thread
+                box["error"] = err
+
+        worker = threading.Thread(target=call, name="model-call", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+            if self.stopping.is_set() and worker.is_alive():
+                raise LLMError("abandoned: the agent is stopping")
+        if "error" in box:
+            raise box["error"]
+        return box["reply"]
 
     def parse_reply(self, reply: str) -> Any:
         arity = {name: spec.arity for name, spec in self.skills.items()}
