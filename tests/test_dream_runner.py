@@ -174,6 +174,28 @@ def test_the_schedule_triggers_a_dream(tmp_path):
         dreamer.stop()
 
 
+def test_a_memory_that_never_dreamed_waits_a_whole_interval_before_its_first_scheduled_dream(tmp_path):
+    """A fresh folder's first episode started a dream (and, with an API model, a model call) at once."""
+    now = [1_800_000_000.0]
+    sem = semantic()
+    source = ListSource([DreamEpisode("e0", now[0], "Note: the heating was fixed.")])
+    dreamer = Dreamer(sem, source, sem.embedder, tmp_path / "s.json", interval_s=3600, clock=lambda: now[0],
+                      extract_concepts=False)
+    assert dreamer.state.last_dream is None
+    dreamer.start()
+    try:
+        now[0] += 60
+        dreamer.tick()
+        dreamer.wait()
+        assert dreamer.last_report is None, "no dream a minute after the first start"
+        now[0] += 3600
+        dreamer.tick()
+        assert until(lambda: dreamer.last_report is not None)
+        assert dreamer.last_report.reason == "schedule"
+    finally:
+        dreamer.stop()
+
+
 def test_bad_settings_and_skill_arguments_are_refused_clearly(tmp_path):
     sem = semantic()
     source = ListSource()

@@ -192,3 +192,9 @@ def test_metta_sandbox_has_nal_and_pln_from_lib(make_agent) -> None:
     nal, pln = agent.turn().results
     assert "(--> sam mortal) (stv 1.0 0.81" in nal  # lib/nal.metta was the module imported
     assert "(Inheritance a c) (stv 1.0 0.81" in pln
+
+
+def test_the_example_skill_shipped_in_metta_skills_loads_and_runs(make_agent) -> None:
+    agent, _, _, _ = make_agent(["greet Ada"], ["hi"])
+    assert not agent.skill_errors and "greet NAME : say hello to NAME" in agent.skill_list()
+    assert agent.turn().results == ['(greet "Ada") -> hello, Ada']

@@ -53,6 +53,7 @@ class Dreamer:
         if batch_size < 2:
             raise ValueError(f"batch_size must be at least 2, not {batch_size}")
         self.semantic, self.embedder = semantic, embedder
+        self._created_at = clock()
         self.source = source if hasattr(source, "after") else TraceSource(source)
         self.state_path = Path(state_path)
         self.summariser = summariser or (LLMSummariser(llm) if llm is not None else ExtractiveSummariser())
@@ -95,7 +96,7 @@ class Dreamer:
     def tick(self) -> None:
         """Cheap check the runtime may make each turn: wake the worker when the schedule is due (the
         worker also wakes on its own; this keeps a paused or simulated clock honest)."""
-        if self.interval_s is not None and self.clock() - (self.state.last_dream or 0.0) >= self.interval_s:
+        if self.interval_s is not None and self.clock() - self._schedule_origin() >= self.interval_s:
             self._wake.set()
 
     def request(self, reason: str = "skill") -> bool:
@@ -160,14 +161,18 @@ class Dreamer:
     def _until_schedule(self) -> float | None:
         if self.interval_s is None:
             return None
-        last = self.state.last_dream or 0.0
-        return max(0.05, min(self.interval_s, last + self.interval_s - self.clock()))
+        return max(0.05, min(self.interval_s, self._schedule_origin() + self.interval_s - self.clock()))
 
     def _schedule_due(self) -> bool:
         if self.interval_s is None:
             return False
-        due = self.clock() - (self.state.last_dream or 0.0) >= self.interval_s
+        due = self.clock() - self._schedule_origin() >= self.interval_s
         return due and bool(self.source.after(self.state.dream_mark, 1))
+
+    def _schedule_origin(self) -> float:
+        """When the schedule counts from: the last dream, or, in a memory that never dreamed, the
+        dreamer's creation (a fresh folder's first episode must not start a dream and a model call)."""
+        return self.state.last_dream or self._created_at
 
     # ------------------------------------------------------------------ concepts
     def extract_pending(self, limit: int = 1000) -> dict[str, int]:
