@@ -75,8 +75,9 @@ def error_text(skill: str, results: list[Any]) -> str | None:
     return None
 
 
-def install(agent: Agent) -> None:
-    """Register every bridge on the agent's runner, before any MeTTa file that uses them is loaded."""
+def install(agent: Agent) -> set[str]:
+    """Register every bridge on the agent's runner, before any MeTTa file that uses them is loaded;
+    returns their names (no skill file may give them equations of its own)."""
     runner = agent.runner
     values: dict[str, Callable[..., Any]] = {
         # the turn
@@ -145,6 +146,7 @@ def install(agent: Agent) -> None:
     }
     for name, fn in raw.items():
         runner.register_atom(name, OperationAtom(name, fn, unwrap=False))
+    return set(values) | set(raw)
 
 
 def value(text: str) -> Any:

@@ -67,6 +67,26 @@ class TurnOutcome:
     episode_ids: list[str] = field(default_factory=list)  # the episodes indexed from it
 
 
+class AgentFunctions:
+    """The functions no user skill file may give equations: those of the agent's own MeTTa files, its
+    bridges, and every MeTTa builtin (anything the runner already knows a type for, e.g. `if`,
+    `format-args`), since the turn is written with them."""
+
+    def __init__(self, names: set[str], runner: MeTTa) -> None:
+        self.names, self.runner = names, runner
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name in self.names:
+            return True
+        try:
+            found = self.runner.run(f"!(get-type {name})")
+        except Exception:  # a name hyperon cannot even read back is no helper to allow
+            return True
+        return any(str(t) != "%Undefined%" for results in found for t in results)
+
+
 class Agent:
     """The agent over one `Memory` (from `open_memory`), which its caller opens and closes."""
 
@@ -95,7 +115,7 @@ class Agent:
         self.last_results = ""
         self.last_sent: str | None = None
         self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
-        bridges.install(self)
+        self._bridges = bridges.install(self)
         self.skills, self.skill_errors = self._load_metta()
         if self.skill_errors:
             self.last_results = "SKILL FILE ERRORS (these files were not loaded):\n" + "\n".join(self.skill_errors)
@@ -109,7 +129,8 @@ class Agent:
             raise RuntimeError("the agent's own MeTTa files are broken: " + "; ".join(core.errors))
         user_dir = Path(self.config.skillsDir)
         user_dir = user_dir if user_dir.is_absolute() else self.root / user_dir
-        user = load_skill_files(self.runner, sorted(user_dir.glob("*.metta")), core.skills)
+        user = load_skill_files(self.runner, sorted(user_dir.glob("*.metta")), core.skills,
+                                protected=AgentFunctions(core.functions | self._bridges, self.runner))
         for error in user.errors:
             log.error("skill file not loaded: %s", error)
         return {**core.skills, **user.skills}, user.errors

@@ -6,6 +6,7 @@ is reported by file and line, and never stops the other files from loading.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ class SkillSpec:
 class LoadReport:
     skills: dict[str, SkillSpec] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    functions: set[str] = field(default_factory=set)  # every function the loaded files define
 
 
 def _line_of(text: str, index: int) -> int:
@@ -45,8 +47,23 @@ def _defined_skill(node: Expr) -> str | None:
     return None
 
 
-def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = False) -> tuple[dict[str, SkillSpec], str]:
-    """Validate one file; returns its declarations and text, or raises ValueError('file:line: why')."""
+def _defined_function(node: Expr) -> str | None:
+    """F if node is `(= (F ...) body)` or `(= F body)`."""
+    if len(node.items) == 3 and node.items[0] == Sym("="):
+        head = node.items[1]
+        if isinstance(head, Expr) and head.items and isinstance(head.items[0], Sym):
+            return head.items[0].text
+        if isinstance(head, Sym):
+            return head.text
+    return None
+
+
+def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = False,
+                     protected: Container[str] = frozenset()) -> tuple[dict[str, SkillSpec], str, set[str]]:
+    """Validate one file; returns its declarations, text and the functions it defines, or raises
+    ValueError('file:line: why'). An untrusted file may add skills and helpers of its own only: an
+    equation for one of the agent's `protected` functions (its turn, its prompt) or for another
+    file's skill would rewrite the agent, so it is refused."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
@@ -57,6 +74,7 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
         raise ValueError(f"{path}: {err} (line {_error_line(text, str(err))})") from None
     declared: dict[str, SkillSpec] = {}
     defined: set[str] = set()
+    functions: set[str] = set()
     for start, node in forms:
         where = f"{path}:{_line_of(text, start)}"
         if isinstance(node, Expr) and node.items and node.items[0] == Sym("skill"):
@@ -68,7 +86,18 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
                 raise ValueError(f"{where}: skill {name!r} is already declared")
             declared[name] = SkillSpec(name, items[2].value, items[3].value, str(path))  # type: ignore[union-attr]
         elif isinstance(node, Expr) and (name := _defined_skill(node)):
+            if not trusted and name in known:
+                raise ValueError(f"{where}: (do {name} ...) redefines the skill {name!r} of {known[name].file}; "
+                                 "a skill file may define only the skills it declares")
             defined.add(name)
+        elif isinstance(node, Expr) and (function := _defined_function(node)):
+            if not trusted and function.startswith("$"):
+                raise ValueError(f"{where}: an equation whose head is a variable ({function}) would answer for "
+                                 "every function of the agent; refused")
+            if not trusted and function in protected:
+                raise ValueError(f"{where}: ({function} ...) is one of the agent's own functions; "
+                                 "skill files may add skills and helpers, not change the agent")
+            functions.add(function)
         elif isinstance(node, Sym) and node.text == "!" and not trusted:
             raise ValueError(f"{where}: skill files may not run code at load time ('!')")
     for name in declared:
@@ -76,7 +105,7 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
             raise ValueError(f"{path}: skill {name!r} is declared but has no (= (do {name} ...) ...) definition")
     for name in defined - declared.keys() - known.keys():
         raise ValueError(f"{path}: (do {name} ...) is defined but {name!r} is not declared with (skill ...)")
-    return declared, text
+    return declared, text, functions
 
 
 def _error_line(text: str, message: str) -> int:
@@ -86,15 +115,17 @@ def _error_line(text: str, message: str) -> int:
     return _line_of(text, int(match.group(1)) - 1) if match else 1
 
 
-def load_skill_files(runner: Any, paths: list[Path], known: dict[str, SkillSpec], trusted: bool = False) -> LoadReport:
+def load_skill_files(runner: Any, paths: list[Path], known: dict[str, SkillSpec], trusted: bool = False,
+                     protected: Container[str] = frozenset()) -> LoadReport:
     """Load files in order into the runner; each bad file is skipped with its error reported.
 
-    Only `trusted` files (the agent's own) may run code at load time with `!`.
+    Only `trusted` files (the agent's own) may run code at load time with `!` or define `protected`
+    functions (those of the agent's own files: `LoadReport.functions` of loading them).
     """
     report = LoadReport()
     for path in paths:
         try:
-            declared, text = check_skill_file(path, {**known, **report.skills}, trusted)
+            declared, text, functions = check_skill_file(path, {**known, **report.skills}, trusted, protected)
             runner.parse_all(text)  # hyperon's own tokenizer must accept it too
         except ValueError as err:
             report.errors.append(str(err))
@@ -104,4 +135,5 @@ def load_skill_files(runner: Any, paths: list[Path], known: dict[str, SkillSpec]
             continue
         runner.run(text)
         report.skills.update(declared)
+        report.functions |= functions
     return report
