@@ -69,3 +69,16 @@ def test_a_path_deeper_or_longer_than_any_file_system_takes_is_refused_plainly(t
     with pytest.raises(SkillError, match="cannot write"):
         workspace.write("c" * 300, "x")  # one name over the file system's 255 bytes
     assert workspace.write("d/e/f.txt", "fine") == "WRITE-FILE-SUCCESS" and workspace.read("d/e/f.txt") == "fine"
+
+
+def test_started_from_another_folder_the_agent_finds_its_priors_and_says_what_it_loaded(tmp_path: Path) -> None:
+    script = tmp_path / "script.txt"
+    script.write_text("send hello\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "provider=scripted", f"scriptFile={script}",
+                           f"memoryDir={tmp_path / 'm'}", "embeddingprovider=hash", "maxTurns=1", "sleepInterval=0"],
+                          cwd=tmp_path, env=env, input="hi\n", text=True, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = next(row for row in proc.stdout.splitlines() if row.startswith("knowledge priors"))
+    shipped = len(list((ROOT / "knowledge-priors").glob("*.md")))
+    assert f"from {ROOT / 'knowledge-priors'}: {shipped} file(s) indexed" in line and "(0 chunks)" not in line, line

@@ -88,10 +88,22 @@ class Config(BaseModel):
 
     def memory_path(self, *parts: str) -> Path:
         """Every piece of runtime state lives under memoryDir, so one setting moves it all."""
-        return Path(self.memoryDir).expanduser().joinpath(*parts)
+        return project_path(self.memoryDir).joinpath(*parts)
+
+    def folder(self, name: str) -> Path:
+        """A folder setting (`knowledgePriorsDir`, `skillsDir`, `workspaceDir`) as a path."""
+        return project_path(getattr(self, name))
 
 
 _FIELDS = set(Config.model_fields)
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def project_path(value: str) -> Path:
+    """A folder setting as a path: a relative one is taken from the project folder (where run.py is),
+    so the agent finds its memory, priors and skills the same way from whatever folder it starts."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
 
 
 def _accepts(annotation: Any) -> str:

@@ -19,7 +19,7 @@ from hyperon import E, Environment, MeTTa, S
 
 from mettaclaw import bridges
 from mettaclaw.channels import Channel
-from mettaclaw.config import Config
+from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, LLMError
 from mettaclaw.memory import Memory
 from mettaclaw.memory.skills import MemorySkills
@@ -34,7 +34,6 @@ from mettaclaw.textutil import cap_tail, now_text
 
 log = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 CORE_FILES = ("skills.metta", "memory-skills.metta", "prompt.metta", "loop.metta")
 SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
 
@@ -107,7 +106,7 @@ class Agent:
         self.clock = clock
         self.root = root
         self.memory_skills = MemorySkills(memory, self.now_text, config.maxRecallItems, config.maxEpisodeRecallLines)
-        workspace = Path(config.workspaceDir) if config.workspaceDir else config.memory_path("workspace")
+        workspace = config.folder("workspaceDir") if config.workspaceDir else config.memory_path("workspace")
         self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
         self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)
         self.turn_state = TurnState()
@@ -127,8 +126,7 @@ class Agent:
         core: LoadReport = load_skill_files(self.runner, [metta_dir / f for f in CORE_FILES], {}, trusted=True)
         if core.errors:
             raise RuntimeError("the agent's own MeTTa files are broken: " + "; ".join(core.errors))
-        user_dir = Path(self.config.skillsDir)
-        user_dir = user_dir if user_dir.is_absolute() else self.root / user_dir
+        user_dir = self.config.folder("skillsDir")
         user = load_skill_files(self.runner, sorted(user_dir.glob("*.metta")), core.skills,
                                 protected=AgentFunctions(core.functions | self._bridges, self.runner))
         for error in user.errors:

@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from mettaclaw.messages import Message
@@ -37,6 +36,7 @@ class Memory:
         self.working, self.episodes, self.index, self.semantic = working, episodes, index, semantic
         self.dreamer, self.recall, self.lock, self.settings = dreamer, recall, lock, settings
         self._folder_lock = folder_lock
+        self.priors: Any = None  # what indexing the knowledge priors at open did (priors.PriorsReport)
         self._closed = False
         self._mirror = mirror.Mirror(index, semantic)
 
@@ -142,12 +142,13 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         caught_up = episodes.catch_up()
         if caught_up:
             log.info("indexed %d episodes from the trace that the index did not hold yet", caught_up)
-        index_priors(index, Path(config.knowledgePriorsDir), progress=progress)
+        priors = index_priors(index, config.folder("knowledgePriorsDir"), progress=progress)
         graph = LayerGraph(semantic, adjacent=episodes.neighbours, adjacency_weight=settings.adjacency_weight)
         recall = Recall(index, semantic, graph, settings=settings, mode=config.recallMode)
         memory = Memory(working=WorkingMemory(config.memory_path("pins.txt")), episodes=episodes, index=index,
                         semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
                         folder_lock=folder_lock, settings=settings)
+        memory.priors = priors
         memory.dreamer = dreamer = Dreamer(
             semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,
             after_writes=memory.sync_mirror, every_n=config.dreamEvery, interval_s=config.dreamInterval or None,

@@ -38,6 +38,16 @@ class PriorsReport:
     skipped: list[str] = field(default_factory=list)  # unchanged files (nothing embedded)
     errors: list[str] = field(default_factory=list)  # files refused, each with its cause
     chunks: int = 0  # chunks written in this run
+    folder: str = ""  # where they were read from ("" when that folder does not exist)
+
+    def summary(self) -> str:
+        """One line for start-up: what was loaded, kept, dropped and refused, and from where."""
+        if not self.folder:
+            return "knowledge priors: no such folder, none loaded"
+        line = (f"knowledge priors from {self.folder}: {len(self.added) + len(self.replaced)} file(s) indexed "
+                f"({self.chunks} chunks), {len(self.skipped)} unchanged, {len(self.removed)} removed, "
+                f"{len(self.errors)} refused")
+        return line + (f" ({'; '.join(self.errors[:3])}{' ...' if len(self.errors) > 3 else ''})" if self.errors else "")
 
 
 def _sections(text: str, file_label: str) -> list[Chunk]:
@@ -139,6 +149,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         entry["hash"].add(item.meta.get("file_hash"))
         entry["ids"].append(memory_id)
     files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    report.folder = str(folder) if folder.is_dir() else ""
     seen: set[str] = set()
     with _progress(progress) as bar:
         task = bar.add_task("knowledge priors", total=len(files))
