@@ -162,6 +162,28 @@ def test_metta_sandbox_timeout_restarts_the_worker(tmp_path) -> None:
         box.close()
 
 
+@pytest.mark.parametrize("program", [
+    '!((py-atom os.system) "touch {mark}")',
+    '!(import! &self os)',
+    '!(include "{mark}")',
+    # a name built at run time reaches the refusal bound inside the worker
+    '!(let $s (format-args "{{}}{{}}" ("py-" "atom")) (let $f (parse $s) (($f os.system) "touch {mark}")))',
+])
+def test_model_written_metta_cannot_reach_python_files_or_the_os(tmp_path, program) -> None:
+    from mettaclaw.runtime import PROJECT_ROOT
+    from mettaclaw.skills.sandbox import MettaSandbox
+
+    mark = tmp_path / "escaped"
+    box = MettaSandbox(PROJECT_ROOT / "lib", timeout=5.0)
+    try:
+        with pytest.raises(SkillError, match="no access to Python, files or the OS"):
+            box.run(program.format(mark=mark))
+        assert not mark.exists()
+        assert box.run("!(+ 2 3)") == "5"  # the sandbox goes on
+    finally:
+        box.close()
+
+
 def test_search_is_a_clear_offline_error(make_agent) -> None:
     agent, *_ = make_agent(["search weather in Paris"], ["hi"])
     assert "no web access" in agent.turn().results[0]

@@ -7,19 +7,42 @@ or kills the worker is reported, and the worker is restarted for the next call.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import resource
 import select
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from hyperon import OperationAtom
+
 from mettaclaw.reasoning.interpreted import make_runner
 from mettaclaw.skills import SkillError
 
 MAX_PROGRAM_CHARS = 20_000
+# hyperon's ways out of MeTTa: into Python (py-*), to modules and files (import!, include, ...). Model
+# written MeTTa gets none of them: they are refused by name before a run, and their tokens are bound to
+# a refusal inside the worker, so a name built at run time (`parse "py-atom"`) reaches nothing either.
+# NAL and PLN, the shipped libraries, are imported before the program runs.
+ESCAPES = ("py-atom", "py-dot", "py-list", "py-dict", "py-tuple", "py-chain", "import!", "include",
+           "register-module!", "git-module!", "load-ascii", "load-file!")
+ESCAPE_TOKEN = re.compile(r"(?<![^\s()\"])(" + "|".join(re.escape(e) for e in ESCAPES) + r")(?![^\s()\"])")
+REFUSAL = "is not available in the metta sandbox: model-written MeTTa has no access to Python, files or the OS"
+
+
+def _refuse(*_: object) -> None:
+    raise RuntimeError(f"refused: an escape from MeTTa {REFUSAL}")
+
+
+def escape_in(program: str) -> str | None:
+    """The first escape named in the program's text, if any."""
+    found = ESCAPE_TOKEN.search(program)
+    return found.group(1) if found else None
 
 
 def serve(lib_dir: Path, memory_mb: int) -> None:
@@ -36,11 +59,16 @@ def serve(lib_dir: Path, memory_mb: int) -> None:
         printed.truncate()
         try:
             runner = make_runner(lib_dir=lib_dir)  # a fresh runner per call, NAL and PLN imported
+            for name in ESCAPES:
+                runner.register_atom(name, OperationAtom(name, _refuse, unwrap=False))
             results = runner.run(program)
             reply = "\n".join(" ".join(str(atom) for atom in row) if row else "(no result)" for row in results)
             printed.seek(0)
             shown = printed.read().decode("utf-8", errors="replace")
-            answer = ("ok", (shown + reply) or "(nothing to evaluate: start expressions to run with !)")
+            if REFUSAL in reply:  # an escape reached at run time (a name built with parse): no traceback
+                answer = ("error", f"refused: an escape from MeTTa {REFUSAL}")
+            else:
+                answer = ("ok", (shown + reply) or "(nothing to evaluate: start expressions to run with !)")
         except MemoryError:
             answer = ("error", f"the program exceeded the sandbox memory cap of {memory_mb} MB")
         except Exception as err:  # hyperon reports parse and runtime errors as RuntimeError
@@ -69,8 +97,10 @@ class MettaSandbox:
         )
 
     def _stop(self) -> None:
+        """Kill the worker and everything it started (its own session: one process group)."""
         if self._proc is not None:
-            self._proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
             self._proc.wait()
         self._proc = None
 
@@ -80,6 +110,8 @@ class MettaSandbox:
             raise SkillError("no expression given")
         if len(program) > MAX_PROGRAM_CHARS:
             raise SkillError(f"program of {len(program)} characters exceeds the cap of {MAX_PROGRAM_CHARS}")
+        if (escape := escape_in(program)) is not None:
+            raise SkillError(f"{escape} {REFUSAL}")
         if "!" not in program:
             program = "!" + program  # a lone expression means: evaluate it
         if self._proc is None or self._proc.poll() is not None:
