@@ -45,9 +45,13 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
+    import logging
+
     from rich.progress import track
 
     from mettaclaw.runtime import Agent
+
+    logging.getLogger("mettaclaw").setLevel(logging.ERROR)  # each replaced surrogate is logged: not here
 
     rng = random.Random(args.seed)
     replies = [reply(rng) for _ in range(args.replies)]
