@@ -20,6 +20,7 @@ from mettaclaw.channels import make_channel  # noqa: E402
 from mettaclaw.config import ConfigError, load_config, settings_table  # noqa: E402
 from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
 from mettaclaw.memory.lock import AgentLocked  # noqa: E402
+from mettaclaw.skills.shell import confinement  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -56,6 +57,7 @@ def main(argv: list[str]) -> int:
         agent = Agent(config, llm, channel, memory)                                  # runner
         agent.stopping = stopping
         print(memory.priors.summary())
+        print(confinement())
         print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.", flush=True)
         for error in agent.skill_errors:
             print(f"skill file not loaded: {error}", file=sys.stderr)

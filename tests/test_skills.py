@@ -114,17 +114,13 @@ def _alive(pid: int) -> bool:
 
 
 def test_shell_timeout_kills_the_command_and_its_children(tmp_path) -> None:
-    pidfile = tmp_path / "child.pid"
+    mark = tmp_path / "child-survived"  # pids inside the command's PID namespace mean nothing out here
     start = time.monotonic()
-    out = run_shell(f"sleep 300 & echo $! > {pidfile}; sleep 300", tmp_path, timeout=1.0, max_output=1000)
+    out = run_shell(f"(sleep 2; touch {mark}) & sleep 300", tmp_path, timeout=1.0, max_output=1000)
     assert out.startswith("timeout_error")
     assert time.monotonic() - start < 30  # generous: only checks that the kill did not wait for sleep 300
-    child = int(pidfile.read_text())
-    for _ in range(50):
-        if not _alive(child):
-            break
-        time.sleep(0.05)
-    assert not _alive(child)
+    time.sleep(2.5)
+    assert not mark.exists()
 
 
 def test_shell_output_is_capped_with_a_marker(tmp_path) -> None:
@@ -192,6 +188,28 @@ def test_search_is_a_clear_offline_error(make_agent) -> None:
 def test_episodes_rejects_a_bad_time(make_agent) -> None:
     agent, *_ = make_agent(["episodes yesterday"], ["hi"])
     assert "is not YYYY-MM-DD HH:MM:SS" in agent.turn().results[0]
+
+
+def test_a_child_that_leaves_with_setsid_dies_with_the_command(tmp_path) -> None:
+    from mettaclaw.skills.shell import namespace_prefix
+
+    if not namespace_prefix():
+        pytest.skip("no PID namespace on this system (start-up says so)")
+    mark = tmp_path / "survived"
+    out = run_shell(f"setsid sh -c 'sleep 2; touch {mark}' & sleep 30", tmp_path, timeout=1.0, max_output=1000)
+    assert out.startswith("timeout_error")
+    time.sleep(3)
+    assert not mark.exists(), "a setsid child outlived the command"
+
+
+def test_a_bounded_fork_storm_and_a_memory_hog_are_stopped(tmp_path) -> None:
+    out = run_shell("for i in $(seq 1 300); do sleep 317 & done; wait", tmp_path, timeout=1.0, max_output=1000)
+    assert out.startswith("timeout_error")
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", "sleep 317"], capture_output=True, text=True).stdout.split()
+    assert not left, f"{len(left)} processes outlived the command"
+    hog = run_shell('python3 -c "x = bytearray(4 * 1024**3)"', tmp_path, timeout=10, max_output=2000)
+    assert "MemoryError" in hog and "[exit status 1]" in hog
 
 
 def test_fork_heavy_command_is_still_killed(tmp_path) -> None:
