@@ -11,7 +11,6 @@ from it at open.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,8 @@ from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
-from mettaclaw.memory.text import labelled_sentences, terms
+from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
+from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectors import StoredItem, VectorStore
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
@@ -33,7 +33,6 @@ __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "op
 MODES = ("hybrid", "vector", "bm25")
 # Metadata keys owned by this module; `extra` may not overwrite them.
 _RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
-SENTENCE_CACHE = 20_000  # rows whose sentence vectors stay in memory (about 40 MB of float16 with MiniLM)
 
 
 @dataclass
@@ -87,12 +86,6 @@ def lexical_text(text: str, meta: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _sentence_parts(text: str, meta: dict[str, Any]) -> list[str] | None:
-    """A row's sentences (labelled with who said them) when its best sentence is not simply the row."""
-    found = labelled_sentences(text)
-    return found if len(found) > 1 or found[0] != text or meta.get("breadcrumb") else None
-
-
 def _to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> Memory:
     meta = dict(item.metadata)
     tags = tuple(t for t in str(meta.pop("tags", "")).split("|") if t)
@@ -126,7 +119,7 @@ class LongTermMemory(Announcer):
         self._by_hash: dict[str, str] = {}
         self._filters = FilterIndex()
         self._bm25 = BM25Index(tokens_of=self._tokens_of)
-        self._sentences: OrderedDict[str, Any] = OrderedDict()  # row id -> its sentence vectors (float16)
+        self._sentences = SentenceVectors(embedder.embed)
         self.snapshot = snapshot  # where the in-process state is kept across restarts (snapshot.py)
         restored = snapshots.load(snapshot, signature(embedder), store.count(), self._tokens_of) if snapshot else None
         if restored is not None:
@@ -159,7 +152,7 @@ class LongTermMemory(Announcer):
             self._bm25.add(item.id, lexical_text(item.document, item.metadata))
 
     def _unmirror(self, memory_id: str) -> StoredItem | None:
-        self._sentences.pop(memory_id, None)
+        self._sentences.forget(memory_id)
         item = self._items.pop(memory_id, None)
         if item is not None:
             if self._by_hash.get(str(item.metadata.get("hash", ""))) == memory_id:
@@ -221,7 +214,7 @@ class LongTermMemory(Announcer):
             results.append(RememberResult(row_id, existing is None))
         if ids:
             self._changing()
-            parts = {i: p for i, d, m in zip(ids, docs, metas, strict=True) if (p := _sentence_parts(d, m))}
+            parts = {i: p for i, d, m in zip(ids, docs, metas, strict=True) if (p := sentence_parts(d, m))}
             if given is None:  # the rows and their sentences in one embedding call
                 texts = [vector_text(d, m) for d, m in zip(docs, metas, strict=True)]
                 rows_out = self.embedder.embed(texts + [s for p in parts.values() for s in p])
@@ -235,37 +228,14 @@ class LongTermMemory(Announcer):
                 self._mirror(item)
                 self.announce_capture(row_id, _to_memory(item))
             if rows_out is not None:
-                self._keep_sentences(parts, rows_out[len(ids):])
+                self._sentences.keep(parts, rows_out[len(ids):])
         return results
 
     # --- sentence vectors
-    def _keep_sentences(self, parts: dict[str, list[str]], vectors: Any) -> None:
-        pos = 0
-        for row_id, found in parts.items():
-            self._sentences[row_id] = np.asarray(vectors[pos : pos + len(found)], dtype=np.float16)
-            self._sentences.move_to_end(row_id)
-            pos += len(found)
-        while len(self._sentences) > SENTENCE_CACHE:
-            self._sentences.popitem(last=False)  # the least recently written or used first
-
     def sentence_vectors(self, ids: list[str]) -> dict[str, Any]:
-        """The sentence vectors of those rows that have several sentences (or a breadcrumb), computed
-        when a row is written and kept for the most recent SENTENCE_CACHE rows; older ones are
-        embedded again when asked for. A one-sentence row's best sentence is the row itself."""
-        out, missing = {}, {}
-        for row_id in ids:
-            item = self._items.get(row_id)
-            if item is None:
-                continue
-            if row_id in self._sentences:
-                self._sentences.move_to_end(row_id)
-                out[row_id] = self._sentences[row_id]
-            elif found := _sentence_parts(item.document, item.metadata):
-                missing[row_id] = found
-        if missing:
-            self._keep_sentences(missing, self.embedder.embed([s for p in missing.values() for s in p]))
-            out.update({i: self._sentences[i] for i in missing if i in self._sentences})
-        return out
+        """The sentence vectors of these rows (sentence_vectors.py): computed when a row is written,
+        embedded again for a row that fell out of the cache."""
+        return self._sentences.of({i: (self._items[i].document, self._items[i].metadata) for i in ids if i in self._items})
 
     def similarity(self, vector: Any, ids: list[str]) -> dict[str, float]:
         """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not reach)."""
