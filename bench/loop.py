@@ -35,12 +35,10 @@ def prefill(memory, count: int) -> None:
     """`count` generated memories written into the index before the first turn."""
     import random
 
-    import numpy as np
-    from memory_scale import fill, sentence
+    from memory_scale import fill, vector_pool
 
     rng = random.Random(1)
-    pool = np.asarray(memory.embedder.embed([sentence(rng, -i) for i in range(1000)]), dtype=np.float32)
-    fill(memory, pool, rng, 0, count)
+    fill(memory, vector_pool(memory, rng), rng, 0, count)
 
 
 def main() -> None:

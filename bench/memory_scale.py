@@ -61,6 +61,11 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def vector_pool(memory: Any, rng: random.Random, size: int = 1000) -> np.ndarray:
+    """Real embeddings of `size` generated sentences: what `fill` mixes its synthetic vectors from."""
+    return np.asarray(memory.embedder.embed([sentence(rng, -i) for i in range(size)]), dtype=np.float32)
+
+
 def fill(memory: Any, pool: np.ndarray, rng: random.Random, start: int, stop: int) -> float:
     """Synthetic rows written through the memory index's own batch write, with given vectors."""
     from rich.progress import Progress
@@ -180,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     config = load_config([f"memoryDir={folder / 'memory'}", f"knowledgePriorsDir={folder / 'priors'}"], env={})
     memory = open_memory(config)
     rng = random.Random(1)
-    pool = np.asarray(memory.embedder.embed([sentence(rng, -i) for i in range(1000)]), dtype=np.float32)
+    pool = vector_pool(memory, rng)
     rows, filled = [], 0
     print(f"{'size':>8} {'fill s':>7} {'remember p50':>13} {'recall p50':>11} {'recall p95':>11} "
           f"{'vector p95':>11} {'HNSW R@20':>10} {'restart s':>10}  load")

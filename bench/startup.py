@@ -81,8 +81,7 @@ def prefilled(folder: Path, count: int) -> Path:
     """A memory folder holding `count` memories, closed cleanly (so its snapshot is on disk)."""
     import random
 
-    import numpy as np
-    from memory_scale import fill, sentence
+    from memory_scale import fill, vector_pool
 
     from mettaclaw.config import load_config
     from mettaclaw.memory import open_memory
@@ -91,8 +90,7 @@ def prefilled(folder: Path, count: int) -> Path:
     memory = open_memory(config, dream=False)
     try:
         rng = random.Random(1)
-        pool = np.asarray(memory.embedder.embed([sentence(rng, -i) for i in range(1000)]), dtype=np.float32)
-        fill(memory, pool, rng, 0, count)
+        fill(memory, vector_pool(memory, rng), rng, 0, count)
     finally:
         memory.close()
     return folder
