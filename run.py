@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
         agent = Agent(config, llm, channel, memory)                                  # runner
         agent.stopping = stopping
         print(memory.priors.summary())
-        print(confinement())
+        print(confinement(confine_files=not config.allowOutsideWorkspace))
         print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.", flush=True)
         for error in agent.skill_errors:
             print(f"skill file not loaded: {error}", file=sys.stderr)

@@ -202,6 +202,31 @@ def test_a_child_that_leaves_with_setsid_dies_with_the_command(tmp_path) -> None
     assert not mark.exists(), "a setsid child outlived the command"
 
 
+def test_shell_files_are_confined_to_the_workspace(tmp_path) -> None:
+    from mettaclaw.skills.shell import confinement, files_confined
+
+    if not files_confined():
+        assert "NOT confined" in confinement()
+        pytest.skip("no Landlock on this kernel (start-up says files are not confined)")
+    workspace, outside = tmp_path / "ws", tmp_path / "memory"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the memory folder")
+    script = (f"echo in > inside.txt; echo out > {outside}/escape.txt; cat {outside}/secret.txt; "
+              f"ln -s {outside} link; echo via > link/link.txt; cd .. && touch sibling.txt; "
+              "python3 -c 'import tempfile; print(tempfile.mkstemp()[1])'")
+    out = run_shell(script, workspace, timeout=10, max_output=4000)
+    assert (workspace / "inside.txt").read_text() == "in\n"
+    assert not (outside / "escape.txt").exists() and not (outside / "link.txt").exists()
+    assert not (tmp_path / "sibling.txt").exists()
+    assert "the memory folder" not in out and out.count("Permission denied") >= 3
+    scratch = Path(out.strip().splitlines()[-1].split()[0])
+    assert scratch.name.startswith("tmp") and not scratch.parent.exists(), "the private temporary folder is removed"
+    assert "wrote" not in run_shell(f"touch {tmp_path}/x && echo wrote", workspace, 5, 1000)
+    lifted = run_shell(f"echo out > {outside}/escape.txt && echo wrote", workspace, 5, 1000, confine_files=False)
+    assert "wrote" in lifted and (outside / "escape.txt").exists()
+    assert "NOT confined (allowOutsideWorkspace=true)" in confinement(confine_files=False)
+
+
 def test_a_bounded_fork_storm_and_a_memory_hog_are_stopped(tmp_path) -> None:
     out = run_shell("for i in $(seq 1 300); do sleep 317 & done; wait", tmp_path, timeout=1.0, max_output=1000)
     assert out.startswith("timeout_error")

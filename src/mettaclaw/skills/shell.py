@@ -6,7 +6,11 @@ Confinement, as far as this system allows (`confinement()` says which, at start-
   `setsid`; without one, the process group is killed and such a child can survive;
 - limits on memory (address space), CPU seconds and, for a user other than root, the number of
   processes (a fork storm fails instead of filling the machine);
-- files are *not* confined: bubblewrap or the like would be needed, and is not used.
+- its files, with Landlock (`landlock.py`) where the kernel has it: it may write only in the workspace
+  and in a private temporary folder (`TMPDIR`, removed afterwards), read and run only the system's
+  folders (`/usr`, `/etc`, `/proc`, ... and Python's own), and touch nothing else: not the memory
+  folder, the project, or a home folder. `allowOutsideWorkspace=true` lifts this, as it does for the
+  file skills.
 
 Output is read by a thread while the command runs, so a command that prints gigabytes never fills
 memory or disk: the first `max_output` characters are kept and the rest only counted.
@@ -22,10 +26,12 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
-from mettaclaw.skills import SkillError
+from mettaclaw.skills import SkillError, landlock
 
 MEMORY_MB = 2048  # address space of the command and each child
 MORE_PROCESSES = 256  # processes the command may add to what its user already runs
@@ -48,12 +54,52 @@ def namespace_prefix() -> tuple[str, ...]:
     return ()
 
 
-def confinement() -> str:
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/dev")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")  # writable: what commands expect to write to
+
+
+def _readable() -> list[str]:
+    return [*SYSTEM_FOLDERS, *sorted({sys.prefix, sys.base_prefix, sys.exec_prefix})]
+
+
+def _file_prefix(writable: list[str]) -> tuple[str, ...]:
+    """The words that run a command under the Landlock rules (this interpreter, isolated and without
+    site packages, running `landlock.py`)."""
+    words = [sys.executable, "-I", "-S", landlock.__file__]
+    for path in [*writable, *DEVICES]:
+        words += ["--write", path]
+    for path in _readable():
+        words += ["--read", path]
+    return (*words, "--")
+
+
+@functools.cache
+def files_confined() -> bool:
+    """Whether Landlock confinement works here (tried once, with a throwaway folder)."""
+    if landlock.abi_version() < 1:
+        return False
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            done = subprocess.run([*namespace_prefix(), *_file_prefix([folder]), "/bin/sh", "-c", f"touch {folder}/x"],
+                                  capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return done.returncode == 0 and os.path.exists(f"{folder}/x")
+
+
+def confinement(confine_files: bool = True) -> str:
     """What the shell skill confines here, in one line."""
     pids = ("its own PID namespace: nothing it starts outlives it" if namespace_prefix()
             else "no PID namespace on this system: a child that calls setsid can outlive the timeout")
-    return (f"shell skill: {pids}; memory {MEMORY_MB} MB, CPU and process limits; "
-            "files are NOT confined to the workspace (a command can read and write what this user can)")
+    if not confine_files:
+        files = "files are NOT confined (allowOutsideWorkspace=true): a command can read and write what this user can"
+    elif files_confined():
+        files = ("files confined by Landlock: writes only in the workspace and a private temporary folder, "
+                 "reads only of system folders")
+    else:
+        files = ("files are NOT confined to the workspace (no Landlock on this kernel): a command can read "
+                 "and write what this user can")
+    return f"shell skill: {pids}; memory {MEMORY_MB} MB, CPU and process limits; {files}"
 
 
 def _own_processes() -> int:
@@ -74,10 +120,21 @@ def _limits(timeout: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
 
 
-def run_shell(command: str, cwd: Path, timeout: float, max_output: int) -> str:
+def run_shell(command: str, cwd: Path, timeout: float, max_output: int, confine_files: bool = True) -> str:
+    """Run `command` with bash in `cwd`; with `confine_files` (and Landlock here) it may write only in
+    `cwd` and a private temporary folder."""
     if not command.strip():
         raise SkillError("no command given")
     Path(cwd).mkdir(parents=True, exist_ok=True)
+    if not (confine_files and files_confined()):
+        return _run(command, cwd, timeout, max_output, (), None)
+    with tempfile.TemporaryDirectory(prefix="mettaclaw-shell-", ignore_cleanup_errors=True) as scratch:
+        env = {**os.environ, "TMPDIR": scratch, "HOME": scratch}  # tools that write caches or config find a home
+        return _run(command, cwd, timeout, max_output, _file_prefix([str(Path(cwd).resolve()), scratch]), env)
+
+
+def _run(command: str, cwd: Path, timeout: float, max_output: int, confine: tuple[str, ...],
+         env: dict[str, str] | None) -> str:
     processes = _own_processes() + MORE_PROCESSES if os.getuid() != 0 else None  # root ignores the limit
 
     def limits() -> None:
@@ -86,8 +143,9 @@ def run_shell(command: str, cwd: Path, timeout: float, max_output: int) -> str:
             resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
 
     proc = subprocess.Popen(
-        [*namespace_prefix(), "/bin/bash", "-c", command],
+        [*namespace_prefix(), *confine, "/bin/bash", "-c", command],
         cwd=cwd,
+        env=env,
         preexec_fn=limits,  # noqa: PLW1509 - only setrlimit calls, no locks taken
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
