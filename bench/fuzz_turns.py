@@ -89,6 +89,8 @@ def main() -> None:
     slowest = max(range(len(times)), key=times.__getitem__)
     payload = {"replies": args.replies, "seed": args.seed, "crashes": len(crashes), "hangs_over_1s": len(hangs),
                "turn_ms_p50": 1000 * median(times), "turn_ms_p95": 1000 * percentile(times, 95),
+               "turn_ms_p50_by_tenth": [round(1000 * median(times[k * len(times) // 10:(k + 1) * len(times) // 10] or [0]), 1)
+                                        for k in range(10)],
                "slowest_s": times[slowest], "slowest_reply": repr(replies[slowest][:300]), "agent_answers_after": bool(alive),
                "crash_examples": crashes[:20], "hang_examples": sorted(hangs, reverse=True)[:20], "load": load_average()}
     report("fuzzed replies through whole turns", [(k, v) for k, v in payload.items() if not k.endswith("examples")],

@@ -86,6 +86,12 @@ class Config(BaseModel):
     ircNick: str = Field("mettaclaw", pattern=r"^[A-Za-z\[\]\\`_^{|}][A-Za-z0-9\[\]\\`_^{|}-]*$")
     ircSecretEnv: str = "IRC_OWNER_SECRET"  # the owner's secret is read from this variable only
 
+    # --- memory over MCP (python -m mettaclaw.mcp)
+    mcpTransport: Literal["stdio", "http"] = "stdio"
+    mcpHost: str = "127.0.0.1"
+    mcpPort: int = Field(8765, gt=0, lt=65536)
+    mcpTokenEnv: str = "MEMORY_MCP_TOKEN"  # HTTP clients must send this variable's value as a bearer token
+
     def memory_path(self, *parts: str) -> Path:
         """Every piece of runtime state lives under memoryDir, so one setting moves it all."""
         return project_path(self.memoryDir).joinpath(*parts)

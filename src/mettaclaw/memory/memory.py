@@ -20,7 +20,7 @@ from mettaclaw.parser import Command
 from .dream import mirror
 from .episode_index import EpisodeIndex, TurnRecord
 from .lock import FolderLock
-from .ranking import DEFAULT_SETTINGS, RecallSettings
+from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
 from .recall import Hit, LayerGraph, Recall
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,31 @@ class Memory:
         """The agent's recall over everything it remembers (see recall.py)."""
         with self.lock:
             return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch)
+
+    def beliefs(self, phrase: str, limit: int) -> list[Any]:
+        """The stored beliefs (memories carrying an atom) best matching `phrase`: premises for `infer`."""
+        with self.lock:
+            return self.index.query(phrase, limit=limit, kind="belief")
+
+    def spread(self, ref: str) -> tuple[Any, dict[str, list[tuple[str, float]]]]:
+        """The semantic record `ref` names (id, name or exact text; LookupError if none) and what it
+        activates, grouped by layer, best first."""
+        with self.lock:
+            record = self.semantic.resolve(ref)
+            return record, spread_with(self.recall.graph, {("semantic", record.id): 1.0}, self.settings)
+
+    def forget(self, ref: str) -> list[str]:
+        """Delete what `ref` names (a semantic record by id, name or text; a memory or episode row by id)
+        from the stores and indexes that hold it; the ids deleted. LookupError when nothing matches."""
+        with self.lock:
+            if self.index.get(ref) is not None and self.semantic.get(ref) is None:
+                self.index.forget(ref)
+                self.episodes.forget(ref)
+                return [ref]
+            record = self.semantic.resolve(ref)
+            self.semantic.forget(record.id)
+            self._mirror.sync()
+            return [record.id]
 
     def knowledge(self, message: str, budget: int) -> str:
         """The prompt's KNOWLEDGE block for a new message ("" when nothing relevant is known)."""

@@ -12,11 +12,27 @@ from typing import Any
 
 from mettaclaw.skills import SkillError
 
-from .ranking import spread_with
 from .recall import render
 
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
+
+
+def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = ()) -> tuple[Any, str | None]:
+    """Store `text` in long-term memory (the agent's `remember` and the MCP tool): a belief such as
+    `(--> sam human) (stv 1.0 0.9)` is kept as an atom for reasoning. The store's result and the atom."""
+    from mettaclaw.reasoning.atoms import AtomError, looks_like_belief, parse_belief
+
+    text = text.strip()
+    if not text:
+        raise SkillError("nothing to remember (empty text)")
+    atom, kind = None, "memory"
+    if looks_like_belief(text):
+        try:
+            atom, kind = parse_belief(text).text(), "belief"
+        except AtomError as err:
+            raise SkillError(f"not stored: the belief is malformed: {err}") from None
+    return memory.remember(atom or text, time=time, source=source, kind=kind, atom=atom, tags=tags), atom
 
 
 class MemorySkills:
@@ -27,18 +43,7 @@ class MemorySkills:
 
     # --- long-term memory and episodes
     def remember(self, text: str) -> str:
-        from mettaclaw.reasoning.atoms import AtomError, looks_like_belief, parse_belief
-
-        text = text.strip()
-        if not text:
-            raise SkillError("nothing to remember (empty text)")
-        atom, kind = None, "memory"
-        if looks_like_belief(text):
-            try:
-                atom, kind = parse_belief(text).text(), "belief"
-            except AtomError as err:
-                raise SkillError(f"not stored: the belief is malformed: {err}") from None
-        result = self.memory.remember(atom or text, time=self.now(), source=self.source, kind=kind, atom=atom)
+        result, atom = remember_text(self.memory, text, self.now(), self.source)
         stored = "REMEMBER-SUCCESS" if result.created else "REMEMBER-SUCCESS (already known; refreshed)"
         return f"{stored} {result.id}" + (f" belief {atom}" if atom else "")
 
@@ -97,12 +102,10 @@ class MemorySkills:
         ref = (arg or "").strip()
         if not ref:
             raise SkillError("give a record id or name, e.g. spread coffee mug")
-        semantic = self.memory.semantic
         try:
-            rec = semantic.resolve(ref)
+            rec, grouped = self.memory.spread(ref)
         except LookupError as err:
             raise SkillError(str(err)) from None
-        grouped = spread_with(self.memory.recall.graph, {("semantic", rec.id): 1.0}, self.memory.settings)
         if not grouped:
             return f"SPREAD: {rec.id} ({rec.content[:60]}) has no links yet"
         out = [f"SPREAD from {rec.id} ({rec.content[:60]}):"]
@@ -118,4 +121,4 @@ class MemorySkills:
     def infer(self, arg: str) -> str:
         from mettaclaw.reasoning.skills import infer_skill
 
-        return infer_skill(arg, lambda query, limit: self.memory.index.query(query, limit=limit, kind="belief"))
+        return infer_skill(arg, self.memory.beliefs)

@@ -1,0 +1,74 @@
+"""`python -m mettaclaw.mcp [key=value ...]`: serve one memory folder over MCP.
+
+    python -m mettaclaw.mcp                                  stdio (an MCP client starts it)
+    MEMORY_MCP_TOKEN=... python -m mettaclaw.mcp transport=http port=8765
+
+Settings are the agent's (`memoryDir`, `embeddingprovider`, ...) plus `mcpTransport` (`transport`),
+`mcpHost` (`host`), `mcpPort` (`port`) and `mcpTokenEnv`. The memory folder is locked while it serves,
+as it is while the agent runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+SHORT_NAMES = {"transport": "mcpTransport", "host": "mcpHost", "port": "mcpPort"}
+
+
+def main(argv: list[str]) -> int:
+    from mettaclaw.config import ConfigError, load_config, settings_table
+
+    if any(arg in ("-h", "--help", "help") for arg in argv):
+        print(__doc__.strip() + "\n\n" + settings_table())
+        return 0
+    args = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        args.append(f"{SHORT_NAMES.get(key, key)}{sep}{value}")
+    try:
+        config = load_config(args)
+        if config.mcpTransport == "http":
+            from .server import bearer_token
+
+            bearer_token(config)  # refused before the memory is opened
+    except ConfigError as err:
+        print(f"config error: {err}", file=sys.stderr)
+        return 2
+    memory_dir = config.memory_path()
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=memory_dir / "mcp.log", level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from mettaclaw.memory import open_memory
+    from mettaclaw.memory.lock import AgentLocked
+
+    from .server import serve
+
+    try:
+        memory = open_memory(config)
+    except (AgentLocked, ConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    # SIGTERM (a service manager, a test) ends the server like Ctrl-C: the memory is closed, not abandoned
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        if config.mcpTransport == "http":
+            print(f"mettaclaw memory over MCP at http://{config.mcpHost}:{config.mcpPort}/mcp "
+                  f"(bearer token from {config.mcpTokenEnv})", file=sys.stderr, flush=True)
+        serve(memory, config)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        memory.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

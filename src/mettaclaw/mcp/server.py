@@ -1,0 +1,78 @@
+"""The MCP server over one memory folder: stdio for a client that starts it, streamable HTTP for
+several clients at once.
+
+HTTP is guarded by a static bearer token read from an environment variable (`mcpTokenEnv`): the SDK's
+own auth is OAuth, which a local memory service does not need, so a small ASGI check sits in front of
+the SDK's app and compares the token in constant time. Without a token the HTTP server refuses to
+start: a memory server anyone on the machine can read is not offered.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+from typing import Any
+
+from mcp.server import MCPServer
+
+from mettaclaw.config import ConfigError
+
+from .tools import MemoryTools
+
+INSTRUCTIONS = ("The long-term memory of a mettaclaw agent: episodes (what was said and done), memories and "
+                "semantic facts linked in a typed, weighted graph. `query` is the agent's own recall; "
+                "`semantic_recall` and `spread_activation` search facts and their links; writes are "
+                "reconciled (a near-duplicate reinforces instead of adding).")
+
+
+def build_server(memory: Any, source: str = "mcp") -> MCPServer:
+    """An MCP server whose tools read and write `memory` (writes recorded with `source`)."""
+    server: MCPServer = MCPServer("mettaclaw-memory", instructions=INSTRUCTIONS, log_level="WARNING")
+    for tool in MemoryTools(memory, source).tools():
+        server.add_tool(tool, structured_output=True)
+    return server
+
+
+def bearer_token(config: Any, environ: dict[str, str] | None = None) -> str:
+    """The token HTTP clients must send, from the variable `mcpTokenEnv` names (ConfigError without it)."""
+    token = (os.environ if environ is None else environ).get(config.mcpTokenEnv, "")
+    if len(token.strip()) < 16:
+        raise ConfigError(f"transport=http needs a bearer token of at least 16 characters in the environment "
+                          f"variable {config.mcpTokenEnv} (mcpTokenEnv names it); refusing to serve memory without one")
+    return token.strip()
+
+
+class RequireBearer:
+    """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401 and never reach MCP."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app, self._expected = app, f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = json.dumps({"error": "unauthorized: send Authorization: Bearer <token>"}).encode()
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: MCPServer, token: str, host: str) -> Any:
+    """The server's streamable-HTTP app at `/mcp`, behind the bearer check."""
+    return RequireBearer(server.streamable_http_app(host=host), token)
+
+
+def serve(memory: Any, config: Any) -> None:
+    """Serve until the client goes (stdio) or the process is stopped (HTTP)."""
+    server = build_server(memory)
+    if config.mcpTransport == "stdio":
+        server.run("stdio")
+        return
+    import uvicorn
+
+    app = http_app(server, bearer_token(config), config.mcpHost)
+    uvicorn.run(app, host=config.mcpHost, port=config.mcpPort, log_level="warning")

@@ -1,0 +1,178 @@
+"""The memory tools other agents call over MCP, each a typed function over one `Memory`.
+
+Why plain functions with annotated parameters: the MCP SDK builds each tool's JSON schema from them,
+so the schema, the one-line description (the docstring's first line) and the code cannot drift apart.
+Every tool answers a JSON object. A caller's mistake raises `ToolError` with the cause, which the SDK
+sends back as an MCP tool error; anything else is a bug and reaches the SDK's own error path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
+from mettaclaw.memory.skills import remember_text
+from mettaclaw.skills import SkillError
+
+Ref = Annotated[str, Field(description="a record's id, a concept's name, or a fact's exact text", min_length=1)]
+Limit = Annotated[int, Field(ge=1, le=200, description="at most this many results")]
+Text = Annotated[str, Field(min_length=1)]
+
+
+def _record(rec: SemanticRecord) -> dict[str, Any]:
+    """A semantic record as JSON: what it says, how sure, when it held, where it came from."""
+    return {"id": rec.id, "content": rec.content, "kind": rec.kind, "name": rec.name, "category": rec.category,
+            "tags": list(rec.tags), "confidence": round(rec.confidence, 4), "current": rec.current,
+            "valid_from": _iso(rec.valid_from), "valid_to": _iso(rec.valid_to), "superseded_by": rec.superseded_by,
+            "source_episodes": list(rec.source_episodes), "atom": rec.atom}
+
+
+def _iso(t: float | None) -> str | None:
+    return None if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+class MemoryTools:
+    """The tools, bound to one memory; `source` is what writes made through them are recorded as."""
+
+    def __init__(self, memory: Any, source: str = "mcp") -> None:
+        self.memory, self.source = memory, source
+
+    def tools(self) -> list[Callable[..., dict[str, Any]]]:
+        return [self.create_entity, self.create_relation, self.semantic_recall, self.spread_activation,
+                self.supersede_fact, self.remember, self.query, self.episodes, self.history, self.forget,
+                self.list_tags, self.stats, self.infer]
+
+    def _semantic_write(self, write: Callable[[], Any]) -> Any:
+        """A write to semantic memory under the memory's lock, then its index copies brought in line."""
+        try:
+            with self.memory.lock:
+                return write()
+        except (ValueError, LookupError) as err:
+            raise ToolError(str(err)) from None
+        finally:
+            self.memory.sync_mirror()
+
+    # --- semantic memory
+    def create_entity(self, content: Text,
+                      name: Annotated[str | None, Field(description="a short name to refer to it by")] = None,
+                      kind: Annotated[Literal[KINDS], Field(description="what sort of record")] = "fact",  # type: ignore[valid-type]
+                      category: str | None = None, tags: list[str] | None = None,
+                      confidence: Annotated[float | None, Field(ge=0, le=1)] = None) -> dict[str, Any]:
+        """Store a fact, concept or other semantic record; a near-duplicate reinforces or merges instead."""
+        result = self._semantic_write(lambda: self.memory.semantic.learn(
+            content, name=name, kind=kind, category=category, tags=tags or (), confidence=confidence))
+        return {"id": result.id, "action": result.action, "superseded": result.superseded,
+                "similarity": result.similarity}
+
+    def create_relation(self, source: Ref, relation: Annotated[str, Field(min_length=1, description="e.g. likes, part_of")],
+                        target: Ref, weight: Annotated[float | None, Field(ge=0, le=1)] = None) -> dict[str, Any]:
+        """Link two records with a typed edge (unknown names become concepts); relating again strengthens it."""
+        edge = self._semantic_write(lambda: self.memory.semantic.relate(source, relation, target, weight))
+        return {"source": edge.src, "relation": edge.type, "target": edge.dst, "weight": round(edge.weight, 4)}
+
+    def semantic_recall(self, query: Text, limit: Limit = 10,
+                        mode: Literal["semantic", "logical", "hybrid"] = "semantic",
+                        tags_all: list[str] | None = None, tags_any: list[str] | None = None,
+                        tags_none: list[str] | None = None, kind: list[str] | None = None,
+                        min_confidence: Annotated[float | None, Field(ge=0, le=1)] = None,
+                        as_of: Annotated[str | None, Field(description="YYYY-MM-DD[ HH:MM:SS]: what held then")] = None,
+                        explain: Annotated[bool, Field(description="add each result's score parts")] = False,
+                        ) -> dict[str, Any]:
+        """Semantic records ranked by similarity, ACT-R activation and retrievability, with filters."""
+        try:
+            with self.memory.lock:
+                found = self.memory.semantic.recall(query, limit, mode=mode, tags_all=tags_all or (),
+                                                    tags_any=tags_any or (), tags_none=tags_none or (), kind=kind,
+                                                    min_confidence=min_confidence, as_of=as_of, explain=explain)
+        except (ValueError, LookupError) as err:
+            raise ToolError(str(err)) from None
+        return {"results": [{**_record(r.record), "score": round(r.score, 4),
+                             **({"parts": {k: round(v, 4) for k, v in r.parts.items()}} if r.parts else {})}
+                            for r in found if r.record is not None]}
+
+    def spread_activation(self, source: Ref, limit: Limit = 5) -> dict[str, Any]:
+        """What one record activates through the graph, grouped by layer (semantic, longterm, episodic)."""
+        try:
+            rec, grouped = self.memory.spread(source)
+        except LookupError as err:
+            raise ToolError(str(err)) from None
+        return {"source": rec.id, "layers": {layer: [{"id": node, "activation": round(act, 4),
+                                                      "text": self.memory.text_of(node)} for node, act in found[:limit]]
+                                             for layer, found in grouped.items()}}
+
+    def supersede_fact(self, old: Ref, new_content: Text,
+                       valid_from: Annotated[str | None, Field(description="when the new fact began to hold")] = None,
+                       ) -> dict[str, Any]:
+        """Replace a fact with a new version: the old one is closed (valid_to) and kept in its history."""
+        result = self._semantic_write(lambda: self.memory.semantic.supersede(old, new_content, valid_from=valid_from))
+        return {"id": result.id, "superseded": result.superseded}
+
+    def history(self, ref: Ref) -> dict[str, Any]:
+        """Every version of a fact, oldest first, with the time each held."""
+        try:
+            with self.memory.lock:
+                versions = self.memory.semantic.history(ref)
+        except LookupError as err:
+            raise ToolError(str(err)) from None
+        return {"versions": [_record(v) for v in versions]}
+
+    def list_tags(self) -> dict[str, Any]:
+        """Every tag on semantic records with how many records carry it."""
+        with self.memory.lock:
+            return {"tags": self.memory.semantic.tags()}
+
+    # --- the agent's memory as a whole
+    def remember(self, text: Text, tags: list[str] | None = None) -> dict[str, Any]:
+        """Store a text in long-term memory, searchable at once; a belief `(--> a b) (stv f c)` feeds `infer`."""
+        try:
+            result, atom = remember_text(self.memory, text, time.strftime("%Y-%m-%d %H:%M:%S"), self.source,
+                                         tuple(tags or ()))
+        except (SkillError, ValueError) as err:
+            raise ToolError(str(err)) from None
+        return {"id": result.id, "created": result.created, "belief": atom}
+
+    def query(self, phrase: Text, limit: Limit = 10,
+              layer: Annotated[Literal["episodic", "semantic"] | None,
+                               Field(description="only what was said and done, or only facts; both when empty")] = None,
+              explain: bool = False) -> dict[str, Any]:
+        """The agent's own recall: episodes, memories and facts fused into one ranking, best first."""
+        hits = self.memory.query(phrase, limit, layer=layer, explain=explain)
+        return {"results": [{k: v for k, v in dataclasses.asdict(hit).items() if k != "shows" and (v or k == "score")}
+                            for hit in hits]}
+
+    def episodes(self, when: Annotated[str, Field(pattern=r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$",
+                                                  description="YYYY-MM-DD HH:MM:SS or a prefix of it")],
+                 lines: Annotated[int, Field(ge=1, le=1000)] = 20) -> dict[str, Any]:
+        """The trace records (what was said and done) around a time."""
+        return {"episodes": [{"id": e.id, "time": e.time, "text": e.text} for e in self.memory.trace.around(when, lines)]}
+
+    def forget(self, ref: Ref) -> dict[str, Any]:
+        """Delete a record (a fact by id, name or text; a memory or episode by id) from every store and index."""
+        try:
+            return {"forgotten": self.memory.forget(ref)}
+        except LookupError as err:
+            raise ToolError(str(err)) from None
+
+    def stats(self) -> dict[str, Any]:
+        """How much the memory holds, by tier, and which embedder it was built with."""
+        with self.memory.lock:
+            semantic = self.memory.semantic.stats()
+            semantic.update({k: _iso(semantic.get(k)) for k in ("oldest", "newest")})
+            return {"longterm": self.memory.index.stats(), "semantic": semantic, "trace_records": len(self.memory.trace)}
+
+    def infer(self, question: Annotated[str, Field(min_length=1, description=(
+            'a question ("is sam mortal?") or beliefs like (--> sam human) (stv 1.0 0.9)'))],
+              ) -> dict[str, Any]:
+        """NAL/PLN chaining over stored beliefs that match the question, with the proof trail of each conclusion."""
+        from mettaclaw.reasoning.skills import infer_skill
+
+        try:
+            return {"answer": infer_skill(question, self.memory.beliefs)}
+        except SkillError as err:
+            raise ToolError(str(err)) from None

@@ -1,0 +1,151 @@
+"""The memory over MCP, driven by the SDK's own client: every tool over stdio, then over streamable
+HTTP on loopback with its bearer token (and refused without it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mettaclaw.config import ConfigError, load_config
+from mettaclaw.mcp.server import bearer_token
+
+TOKEN = "test-token-0123456789abcdef"
+TOOLS = {"create_entity", "create_relation", "semantic_recall", "spread_activation", "supersede_fact", "remember",
+         "query", "episodes", "history", "forget", "list_tags", "stats", "infer"}
+
+
+def settings(tmp_path: Path) -> list[str]:
+    (tmp_path / "priors").mkdir(exist_ok=True)
+    return [f"memoryDir={tmp_path / 'memory'}", f"knowledgePriorsDir={tmp_path / 'priors'}", "embeddingprovider=hash",
+            "chromaMode=embedded"]
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "MEMORY_MCP_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1"}
+
+
+async def exercise(client: Client) -> dict[str, object]:
+    """Every tool once, in an order where each finds what the one before it wrote; the answers."""
+    listed = await client.list_tools()
+    assert {t.name for t in listed.tools} == TOOLS
+    assert all(t.description and t.input_schema.get("type") == "object" for t in listed.tools)
+
+    async def call(tool: str, **args: object) -> dict:
+        result = await client.call_tool(tool, args)
+        assert not result.is_error, f"{tool}: {result.content}"
+        return result.structured_content
+
+    out: dict[str, object] = {}
+    entity = await call("create_entity", content="Alice lives in Paris", name="alice home", tags=["people"])
+    assert entity["action"] == "created"
+    assert (await call("create_entity", content="Alice lives in Paris"))["action"] in ("reinforced", "merged")
+    edge = await call("create_relation", source="alice home", relation="near", target="the Louvre")
+    assert edge["relation"] == "NEAR" and 0 < edge["weight"] <= 1
+    found = (await call("semantic_recall", query="where does Alice live", explain=True))["results"]
+    assert found[0]["id"] == entity["id"] and "parts" in found[0]
+    spread = await call("spread_activation", source="alice home")
+    assert any(hit["text"] == "the Louvre" for hit in spread["layers"]["semantic"])
+    newer = await call("supersede_fact", old="alice home", new_content="Alice lives in Berlin")
+    assert newer["superseded"] == [entity["id"]]
+    versions = (await call("history", ref="alice home"))["versions"]
+    assert [v["content"] for v in versions] == ["Alice lives in Paris", "Alice lives in Berlin"]
+    assert versions[0]["valid_to"] and not versions[0]["current"] and versions[1]["current"]
+    await call("remember", text="(--> sam human) (stv 1.0 0.9)")
+    await call("remember", text="(--> human mortal) (stv 1.0 0.9)")
+    note = await call("remember", text="The boat is moored at pier seven")
+    assert "(--> sam mortal)" in (await call("infer", question="is sam mortal?"))["answer"]
+    hits = (await call("query", phrase="where is the boat moored"))["results"]
+    assert hits[0]["id"] == note["id"]
+    assert (await call("list_tags"))["tags"] == {"people": 1}
+    out["stats"] = await call("stats")
+    assert isinstance((await call("episodes", when="2026"))["episodes"], list)
+    assert (await call("forget", ref=note["id"]))["forgotten"] == [note["id"]]
+    assert note["id"] not in [h["id"] for h in (await call("query", phrase="where is the boat moored"))["results"]]
+    # a caller's mistakes come back as tool errors naming the cause
+    missing = await client.call_tool("forget", {"ref": "no such record"})
+    assert missing.is_error and "no record with id, name or text" in missing.content[0].text
+    bad = await client.call_tool("create_entity", {"content": "x", "kind": "bogus"})
+    assert bad.is_error and "kind" in bad.content[0].text
+    unknown = await client.call_tool("no_such_tool", {})
+    assert unknown.is_error
+    return out
+
+
+def test_every_tool_over_stdio(tmp_path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mettaclaw.mcp", *settings(tmp_path)],
+                                   env=environment())
+
+    async def run() -> dict[str, object]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            return await exercise(client)
+
+    out = asyncio.run(run())
+    assert out["stats"]["longterm"]["embedder"] == "hash:64"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_every_tool_over_http_with_a_bearer_token(tmp_path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", "transport=http", f"port={port}",
+                               *settings(tmp_path)], env=environment(), stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(url, timeout=1)
+            except urllib.error.HTTPError as err:
+                assert err.code == 401, "a request without the token is refused"
+                break
+            except OSError:
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                time.sleep(0.1)
+        wrong = urllib.request.Request(url, method="POST", data=b"{}", headers={"Authorization": "Bearer wrong"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(wrong, timeout=5)
+        assert refused.value.code == 401
+
+        async def run() -> dict[str, object]:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http, \
+                    Client(streamable_http_client(url, http_client=http)) as client:
+                return await exercise(client)
+
+        out = asyncio.run(run())
+        assert json.dumps(out["stats"])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert server.returncode == 0, "the server shuts down cleanly on SIGTERM"
+
+
+def test_http_without_a_token_is_refused_before_anything_opens(tmp_path) -> None:
+    config = load_config(["mcpTransport=http", *settings(tmp_path)], env={})
+    with pytest.raises(ConfigError, match="MEMORY_MCP_TOKEN"):
+        bearer_token(config, environ={})
+    with pytest.raises(ConfigError, match="at least 16"):
+        bearer_token(config, environ={"MEMORY_MCP_TOKEN": "short"})
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_MCP_TOKEN"}
+    done = subprocess.run([sys.executable, "-m", "mettaclaw.mcp", "transport=http", *settings(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "bearer token" in done.stderr and not (tmp_path / "memory").exists()
+    bad = subprocess.run([sys.executable, "-m", "mettaclaw.mcp", "port=99999", *settings(tmp_path)], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "mcpPort" in bad.stderr
