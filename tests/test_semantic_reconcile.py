@@ -156,7 +156,7 @@ def test_concepts_are_found_by_normalised_name():
     assert mem.get(a.id).content == "a ceramic container for hot drinks with a handle"
 
 
-def test_supersede_forget_and_history_by_name():
+def test_supersede_history_and_forget_every_version_by_name():
     mem = make_memory()
     first = mem.learn("a small cup", name="espresso cup", kind="concept")
     res = mem.supersede("espresso cup", "a small cup of about 60 ml")
@@ -164,8 +164,9 @@ def test_supersede_forget_and_history_by_name():
     assert [r.current for r in mem.history("espresso cup")] == [False, True]
     with pytest.raises(ValueError, match="already superseded"):
         mem.supersede(first.id, "anything")
-    assert mem.forget(res.id) == [res.id]
-    assert mem.get(res.id) is None and mem.get(first.id) is not None
+    assert set(mem.forget(res.id)) == {res.id, first.id}, "forgetting deletes every version, not only the current"
+    assert mem.get(res.id) is None and mem.get(first.id) is None
+    assert mem.changes(first.id) == [] and mem.changes(res.id) == [], "and the write log that quoted them"
 
 
 def test_false_supersede_rate_on_generated_unrelated_facts():

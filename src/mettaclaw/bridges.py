@@ -115,7 +115,7 @@ def install(agent: Agent) -> set[str]:
         "semantic-relate": skills.semantic_skill("relate"),
         "semantic-recall": skills.recall,
         "semantic-supersede": skills.semantic_skill("supersede"),
-        "semantic-forget": skills.semantic_skill("forget"),
+        "memory-forget": skills.forget,
         "semantic-history": skills.semantic_skill("history"),
         "reason-infer": skills.infer,
         "memory-spread": skills.spread,

@@ -170,6 +170,29 @@ class EpisodeIndex:
                     texts.append(text)
         return "\n".join(texts)
 
+    def erase(self, offset: int) -> list[str]:
+        """Forget one turn: its rows leave the index, its record is erased from the trace, and the next
+        rows on its channel, whose BM25 context held its words, are indexed again without them. The
+        ids forgotten ([] when there was no such turn)."""
+        rows = list(self._rows.get(offset, []))
+        channel = self._channel.get(rows[0]) if rows else None
+        order = self._order.get(channel, []) if channel is not None else []
+        start = bisect.bisect_right(order, offset)
+        later = order[start : start + self.settings.context_turns]
+        erased = self.trace.erase(message_id(offset))
+        for row_id in rows:
+            self._drop(row_id)
+        episodes = [e for e in (self.trace.get(message_id(o)) for o in later) if e is not None]
+        for episode in episodes:
+            for row_id in list(self._rows.get(episode.offset, [])):
+                self._drop(row_id)
+        self._index(episodes)
+        return rows or ([message_id(offset)] if erased else [])
+
+    def _drop(self, row_id: str) -> None:
+        self.index.forget(row_id)
+        self.forget(row_id)
+
     # --- reading
     def neighbours(self, row_id: str) -> list[str]:
         """The rows of the turns just before and after this one on its channel (adjacency in time)."""

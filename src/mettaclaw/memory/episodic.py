@@ -3,7 +3,8 @@
 A record is one line, `("YYYY-MM-DD HH:MM:SS" "HUMAN_MESSAGE: " "<message>" (skill "arg") ... ["ERROR_FEEDBACK: ..."]
 ["FROM: <who>, <who> (<channel>)"])`, so a torn last record (power loss, kill -9) is one unreadable line that readers skip. The prompt tail and
 time lookups seek instead of reading the whole file, so a trace of months costs the same as one of minutes.
-An episode's id is its byte offset (`ep-<offset>`): stable, since the file is only ever appended to.
+An episode's id is its byte offset (`ep-<offset>`): stable, since the file is only appended to, except
+that `erase` (forgetting an episode) blanks a record in place, keeping every offset.
 """
 
 from __future__ import annotations
@@ -256,7 +257,25 @@ class EpisodicTrace(Announcer):
         return self.append(record.time, record.message, record.commands, record.errors, record.who, record.channel)
 
     def remove(self, record_id: str) -> bool:
-        raise NotImplementedError("the episodic trace is append-only; episodes are never removed")
+        return self.erase(record_id) is not None
+
+    def erase(self, record_id: str) -> Episode | None:
+        """Forget one record for good: overwrite its line in place with spaces and sync. The file
+        keeps its length, so every other episode keeps its id; readers skip a blank line as they skip
+        a torn one, and a crash mid-erase leaves a line no reader accepts. The erased episode or None."""
+        episode = self.get(record_id)
+        if episode is None:
+            return None
+        with open(self.path, "r+b") as fh:
+            fh.seek(episode.offset)
+            length = len(fh.readline().rstrip(b"\n"))
+            fh.seek(episode.offset)
+            fh.write(b" " * length)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._readable_cache.clear()
+        self.announce_delete(record_id, episode)
+        return episode
 
     def recall(self, limit: int = 10, **filters: Any) -> list[Episode]:
         time = filters.get("time")

@@ -18,8 +18,9 @@ from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 
 from .dream import mirror
-from .episode_index import EpisodeIndex, TurnRecord
+from .episode_index import EpisodeIndex, TurnRecord, action_id, message_id, offset_of
 from .lock import FolderLock
+from .priors import PRIOR_KIND
 from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
 from .recall import Hit, LayerGraph, Recall
 
@@ -85,17 +86,44 @@ class Memory:
             return record, spread_with(self.recall.graph, {("semantic", record.id): 1.0}, self.settings)
 
     def forget(self, ref: str) -> list[str]:
-        """Delete what `ref` names (a semantic record by id, name or text; a memory or episode row by id)
-        from the stores and indexes that hold it; the ids deleted. LookupError when nothing matches."""
+        """Delete what `ref` names from every store and index, so that its text does not come back
+        through any query, a restart or a dream; the ids deleted (LookupError: nothing matches).
+
+        - an episode (`ep-N`/`act-N`): the turn's rows, its trace record (erased in place), and every
+          fact, summary or theme that shows what it said;
+        - a memory: its row; a mirrored fact's row stands for the fact, which is forgotten;
+        - a semantic record (id, name or text): every version of it; a fact takes the episodes it
+          was distilled from with it, since they say the same thing.
+        Knowledge priors are refused: they come back from their file at the next start."""
         with self.lock:
-            if self.index.get(ref) is not None and self.semantic.get(ref) is None:
-                self.index.forget(ref)
-                self.episodes.forget(ref)
-                return [ref]
+            offset = offset_of(ref)
+            if offset is not None:
+                return self._forget_turns([offset], ref)
+            row = self.index.get(ref)
+            if row is not None and self.semantic.get(ref) is None:
+                if row.kind == PRIOR_KIND:
+                    raise ValueError(f"{ref} is a chunk of the knowledge prior {row.source!r}: "
+                                     "edit or remove that file in knowledgePriorsDir")
+                if not row.meta.get("semantic_id"):
+                    self.index.forget(ref)
+                    return [ref]
+                ref = str(row.meta["semantic_id"])
             record = self.semantic.resolve(ref)
-            self.semantic.forget(record.id)
+            gone = self.semantic.forget(record.id)
             self._mirror.sync()
-            return [record.id]
+            evidence = [o for o in map(offset_of, record.source_episodes) if o is not None] if record.kind == "fact" else []
+            return gone + (self._forget_turns(sorted(set(evidence))) if evidence else [])
+
+    def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
+        gone: list[str] = []
+        for offset in offsets:
+            gone += self.episodes.erase(offset)
+        if asked is not None and not gone:
+            raise LookupError(f"no episode {asked!r}")
+        cited = [f(o) for o in offsets for f in (message_id, action_id)]
+        retired, _ = self.semantic.retire_citing(cited)
+        self._mirror.sync()
+        return gone + retired
 
     def knowledge(self, message: str, budget: int) -> str:
         """The prompt's KNOWLEDGE block for a new message ("" when nothing relevant is known)."""

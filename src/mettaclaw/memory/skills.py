@@ -67,9 +67,17 @@ class MemorySkills:
         found = self.memory.trace.around(when, self.max_episode_lines)
         return "\n".join(e.text for e in found) or "no episodes recorded yet"
 
+    def forget(self, ref: str) -> str:
+        """`forget ID`: the record and everything that shows its text, from every store (Memory.forget)."""
+        try:
+            gone = self.memory.forget(ref.strip())
+        except (ValueError, LookupError) as err:
+            raise SkillError(str(err)) from None
+        return f"FORGET-SUCCESS {', '.join(gone)}"
+
     # --- semantic memory
     def semantic_skill(self, name: str) -> Callable[[str], str]:
-        """learn, relate, supersede, forget, history: the semantic layer's skill, then the index's copies
+        """learn, relate, supersede, history: the semantic layer's skill, then the index's copies
         of what it changed brought in line."""
         from .semantic import skills
 

@@ -220,10 +220,29 @@ class SemanticMemory(Announcer):
         return result
 
     def forget(self, id_or_name: str) -> list[str]:
-        """Delete one record for good (with its edges and vector); its older versions stay in history."""
+        """Delete a record for good: every version of it (a forgotten fact must not come back through
+        `history` or `as_of`), with their edges, vectors and write logs. The ids deleted."""
         rec = self.resolve(id_or_name)
-        self.remove(rec.id)
-        return [rec.id]
+        versions = self.records.by_lineage(rec.lineage) if rec.lineage else [rec]
+        return [v.id for v in versions if self.remove(v.id)]
+
+    def retire_citing(self, episode_ids: list[str]) -> tuple[list[str], list[str]]:
+        """After episodes were forgotten: delete the records that show what they said (facts, summaries,
+        themes citing them; a later dream re-derives what the remaining episodes support) and drop the
+        citation from the rest (a concept's name does not show an episode's text). (deleted, updated)."""
+        gone, wanted = [], set(episode_ids)
+        updated = []
+        for record_id in self.records.sharing_episodes(list(wanted)):
+            rec = self.records.get(record_id)
+            if rec is None:
+                continue
+            if rec.kind == "concept":
+                rec.source_episodes = [e for e in rec.source_episodes if e not in wanted]
+                self.records.put(rec)
+                updated.append(rec.id)
+            elif self.remove(rec.id):
+                gone.append(rec.id)
+        return gone, updated
 
     def relate(self, a: str, relation: str, b: str, weight: float | None = None) -> Edge:
         """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""

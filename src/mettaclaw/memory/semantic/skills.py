@@ -153,15 +153,6 @@ def supersede(mem: SemanticMemory, arg: str) -> str:
     return f"SUPERSEDE-SUCCESS {', '.join(res.superseded)} -> {res.id}"
 
 
-def forget(mem: SemanticMemory, arg: str) -> str:
-    try:
-        rec = mem.resolve(arg or "")
-        mem.forget(rec.id)
-    except (ValueError, LookupError) as err:
-        raise SkillError(str(err)) from None
-    return f"FORGET-SUCCESS {rec.id} ({rec.content[:80]})"
-
-
 def history(mem: SemanticMemory, arg: str) -> str:
     try:
         versions = mem.history(arg or "")
@@ -175,4 +166,4 @@ def history(mem: SemanticMemory, arg: str) -> str:
 
 
 SKILLS: dict[str, Callable[..., str]] = {"learn": learn, "relate": relate, "recall": recall,
-                                         "supersede": supersede, "forget": forget, "history": history}
+                                         "supersede": supersede, "history": history}

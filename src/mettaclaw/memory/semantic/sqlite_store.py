@@ -91,6 +91,7 @@ class SqliteSemanticStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._db.execute("PRAGMA foreign_keys=OFF")
+        self._db.execute("PRAGMA secure_delete=ON")  # a forgotten record's text is overwritten on disk, not left in free pages
         self._db.executescript(SCHEMA)
         if self.get_meta(FTS_FORMAT[0]) != FTS_FORMAT[1]:
             self._rebuild_fts()
@@ -176,6 +177,7 @@ class SqliteSemanticStore:
                 self._forget_edges(src, dst)
             db.execute("DELETE FROM edges WHERE src=? OR dst=?", (record_id, record_id))
             db.execute("DELETE FROM vector_queue WHERE id=?", (record_id,))
+            db.execute("DELETE FROM versions WHERE record_id=?", (record_id,))
             return True
 
     def count(self, current_only: bool = False) -> int:

@@ -179,6 +179,7 @@ class InMemorySemanticStore:
     def delete(self, record_id: str) -> bool:
         if self._records.pop(record_id, None) is None:
             return False
+        self._versions.pop(record_id, None)
         self._bm25.remove(record_id)
         for key in list(self._adjacent.get(record_id, ())):
             self.delete_edge(*key)

@@ -1,0 +1,146 @@
+"""Deletion that deletes: a forgotten fact, memory or episode never comes back, through any query path,
+the trace file, the vector store, a restart or a dream; what was derived from it goes with it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from mettaclaw.config import load_config
+from mettaclaw.memory import open_memory
+from mettaclaw.messages import Message
+
+SECRET = "4417"
+TOLD = ["Good morning!", f"The safe code at the office is {SECRET}, behind the harbour painting.", "How are you?",
+        f"Remember the safe code at the office is {SECRET}, behind the harbour painting.", "Coffee time!",
+        "Ok, sounds good.", f"The harbour painting hides the office safe with code {SECRET}."]
+QUESTIONS = ["office safe code", "harbour painting", f"code {SECRET}"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_790_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def config(tmp_path: Path, **more: str):
+    (tmp_path / "priors").mkdir(exist_ok=True)
+    settings = {"memoryDir": str(tmp_path / "memory"), "knowledgePriorsDir": str(tmp_path / "priors"),
+                "embeddingprovider": "hash", "chromaMode": "embedded", "dreamInterval": "0", **more}
+    return load_config([f"{k}={v}" for k, v in settings.items()], env={})
+
+
+def tell(memory, clock: Clock, lines: list[str]) -> None:
+    for line in lines:
+        clock.now += 60
+        memory.record_turn(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(clock.now)),
+                           [Message(line, who="ana", channel="terminal")], [])
+
+
+def everything_shown(memory) -> str:
+    """The text of every answer every read path gives for the questions, and every stored byte of
+    the trace and the vector store."""
+    out = []
+    for q in QUESTIONS:
+        for layer in (None, "episodic", "semantic"):
+            out += [h.text for h in memory.query(q, 50, layer=layer)]
+        for mode in ("bm25", "vector", "hybrid"):
+            out += [m.text for m in memory.index.query(q, limit=50, mode=mode)]
+        for mode in ("semantic", "hybrid"):
+            out += [r.record.content for r in memory.semantic.recall(q, 50, mode=mode, include_history=True) if r.record]
+        out.append(memory.knowledge(q, 5000))
+        out += [m.text for m in memory.beliefs(q, 50)]
+    out += [r.content for r in memory.semantic]
+    out += [str(memory.semantic.changes(r.id)) for r in memory.semantic]
+    out += [e.text for e in memory.trace.around("2000", 10_000)]
+    out.append(memory.trace.path.read_bytes().decode("utf-8", "replace"))
+    out += [m.text for m in memory.index]
+    return "\n".join(out)
+
+
+def test_a_forgotten_fact_never_comes_back(tmp_path) -> None:
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, TOLD + [f"I walked {1000 + i} steps today according to my watch." for i in range(10)])
+    memory.dreamer.dream("test")
+    fact = next(r for r in memory.semantic if r.kind == "fact" and SECRET in r.content)
+    assert len(fact.source_episodes) == 3
+    kept_id = memory.remember("The bicycle is in the blue shed.").id
+    memory.semantic.learn(f"The office safe opens with {SECRET}.", name="safe code")
+    memory.sync_mirror()
+    assert SECRET in everything_shown(memory)
+
+    gone = memory.forget(fact.id)
+    assert fact.id in gone and set(fact.source_episodes) <= set(gone), "the episodes it came from go with it"
+    assert any(memory.semantic.get(i) is None for i in gone if not i.startswith("ep-"))
+    memory.forget("safe code")  # by name
+    assert SECRET not in everything_shown(memory)
+    assert memory.index.get(kept_id) is not None, "nothing else was touched"
+    assert [h.id for h in memory.query("where is the bicycle", 3)][0] == kept_id
+    memory.close()
+
+    clock.now += 3600
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)  # a restart: stores, snapshot, trace
+    assert SECRET not in everything_shown(memory)
+    tell(memory, clock, ["Lunch was good.", "See you tomorrow."])
+    memory.dreamer.dream("after forgetting")
+    assert SECRET not in everything_shown(memory), "a dream does not re-derive it"
+    memory.close()
+    documents = _chroma_documents(tmp_path)
+    assert "bicycle" in documents and SECRET not in documents, "the vector store itself no longer holds it"
+
+
+def _chroma_documents(tmp_path: Path) -> str:
+    """Every document the embedded Chroma store holds, read with Chroma's own client."""
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(next((tmp_path / "memory").rglob("chroma.sqlite3")).parent),
+                                       settings=Settings(anonymized_telemetry=False))
+    return "\n".join(d or "" for c in client.list_collections() for d in client.get_collection(c.name).get()["documents"])
+
+
+def test_forgetting_an_episode_retires_what_shows_it(tmp_path) -> None:
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, TOLD)
+    memory.dreamer.dream("test")
+    episodes = [m.id for m in memory.index if m.kind == "episode" and SECRET in m.text]
+    derived = [r.id for r in memory.semantic if SECRET in r.content]
+    assert episodes and derived
+    for episode in episodes:
+        memory.forget(episode)
+    assert SECRET not in everything_shown(memory)
+    assert all(memory.semantic.get(i) is None for i in derived)
+    assert "Coffee time!" in [h.text.split(": ", 1)[-1] for h in memory.query("coffee time", 5, layer="episodic")]
+    with pytest.raises(LookupError, match="no episode"):
+        memory.forget(episodes[0])
+    memory.close()
+
+
+def test_forget_refuses_what_it_cannot_delete(tmp_path) -> None:
+    (tmp_path / "priors").mkdir()
+    (tmp_path / "priors" / "house.md").write_text("# House\n\nThe boiler is serviced every October by Mr. Lund.\n")
+    memory = open_memory(config(tmp_path), dream=False)
+    prior = memory.query("when is the boiler serviced", 1)[0].id
+    with pytest.raises(ValueError, match="knowledge prior 'house.md'"):
+        memory.forget(prior)
+    with pytest.raises(LookupError, match="no record"):
+        memory.forget("nothing by this name")
+    memory.close()
+
+
+def test_the_forget_skill_deletes_through_the_agent(make_agent) -> None:
+    agent, llm, channel, clock = make_agent(["remember The locker combination is 31-07-12.", "send ok"],
+                                            ["keep this: the locker combination is 31-07-12"])
+    agent.turn()
+    row = next(m.id for m in agent.memory.index if "31-07-12" in m.text and m.kind == "memory")
+    episode = next(m.id for m in agent.memory.index if "31-07-12" in m.text and m.kind == "episode")
+    for ref in (row, episode):
+        assert agent.use_skill("forget", ref).startswith("FORGET-SUCCESS")
+    assert "31-07-12" not in agent.use_skill("query", "locker combination")
+    assert agent.use_skill("forget", row).startswith("ERROR")
