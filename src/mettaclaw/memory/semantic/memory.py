@@ -201,6 +201,19 @@ class SemanticMemory(Announcer):
         self.announce_capture(rec.id, rec)
         return LearnResult(rec.id, action, similarity=decision.similarity)
 
+    def restore(self, records: list[SemanticRecord], batch: int = 256) -> None:
+        """Write records exactly as given (an import): no reconciliation, vectors from this embedder."""
+        for start in range(0, len(records), batch):
+            chunk = records[start : start + batch]
+            for rec, vector in zip(chunk, self.embedder.embed([r.embed_text() for r in chunk]), strict=True):
+                rec.embedding = vector
+            with self.records.transaction():
+                for rec in chunk:
+                    self.records.put(rec)
+            self._write_vectors(chunk)
+            for rec in chunk:
+                self.announce_capture(rec.id, rec)
+
     def _write_vectors(self, recs: list[SemanticRecord]) -> None:
         import numpy as np
 

@@ -1,0 +1,80 @@
+"""`python -m mettaclaw.memory export|import`: a whole memory as JSON lines, and back.
+
+    python -m mettaclaw.memory export [key=value ...] > memory.jsonl
+    python -m mettaclaw.memory import memory.jsonl [key=value ...]     (`-` reads standard input)
+
+Settings are the agent's (`memoryDir`, `embeddingprovider`, ...). Import needs an empty `memoryDir` and
+recomputes every vector with that folder's embedder, so an export moves between embedders. Both lock
+the memory folder, so neither runs beside an agent on the same folder.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def main(argv: list[str]) -> int:
+    from mettaclaw.config import ConfigError, load_config
+
+    if not argv or argv[0] not in ("export", "import") or any(a in ("-h", "--help") for a in argv):
+        print(__doc__.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    command, args = argv[0], argv[1:]
+    source = None
+    if command == "import":
+        if not args or "=" in args[0]:
+            print("error: import needs a file (or - for standard input) before the settings", file=sys.stderr)
+            return 2
+        source, args = args[0], args[1:]
+    try:
+        config = load_config(args)
+    except ConfigError as err:
+        print(f"config error: {err}", file=sys.stderr)
+        return 2
+    config.memory_path().mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=config.memory_path("agent.log"), level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from mettaclaw.memory import open_memory
+    from mettaclaw.memory.lock import AgentLocked
+
+    from . import transfer
+
+    try:
+        if command == "export":
+            memory = open_memory(config, dream=False)
+            try:
+                lines = transfer.write_export(memory, config, sys.stdout)
+            finally:
+                memory.close()
+            print(f"exported {lines} lines from {config.memory_path()}", file=sys.stderr)
+            return 0
+        try:
+            handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
+        except OSError as err:
+            print(f"error: cannot read {source}: {err.strerror}", file=sys.stderr)
+            return 2
+        with handle:
+            items = list(transfer.read_export(handle))
+        transfer.prepare_folder(config, items)
+        memory = open_memory(config, dream=False, progress=True)
+        try:
+            counts = transfer.restore(memory, items)
+        finally:
+            memory.close()
+        print(f"imported into {config.memory_path()}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())),
+              file=sys.stderr)
+        return 0
+    except (transfer.ImportError_, AgentLocked, ConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,122 @@
+"""Export a whole memory as JSON lines, and import such a file into an empty memory folder.
+
+What is written is what cannot be derived again, with its provenance: the trace line by line (episode
+ids are byte offsets, so the lines keep their exact bytes, blanks of erased records included), the
+memories the agent or a client stored, every semantic record (every version, with its source episodes
+and validity interval), every edge, every record's write log, the relation types, the pins and the
+dream's progress. What is derived is not written but rebuilt on import: episode rows (from the trace),
+the index copies of facts (from the records), knowledge priors (from their files) and every vector,
+computed by the importing folder's embedder, whichever it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from .lexical import tag_keys
+from .priors import PRIOR_KIND
+
+FORMAT = "mettaclaw-memory/1"
+REBUILT_KINDS = frozenset({"episode", "derived", PRIOR_KIND})  # index rows that are derived, not stored
+_ROW_KEYS = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
+
+
+class ImportError_(ValueError):
+    """The file is not an export, or the folder is not empty; nothing was written."""
+
+
+def export_lines(memory: Any, config: Any) -> Iterator[dict[str, Any]]:
+    """Every line of an export, header first."""
+    yield {"type": "header", "format": FORMAT, "embedder": memory.index.stats()["embedder"]}
+    with memory.lock:
+        with open(memory.trace.path, "rb") as fh:
+            for raw in fh:
+                yield {"type": "trace", "line": raw.rstrip(b"\n").decode("utf-8", errors="surrogateescape")}
+        for row in memory.index:
+            if row.kind in REBUILT_KINDS:
+                continue
+            extra = {k: v for k, v in row.meta.items() if k not in _ROW_KEYS and k not in tag_keys(row.tags)}
+            yield {"type": "memory", "id": row.id, "text": row.text, "time": row.time, "source": row.source,
+                   "kind": row.kind, "tags": list(row.tags), "atom": row.atom, "extra": extra}
+        records = memory.semantic.records
+        for name, (symmetric, builtin) in records.relation_types().items():
+            yield {"type": "relation_type", "name": name, "symmetric": symmetric, "builtin": builtin}
+        for rec in records.iter_records():
+            yield {"type": "record", **rec.to_dict()}
+            for version in records.versions(rec.id):
+                yield {"type": "version", **version}
+        for edge in records.iter_edges():
+            yield {"type": "edge", "edge": vars(edge)}  # nested: an edge has a `type` of its own
+    if memory.working.text:
+        yield {"type": "pins", "text": memory.working.text}
+    state = config.memory_path("dream", "state.json")
+    if state.is_file():
+        yield {"type": "dream_state", "state": json.loads(state.read_text(encoding="utf-8"))}
+
+
+def write_export(memory: Any, config: Any, out: IO[str]) -> int:
+    """Write the export to `out`; the number of lines."""
+    count = 0
+    for line in export_lines(memory, config):
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The export's lines as objects; ImportError_ for a file that is not one (checked by its header)."""
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            item = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ImportError_(f"line {number} is not JSON: {err}") from None
+        if number == 1 and (item.get("type") != "header" or item.get("format") != FORMAT):
+            raise ImportError_(f"not a mettaclaw memory export (the first line must be a {FORMAT} header)")
+        yield item
+
+
+def prepare_folder(config: Any, items: list[dict[str, Any]]) -> None:
+    """Before the memory is opened: refuse a folder that holds memory, then write the trace and the
+    dream's progress, so that opening indexes the episodes as it does after a crash."""
+    trace = config.memory_path("history.metta")
+    if (trace.is_file() and trace.stat().st_size) or any(config.memory_path().glob("**/*.sqlite3")):
+        raise ImportError_(f"{config.memory_path()} already holds a memory: import into an empty memoryDir")
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    with open(trace, "wb") as fh:
+        for item in items:
+            if item["type"] == "trace":
+                fh.write(item["line"].encode("utf-8", errors="surrogateescape") + b"\n")
+    for item in items:
+        if item["type"] == "dream_state":
+            state = config.memory_path("dream", "state.json")
+            state.parent.mkdir(parents=True, exist_ok=True)
+            state.write_text(json.dumps(item["state"]), encoding="utf-8")
+
+
+def restore(memory: Any, items: list[dict[str, Any]]) -> dict[str, int]:
+    """Into the opened memory: memories, records (re-embedded), edges, versions, relation types, pins."""
+    from .semantic.records import Edge, SemanticRecord
+
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        by_type.setdefault(item.pop("type"), []).append(item)
+    with memory.lock:
+        rows = by_type.get("memory", [])
+        if rows:
+            memory.index.remember_many(rows)
+        records = memory.semantic.records
+        for rel in by_type.get("relation_type", []):
+            records.put_relation_type(rel["name"], rel["symmetric"], rel["builtin"])
+        memory.semantic.restore([SemanticRecord.from_dict(r) for r in by_type.get("record", [])])
+        for edge in by_type.get("edge", []):
+            records.put_edge(Edge(**edge["edge"]))
+        for version in by_type.get("version", []):
+            records.log_version(version["record_id"], version["action"], version["at"], version["snapshot"])
+        for pins in by_type.get("pins", []):
+            memory.working.pin(pins["text"])
+    memory.sync_mirror()
+    return {kind: len(found) for kind, found in by_type.items() if kind != "header"}

@@ -1,0 +1,113 @@
+"""Export and import: a memory written out as JSON lines and read into an empty folder answers every
+query as the original did, through the same command a user runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mettaclaw.config import load_config
+from mettaclaw.memory import open_memory
+from mettaclaw.messages import Message
+
+QUESTIONS = ["where is the spare key", "what is Emma allergic to", "when does the backup run", "Alice",
+             "harbour painting", "is sam mortal"]
+
+
+def settings(folder: Path, *more: str) -> list[str]:
+    return [f"memoryDir={folder}", f"knowledgePriorsDir={folder.parent / 'no-priors'}", "embeddingprovider=hash",
+            "chromaMode=embedded", "dreamInterval=0", *more]
+
+
+def fill(folder: Path) -> None:
+    memory = open_memory(load_config(settings(folder), env={}), dream=False)
+    said = ["Good morning!", "The spare house key is hidden under the blue flowerpot.", "Coffee time!",
+            "Emma is allergic to peanuts and shellfish.", "The server backup runs every night at 2am.",
+            "Remember: the spare house key is under the blue flowerpot, not the mat.", "See you later."]
+    for n, line in enumerate(said):
+        memory.record_turn(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(1_790_000_000 + 60 * n)),
+                           [Message(line, who="ana", channel="terminal")], [])
+    memory.remember("The harbour painting hides the office safe.", time="2026-01-02 10:00:00", tags=("house",))
+    memory.remember("(--> sam human) (stv 1.0 0.9)", kind="belief", atom="(--> sam human) (stv 1.0 0.9)")
+    semantic = memory.semantic
+    first = semantic.learn("Alice lives in Paris", name="alice home", tags=("people",))
+    semantic.supersede(first.id, "Alice lives in Berlin")
+    semantic.relate("alice home", "NEAR", "the Spree")
+    memory.sync_mirror()
+    memory.dreamer.dream("test")
+    memory.working.pin("find the spare key")
+    memory.close()
+
+
+def answers(folder: Path) -> dict[str, object]:
+    memory = open_memory(load_config(settings(folder), env={}), dream=False)
+    try:
+        out: dict[str, object] = {q: [(h.id, h.text, h.cites) for h in memory.query(q, 10, touch=False)]
+                                  for q in QUESTIONS}
+        out["history"] = [(r.id, r.content, r.valid_to) for r in memory.semantic.history("alice home")]
+        out["edges"] = sorted((e.src, e.dst, e.type, e.weight) for e in memory.semantic.records.iter_edges())
+        out["records"] = sorted(r.id for r in memory.semantic)
+        out["pins"] = memory.working.text
+        out["episodes"] = [e.text for e in memory.trace.around("2026", 100)]
+        out["stats"] = len(memory.index)
+        return out
+    finally:
+        memory.close()
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mettaclaw.memory", *args], capture_output=True, text=True,
+                          input=stdin, timeout=300)
+
+
+def test_export_then_import_answers_the_same(tmp_path) -> None:
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    fill(original)
+    exported = cli("export", *settings(original))
+    assert exported.returncode == 0, exported.stderr
+    lines = [json.loads(line) for line in exported.stdout.splitlines()]
+    kinds = {line["type"] for line in lines}
+    assert {"header", "trace", "memory", "record", "edge", "version", "relation_type", "pins"} <= kinds
+    assert all(line["source_episodes"] is not None and "valid_from" in line for line in lines if line["type"] == "record")
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(exported.stdout)
+    imported = cli("import", str(dump), *settings(copy))
+    assert imported.returncode == 0, imported.stderr
+    before, after = answers(original), answers(copy)
+    for key in before:
+        assert after[key] == before[key], key
+    assert before["where is the spare key"] and before["history"], "the comparison compares something"
+
+    again = cli("import", str(dump), *settings(copy))
+    assert again.returncode == 2 and "already holds a memory" in again.stderr
+    (tmp_path / "junk.jsonl").write_text('{"hello": 1}\n')
+    junk = cli("import", str(tmp_path / "junk.jsonl"), *settings(tmp_path / "third"))
+    assert junk.returncode == 2 and "not a mettaclaw memory export" in junk.stderr
+    missing = cli("import", str(tmp_path / "nope.jsonl"), *settings(tmp_path / "fourth"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+def test_import_under_another_embedder_recomputes_every_vector(tmp_path) -> None:
+    """An export made with the hash embedder, imported with MiniLM: same records and episodes, and
+    recall by meaning works with the new vectors."""
+    import pytest
+
+    pytest.importorskip("sentence_transformers")
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    fill(original)
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    local = [s.replace("embeddingprovider=hash", "embeddingprovider=local") for s in settings(copy)]
+    imported = cli("import", str(dump), *local)
+    assert imported.returncode == 0, imported.stderr
+    memory = open_memory(load_config(local, env={}), dream=False)
+    try:
+        assert memory.index.stats()["embedder"] == "st:all-MiniLM-L6-v2:384"
+        hit = memory.query("which food makes Emma ill", 1, touch=False)[0]
+        assert "peanuts" in hit.text
+        assert [r.content for r in memory.semantic.history("alice home")] == ["Alice lives in Paris", "Alice lives in Berlin"]
+    finally:
+        memory.close()
