@@ -91,7 +91,8 @@ def test_every_tool_over_stdio(tmp_path) -> None:
             return await exercise(client)
 
     out = asyncio.run(run())
-    assert out["stats"]["longterm"]["embedder"] == "hash:64"
+    assert out["stats"]["embedder"] == "hash:64" and out["stats"]["scope"] == "agent"
+    assert out["stats"]["index_rows_by_kind"]["memory"] == 1 and out["stats"]["current_records_by_kind"]["fact"] == 1
 
 
 def free_port() -> int:

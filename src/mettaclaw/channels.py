@@ -40,8 +40,9 @@ class QueueChannel:
         self.sent: list[str] = []
         self.closed = False
 
-    def put(self, text: str, who: str | None = None) -> None:
-        self._queue.put(Message(text, who, self.name))
+    def put(self, text: str | Message, who: str | None = None) -> None:
+        """Queue a message: a text from `who` on this channel, or a whole Message (its own channel)."""
+        self._queue.put(text if isinstance(text, Message) else Message(text, who, self.name))
 
     def receive(self) -> list[Message]:
         out = []

@@ -91,6 +91,7 @@ class Config(BaseModel):
     mcpHost: str = "127.0.0.1"
     mcpPort: int = Field(8765, gt=0, lt=65536)
     mcpTokenEnv: str = "MEMORY_MCP_TOKEN"  # HTTP clients must send this variable's value as a bearer token
+    mcpScope: str = Field("agent", pattern=r"^[a-z0-9][a-z0-9_.:#@-]{0,63}$")  # the one scope its tools read and write
 
     def memory_path(self, *parts: str) -> Path:
         """Every piece of runtime state lives under memoryDir, so one setting moves it all."""

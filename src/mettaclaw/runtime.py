@@ -21,7 +21,7 @@ from mettaclaw import bridges
 from mettaclaw.channels import Channel
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, LLMError
-from mettaclaw.memory import Memory
+from mettaclaw.memory import Memory, scopes
 from mettaclaw.memory.skills import MemorySkills
 from mettaclaw.messages import Message, shown
 from mettaclaw.parser import Command, parse_reply
@@ -186,10 +186,13 @@ class Agent:
     def receive(self) -> str:
         """This turn's messages, as the model reads them ("" when none came: only that is "no new message")."""
         self.turn_state.messages = self.channel.receive()
+        if self.turn_state.messages:  # a turn without a message goes on with whoever spoke last
+            who = [m.who or "user" for m in self.turn_state.messages]
+            self.memory_skills.scope = scopes.of_episode(who, self.turn_state.messages[0].channel)
         return shown(self.turn_state.messages)
 
     def knowledge(self, message: str) -> str:
-        return self.memory.knowledge(message, self.config.knowledgeChars)
+        return self.memory.knowledge(message, self.config.knowledgeChars, self.memory_skills.visible)
 
     def keep_prompt(self, prompt: str) -> str:
         self.turn_state.prompt = prompt

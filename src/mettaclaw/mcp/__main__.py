@@ -20,7 +20,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-SHORT_NAMES = {"transport": "mcpTransport", "host": "mcpHost", "port": "mcpPort"}
+SHORT_NAMES = {"transport": "mcpTransport", "host": "mcpHost", "port": "mcpPort", "scope": "mcpScope"}
 
 
 def main(argv: list[str]) -> int:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
 from mettaclaw.memory.skills import remember_text
 from mettaclaw.skills import SkillError
@@ -40,8 +42,9 @@ def _iso(t: float | None) -> str | None:
 class MemoryTools:
     """The tools, bound to one memory; `source` is what writes made through them are recorded as."""
 
-    def __init__(self, memory: Any, source: str = "mcp") -> None:
-        self.memory, self.source = memory, source
+    def __init__(self, memory: Any, source: str = "mcp", scope: str = scopes.DEFAULT) -> None:
+        self.memory, self.source, self.scope = memory, source, scopes.check(scope)
+        self.visible = scopes.reading(self.scope, with_agent=self.scope == scopes.DEFAULT)  # its scope only
 
     def tools(self) -> list[Callable[..., dict[str, Any]]]:
         return [self.create_entity, self.create_relation, self.semantic_recall, self.spread_activation,
@@ -66,14 +69,14 @@ class MemoryTools:
                       confidence: Annotated[float | None, Field(ge=0, le=1)] = None) -> dict[str, Any]:
         """Store a fact, concept or other semantic record; a near-duplicate reinforces or merges instead."""
         result = self._semantic_write(lambda: self.memory.semantic.learn(
-            content, name=name, kind=kind, category=category, tags=tags or (), confidence=confidence))
+            content, name=name, kind=kind, category=category, tags=tags or (), confidence=confidence, scope=self.scope))
         return {"id": result.id, "action": result.action, "superseded": result.superseded,
                 "similarity": result.similarity}
 
     def create_relation(self, source: Ref, relation: Annotated[str, Field(min_length=1, description="e.g. likes, part_of")],
                         target: Ref, weight: Annotated[float | None, Field(ge=0, le=1)] = None) -> dict[str, Any]:
         """Link two records with a typed edge (unknown names become concepts); relating again strengthens it."""
-        edge = self._semantic_write(lambda: self.memory.semantic.relate(source, relation, target, weight))
+        edge = self._semantic_write(lambda: self.memory.semantic.relate(source, relation, target, weight, scope=self.scope))
         return {"source": edge.src, "relation": edge.type, "target": edge.dst, "weight": round(edge.weight, 4)}
 
     def semantic_recall(self, query: Text, limit: Limit = 10,
@@ -89,7 +92,8 @@ class MemoryTools:
             with self.memory.lock:
                 found = self.memory.semantic.recall(query, limit, mode=mode, tags_all=tags_all or (),
                                                     tags_any=tags_any or (), tags_none=tags_none or (), kind=kind,
-                                                    min_confidence=min_confidence, as_of=as_of, explain=explain)
+                                                    min_confidence=min_confidence, as_of=as_of, explain=explain,
+                                                    visible=self.visible)
         except (ValueError, LookupError) as err:
             raise ToolError(str(err)) from None
         return {"results": [{**_record(r.record), "score": round(r.score, 4),
@@ -99,7 +103,7 @@ class MemoryTools:
     def spread_activation(self, source: Ref, limit: Limit = 5) -> dict[str, Any]:
         """What one record activates through the graph, grouped by layer (semantic, longterm, episodic)."""
         try:
-            rec, grouped = self.memory.spread(source)
+            rec, grouped = self.memory.spread(source, self.visible)
         except LookupError as err:
             raise ToolError(str(err)) from None
         return {"source": rec.id, "layers": {layer: [{"id": node, "activation": round(act, 4),
@@ -110,14 +114,15 @@ class MemoryTools:
                        valid_from: Annotated[str | None, Field(description="when the new fact began to hold")] = None,
                        ) -> dict[str, Any]:
         """Replace a fact with a new version: the old one is closed (valid_to) and kept in its history."""
-        result = self._semantic_write(lambda: self.memory.semantic.supersede(old, new_content, valid_from=valid_from))
+        result = self._semantic_write(lambda: self.memory.semantic.supersede(old, new_content, valid_from=valid_from,
+                                                                              visible=self.visible))
         return {"id": result.id, "superseded": result.superseded}
 
     def history(self, ref: Ref) -> dict[str, Any]:
         """Every version of a fact, oldest first, with the time each held."""
         try:
             with self.memory.lock:
-                versions = self.memory.semantic.history(ref)
+                versions = self.memory.semantic.history(ref, self.visible)
         except LookupError as err:
             raise ToolError(str(err)) from None
         return {"versions": [_record(v) for v in versions]}
@@ -125,14 +130,14 @@ class MemoryTools:
     def list_tags(self) -> dict[str, Any]:
         """Every tag on semantic records with how many records carry it."""
         with self.memory.lock:
-            return {"tags": self.memory.semantic.tags()}
+            return {"tags": self.memory.semantic.tags(self.visible)}
 
     # --- the agent's memory as a whole
     def remember(self, text: Text, tags: list[str] | None = None) -> dict[str, Any]:
         """Store a text in long-term memory, searchable at once; a belief `(--> a b) (stv f c)` feeds `infer`."""
         try:
             result, atom = remember_text(self.memory, text, time.strftime("%Y-%m-%d %H:%M:%S"), self.source,
-                                         tuple(tags or ()))
+                                         tuple(tags or ()), scope=self.scope)
         except (SkillError, ValueError) as err:
             raise ToolError(str(err)) from None
         return {"id": result.id, "created": result.created, "belief": atom}
@@ -142,7 +147,7 @@ class MemoryTools:
                                Field(description="only what was said and done, or only facts; both when empty")] = None,
               explain: bool = False) -> dict[str, Any]:
         """The agent's own recall: episodes, memories and facts fused into one ranking, best first."""
-        hits = self.memory.query(phrase, limit, layer=layer, explain=explain)
+        hits = self.memory.query(phrase, limit, layer=layer, explain=explain, visible=self.visible)
         return {"results": [{k: v for k, v in dataclasses.asdict(hit).items() if k != "shows" and (v or k == "score")}
                             for hit in hits]}
 
@@ -150,21 +155,25 @@ class MemoryTools:
                                                   description="YYYY-MM-DD HH:MM:SS or a prefix of it")],
                  lines: Annotated[int, Field(ge=1, le=1000)] = 20) -> dict[str, Any]:
         """The trace records (what was said and done) around a time."""
-        return {"episodes": [{"id": e.id, "time": e.time, "text": e.text} for e in self.memory.trace.around(when, lines)]}
+        found = self.memory.around(when, lines, self.visible)
+        return {"episodes": [{"id": e.id, "time": e.time, "text": e.text} for e in found]}
 
     def forget(self, ref: Ref) -> dict[str, Any]:
         """Delete a record (a fact by id, name or text; a memory or episode by id) from every store and index."""
         try:
-            return {"forgotten": self.memory.forget(ref)}
+            return {"forgotten": self.memory.forget(ref, self.visible)}
         except LookupError as err:
             raise ToolError(str(err)) from None
 
     def stats(self) -> dict[str, Any]:
-        """How much the memory holds, by tier, and which embedder it was built with."""
+        """How much this scope holds, by tier, and which embedder the memory was built with."""
         with self.memory.lock:
-            semantic = self.memory.semantic.stats()
-            semantic.update({k: _iso(semantic.get(k)) for k in ("oldest", "newest")})
-            return {"longterm": self.memory.index.stats(), "semantic": semantic, "trace_records": len(self.memory.trace)}
+            rows = self.memory.index.select(scopes=self.visible)
+            kinds = Counter(self.memory.index.row(i).metadata.get("kind") for i in
+                            (rows if rows is not None else [m.id for m in self.memory.index]))
+            records = self.memory.semantic.recall(1000, mode="logical", visible=self.visible, touch=False)
+            return {"scope": self.scope, "embedder": self.memory.index.stats()["embedder"],
+                    "index_rows_by_kind": dict(kinds), "current_records_by_kind": dict(Counter(r.record.kind for r in records))}
 
     def infer(self, question: Annotated[str, Field(min_length=1, description=(
             'a question ("is sam mortal?") or beliefs like (--> sam human) (stv 1.0 0.9)'))],
@@ -173,6 +182,6 @@ class MemoryTools:
         from mettaclaw.reasoning.skills import infer_skill
 
         try:
-            return {"answer": infer_skill(question, self.memory.beliefs)}
+            return {"answer": infer_skill(question, lambda q, n: self.memory.beliefs(q, n, self.visible))}
         except SkillError as err:
             raise ToolError(str(err)) from None

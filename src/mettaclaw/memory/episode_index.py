@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.episodic import Episode, EpisodicTrace
 from mettaclaw.memory.lexical import parse_time
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
@@ -122,34 +123,38 @@ class EpisodeIndex:
 
     def _index(self, episodes: list[Episode]) -> list[str]:
         items: list[dict[str, Any]] = []
-        pending: dict[str, tuple[str, str]] = {}  # rows of this batch, not yet in the index: id -> (text, time)
+        pending: dict[str, tuple[str, str, str]] = {}  # this batch's rows, not yet indexed: id -> (text, time, scope)
         for episode in episodes:
             for item in self.rows(episode, pending):
                 self._track(item["id"], item["source"])
-                pending[item["id"]] = (item["text"], item["time"])
+                pending[item["id"]] = (item["text"], item["time"], scopes.of_tags(item["tags"]))
                 items.append(item)
         if items:
             self.index.remember_many(items)
         return [item["id"] for item in items]
 
-    def rows(self, episode: Episode, pending: dict[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    def rows(self, episode: Episode, pending: dict[str, tuple[str, str, str]] | None = None) -> list[dict[str, Any]]:
         """The index rows of one trace record: its message(s), and what the agent did."""
         out = []
         time = parse_time(episode.time)[0]
         channel = episode.channel or "terminal"
+        scope = scopes.with_scope([], scopes.of_episode(episode.who, episode.channel))  # whose it is
         if episode.message.strip():
             who = episode.who or ("user",)
-            context = self._context(channel, episode.offset, time, pending or {})
+            context = self._context(channel, episode.offset, time, pending or {}, scopes.of_tags(scope))
             out.append({"id": message_id(episode.offset), "text": episode.message, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"who:{sender_name(w) or 'user'}" for w in who], "extra": {"context": context}})
+                        "kind": EPISODE_KIND, "tags": [f"who:{sender_name(w) or 'user'}" for w in who] + scope,
+                        "extra": {"context": context}})
         acted = action_text(episode.commands)
-        if acted:
+        if acted:  # what the agent did answering someone is that person's business too
             out.append({"id": action_id(episode.offset), "text": acted, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"who:{AGENT}"], "extra": {}})
+                        "kind": EPISODE_KIND, "tags": [f"who:{AGENT}", *scope], "extra": {}})
         return out
 
-    def _context(self, channel: str, offset: int, time: str, pending: dict[str, tuple[str, str]]) -> str:
-        """The text of the channel's previous few episodes (words for BM25, from earlier turns only)."""
+    def _context(self, channel: str, offset: int, time: str, pending: dict[str, tuple[str, str, str]],
+                 scope: str) -> str:
+        """The text of the channel's previous few episodes of the same scope (words for BM25, from
+        earlier turns only: another person's words never help find this one's)."""
         if self.settings.context_turns <= 0:
             return ""
         order = self._order.get(channel, [])
@@ -159,12 +164,15 @@ class EpisodeIndex:
         for prior in before:
             for row_id in self._rows.get(prior, []):
                 if row_id in pending:
-                    text, when = pending[row_id]
+                    text, when, owner = pending[row_id]
                 else:
                     row = self.index.row(row_id)
                     if row is None:
                         continue
                     text, when = row.document, str(row.metadata.get("time", ""))
+                    owner = scopes.of_tags(str(row.metadata.get("tags", "")).split("|"))
+                if owner != scope:
+                    continue
                 ts = parse_time(when)[1]
                 if ts is not None and now - ts <= self.settings.context_gap_s:
                     texts.append(text)

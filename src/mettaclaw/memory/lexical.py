@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from .scopes import DEFAULT as DEFAULT_SCOPE
+from .scopes import PREFIX as SCOPE_PREFIX
 from .text import terms
 
 PRIOR_TIME = "knowledge_prior"
@@ -285,11 +287,24 @@ class FilterIndex:
             self.by[field_name].get(value, set()).discard(memory_id)
         self.ts.pop(memory_id, None)
 
+    def in_scopes(self, scopes: frozenset[str]) -> set[str] | None:
+        """Ids of rows in any of `scopes` (scopes.py: untagged rows are the agent's), or None when
+        that is every row."""
+        tagged = {t[len(SCOPE_PREFIX):]: ids for t, ids in self.by["tag"].items() if t.startswith(SCOPE_PREFIX) and ids}
+        wanted = set().union(*(ids for name, ids in tagged.items() if name in scopes))
+        if DEFAULT_SCOPE not in scopes:
+            return wanted
+        others = set().union(*(ids for name, ids in tagged.items() if name not in scopes))
+        return None if not others else set(self.ts) - others
+
     def select(self, *, since: str | None = None, until: str | None = None, source: str | None = None,
-               tags: Any = None, kind: str | tuple[str, ...] | None = None) -> set[str] | None:
+               tags: Any = None, kind: str | tuple[str, ...] | None = None,
+               scopes: frozenset[str] | None = None) -> set[str] | None:
         """Ids passing every given filter, or None when no filter was given (everything passes).
-        `kind` is one kind or a tuple of kinds (any of them)."""
+        `kind` is one kind or a tuple of kinds (any of them); `scopes` the scopes a reader may see."""
         sets = []
+        if scopes is not None and (in_scopes := self.in_scopes(scopes)) is not None:
+            sets.append(in_scopes)
         if source is not None:
             sets.append(self.by["source"].get(source, set()))
         if kind is not None:

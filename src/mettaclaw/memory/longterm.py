@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
@@ -32,6 +33,7 @@ __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "op
 
 MODES = ("hybrid", "vector", "bm25")
 # Metadata keys owned by this module; `extra` may not overwrite them.
+EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
 _RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
 
 
@@ -54,12 +56,16 @@ class RememberResult:
     created: bool  # False: an exact duplicate existed and was refreshed instead
 
 
-def _dedup_key(text: str, kind: str, source: str, atom: str | None, row_id: str | None) -> str:
+def _dedup_key(text: str, kind: str, source: str, atom: str | None, row_id: str | None,
+               scope: str = scopes.DEFAULT) -> str:
     """Equal keys are one memory. A row with its own id (an episode) is only ever itself: "yes" said
-    twice is two episodes. Priors are owned per file, so one paragraph in two files stays two."""
+    twice is two episodes. Priors are owned per file, so one paragraph in two files stays two, and
+    memories per scope, so two people saying the same thing keep two memories."""
     if row_id is not None:
         return "id:" + row_id
     owner = source if kind == "prior" else ""
+    if scope != scopes.DEFAULT:
+        owner += "\x1e" + scope
     return hashlib.sha256("\x1f".join((kind, owner, atom or "", text)).encode()).hexdigest()[:32]
 
 
@@ -175,7 +181,7 @@ class LongTermMemory(Announcer):
             raise ValueError(f"extra may not set reserved keys {sorted(clash)}")
         meta: dict[str, Any] = dict(extra or {})
         meta.update(time=when, source=source, kind=kind, tags="|" + "|".join(tag_tuple) + "|" if tag_tuple else "",
-                    hash=_dedup_key(text, kind, source, atom, row_id))
+                    hash=_dedup_key(text, kind, source, atom, row_id, scopes.of_tags(tag_tuple)))
         if ts is not None:
             meta["ts"] = ts
         if atom:
@@ -271,7 +277,7 @@ class LongTermMemory(Announcer):
     # --- reading
     def query(self, text: str, *, limit: int | None = None, mode: str | None = None, since: str | None = None,
               until: str | None = None, source: str | None = None, tags: list[str] | None = None,
-              kind: str | tuple[str, ...] | None = None) -> list[Memory]:
+              kind: str | tuple[str, ...] | None = None, scopes: frozenset[str] | None = None) -> list[Memory]:
         """The best `limit` memories for `text` in one recall mode, optionally filtered."""
         mode = mode or self.default_mode
         if mode not in MODES:
@@ -279,7 +285,7 @@ class LongTermMemory(Announcer):
         if not isinstance(text, str) or not text.strip():
             raise ValueError("cannot query with an empty text")
         limit = self.max_items if limit is None else int(limit)
-        allowed = self._filters.select(since=since, until=until, source=source, tags=tags, kind=kind)
+        allowed = self._filters.select(since=since, until=until, source=source, tags=tags, kind=kind, scopes=scopes)
         if limit <= 0 or (allowed is not None and not allowed):
             return []
         where = where_filter(since=since, until=until, source=source, tags=tags, kind=kind)
@@ -298,6 +304,9 @@ class LongTermMemory(Announcer):
             hits = [(item.id, s) for item, s in self.vector_store.query(vector, depth * 4, bare=True) if item.id in allowed]
             if len(hits) >= wanted:
                 return hits[:depth]
+        if len(allowed) <= EXACT_UP_TO:  # a narrow filter (a small scope, a tag): score every row it lets through
+            scored = self.similarity(vector, list(allowed))
+            return sorted(scored.items(), key=lambda kv: -kv[1])[:depth]
         return [(item.id, s) for item, s in self.vector_store.query(vector, depth, where=where, bare=True) if item.id in allowed]
 
     def _ranked(self, text: str, limit: int, mode: str, allowed: set[str] | None,

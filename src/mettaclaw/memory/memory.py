@@ -17,6 +17,7 @@ from typing import Any
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 
+from . import scopes
 from .dream import mirror
 from .episode_index import EpisodeIndex, TurnRecord, action_id, message_id, offset_of
 from .lock import FolderLock
@@ -56,7 +57,10 @@ class Memory:
         with self.lock:
             return self.episodes.record(time_text, messages, commands, errors)
 
-    def remember(self, text: str, **fields: Any) -> Any:
+    def remember(self, text: str, *, scope: str = scopes.DEFAULT, **fields: Any) -> Any:
+        """Store a memory in `scope` (the agent's own unless given)."""
+        tags = fields.get("tags", ())
+        fields["tags"] = scopes.with_scope([tags] if isinstance(tags, str) else tags, scope)
         with self.lock:
             return self.index.remember(text, **fields)
 
@@ -66,26 +70,42 @@ class Memory:
         with self.lock:
             self._mirror.sync()
 
-    # --- reading
+    # --- reading (`visible`: the scopes the reader may see, scopes.visible(); None: every scope)
     def query(self, phrase: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
-              touch: bool = True) -> list[Hit]:
+              touch: bool = True, visible: frozenset[str] | None = None) -> list[Hit]:
         """The agent's recall over everything it remembers (see recall.py)."""
         with self.lock:
-            return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch)
+            return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch, visible=visible)
 
-    def beliefs(self, phrase: str, limit: int) -> list[Any]:
+    def beliefs(self, phrase: str, limit: int, visible: frozenset[str] | None = None) -> list[Any]:
         """The stored beliefs (memories carrying an atom) best matching `phrase`: premises for `infer`."""
         with self.lock:
-            return self.index.query(phrase, limit=limit, kind="belief")
+            return self.index.query(phrase, limit=limit, kind="belief", scopes=visible)
 
-    def spread(self, ref: str) -> tuple[Any, dict[str, list[tuple[str, float]]]]:
+    def around(self, when: str, each_side: int, visible: frozenset[str] | None = None) -> list[Any]:
+        """The trace records nearest a time (`episodes`), those of other scopes left out."""
+        found = self.trace.around(when, each_side)
+        return [e for e in found if visible is None or scopes.of_episode(e.who, e.channel) in visible]
+
+    def spread(self, ref: str, visible: frozenset[str] | None = None) -> tuple[Any, dict[str, list[tuple[str, float]]]]:
         """The semantic record `ref` names (id, name or exact text; LookupError if none) and what it
-        activates, grouped by layer, best first."""
+        activates, grouped by layer, best first (nodes of other scopes left out)."""
         with self.lock:
-            record = self.semantic.resolve(ref)
-            return record, spread_with(self.recall.graph, {("semantic", record.id): 1.0}, self.settings)
+            record = self.semantic.resolve(ref, visible)
+            grouped = spread_with(self.recall.graph, {("semantic", record.id): 1.0}, self.settings)
+            if visible is not None:
+                grouped = {layer: kept for layer, found in grouped.items()
+                           if (kept := [(n, a) for n, a in found if self._visible(n, visible)])}
+            return record, grouped
 
-    def forget(self, ref: str) -> list[str]:
+    def _visible(self, record_id: str, visible: frozenset[str]) -> bool:
+        row = self.index.get(record_id)
+        if row is not None:
+            return scopes.allows(visible, row.tags)
+        record = self.semantic.get(record_id)
+        return record is not None and scopes.allows(visible, record.tags)
+
+    def forget(self, ref: str, visible: frozenset[str] | None = None) -> list[str]:
         """Delete what `ref` names from every store and index, so that its text does not come back
         through any query, a restart or a dream; the ids deleted (LookupError: nothing matches).
 
@@ -98,8 +118,15 @@ class Memory:
         with self.lock:
             offset = offset_of(ref)
             if offset is not None:
+                episode = self.trace.get(message_id(offset))
+                if visible is not None and (episode is None or scopes.of_episode(episode.who, episode.channel) not in visible):
+                    raise LookupError(f"no episode {ref!r}")
                 return self._forget_turns([offset], ref)
             row = self.index.get(ref)
+            if row is not None and visible is not None and not scopes.allows(visible, row.tags):
+                row = None  # another scope's memory is no memory to this reader
+                if self.semantic.get(ref) is None:
+                    raise LookupError(f"no record with id, name or text {ref!r}")
             if row is not None and self.semantic.get(ref) is None:
                 if row.kind == PRIOR_KIND:
                     raise ValueError(f"{ref} is a chunk of the knowledge prior {row.source!r}: "
@@ -108,11 +135,31 @@ class Memory:
                     self.index.forget(ref)
                     return [ref]
                 ref = str(row.meta["semantic_id"])
-            record = self.semantic.resolve(ref)
+            record = self.semantic.resolve(ref, visible)
             gone = self.semantic.forget(record.id)
             self._mirror.sync()
             evidence = [o for o in map(offset_of, record.source_episodes) if o is not None] if record.kind == "fact" else []
             return gone + (self._forget_turns(sorted(set(evidence))) if evidence else [])
+
+    def forget_scope(self, scope: str) -> int:
+        """Forget everything of one scope (its episodes, memories, records and what was derived from
+        them) in one call; how many ids were deleted."""
+        wanted = frozenset({scopes.check(scope)})
+        with self.lock:
+            rows = self.index.select(scopes=wanted)
+            rows = {m.id for m in self.index} if rows is None else set(rows)
+            offsets = sorted({o for o in map(offset_of, rows) if o is not None})
+            gone = self._forget_turns(offsets) if offsets else []
+            for row_id in rows - set(gone):
+                row = self.index.get(row_id)
+                if row is not None and row.kind not in (PRIOR_KIND, "derived") and self.index.forget(row_id):
+                    gone.append(row_id)
+            while found := self.semantic.recall(1000, mode="logical", visible=wanted, include_history=True, touch=False):
+                for record in found:
+                    if self.semantic.get(record.id) is not None:
+                        gone += self.semantic.forget(record.id)
+            self._mirror.sync()
+            return len(set(gone))
 
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
         gone: list[str] = []
@@ -125,12 +172,12 @@ class Memory:
         self._mirror.sync()
         return gone + retired
 
-    def knowledge(self, message: str, budget: int) -> str:
+    def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None) -> str:
         """The prompt's KNOWLEDGE block for a new message ("" when nothing relevant is known)."""
         if not message.strip() or budget <= 0:
             return ""
         with self.lock:
-            block = self.semantic.knowledge_block(message, budget)
+            block = self.semantic.knowledge_block(message, budget, visible)
         return f"KNOWLEDGE:\n{block}" if block else ""
 
     def cites(self, record_id: str) -> list[str]:

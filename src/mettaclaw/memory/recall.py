@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from mettaclaw.memory import scopes
+
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
 from .text import labelled_sentences, term_set
 
@@ -100,8 +102,9 @@ class Recall:
 
     # --- the ranked list
     def recall(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
-               touch: bool = True) -> list[Hit]:
-        """The `limit` best hits for `query` (`layer`: "episodic" or "semantic" only), best first."""
+               touch: bool = True, visible: frozenset[str] | None = None) -> list[Hit]:
+        """The `limit` best hits for `query` (`layer`: "episodic" or "semantic" only), best first, among
+        the records of the `visible` scopes (None: every scope)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("cannot recall with an empty query")
         if not 1 <= int(limit) <= 1000:
@@ -109,7 +112,7 @@ class Recall:
         if layer is not None and layer not in LAYER_KINDS:
             raise ValueError(f"unknown layer {layer!r}; use one of {', '.join(LAYER_KINDS)}")
         s = self.settings
-        allowed = self.index.select(kind=LAYER_KINDS[layer]) if layer else None
+        allowed = self.index.select(kind=LAYER_KINDS[layer] if layer else None, scopes=visible)
         raw = self.index.rankings(query, max(s.depth, 3 * int(limit)), self.mode, allowed) if len(self.index) else {}
         keys: dict[str, tuple[str, Any]] = {}  # fusion key -> (layer, index row or semantic record)
         lists = {name: [self._key(row_id, keys) for row_id, _ in hits] for name, hits in raw.items()}
@@ -122,13 +125,13 @@ class Recall:
         if s.sentences > 0:
             lists["sentences"] = sorted(best_sentence, key=lambda k: -best_sentence[k])
         if s.semantic > 0 and self.semantic is not None and layer != "episodic" and len(self.semantic):
-            found = self.semantic.recall(query, max(30, 3 * int(limit)), explain=True, touch=False)
+            found = self.semantic.recall(query, max(30, 3 * int(limit)), explain=True, touch=False, visible=visible)
             lists["semantic"] = [self._record_key(r.record, keys) for r in found if r.record is not None]
         scores, ranks = fuse(lists, weights, s.rrf_k)
         relevance = self._relevance(query, scores, keys, cosine, best_sentence)
         passing = {k for k, r in relevance.items() if r >= self.floor}
         hits = {k: self._hit(k, keys[k], scores[k]) for k in passing}
-        activation = self._spread(hits, keys)
+        activation = self._spread(hits, keys, visible)
         ordered = sorted(hits.values(), key=lambda h: -h.score)
         out = self._shown(ordered, int(limit))
         if explain:
@@ -204,7 +207,8 @@ class Recall:
         return out
 
     # --- spreading and the shown list
-    def _spread(self, hits: dict[str, Hit], keys: dict[str, tuple[str, Any]]) -> dict[str, float]:
+    def _spread(self, hits: dict[str, Hit], keys: dict[str, tuple[str, Any]],
+                visible: frozenset[str] | None = None) -> dict[str, float]:
         """Add `spread_weight` x (activation each node received from the other top seeds, in units of
         the best score; `ranking.support`). What a hit gets back of its own activation is no gain, so a
         hit with no links loses nothing to one that has them."""
@@ -221,7 +225,7 @@ class Recall:
         reached: dict[str, float] = {}
         for (layer, node_id), gain in gains.items():
             if node_id not in hits:
-                hit = self._resolve(layer, node_id, keys)
+                hit = self._resolve(layer, node_id, keys, visible)
                 if hit is None:
                     continue
                 hits[node_id] = hit
@@ -229,13 +233,18 @@ class Recall:
             reached[node_id] = reached.get(node_id, 0.0) + gain
         return reached
 
-    def _resolve(self, layer: str, node_id: str, keys: dict[str, tuple[str, Any]]) -> Hit | None:
-        """A hit for a node reached only by spreading."""
+    def _resolve(self, layer: str, node_id: str, keys: dict[str, tuple[str, Any]],
+                 visible: frozenset[str] | None = None) -> Hit | None:
+        """A hit for a node reached only by spreading (None when it is gone or in a scope not visible)."""
         if layer == "semantic" and self.semantic is not None:
             rec = self.semantic.get(node_id)
-            if rec is not None and rec.current and node_id not in keys:
-                keys[node_id] = ("semantic", rec)
-            return self._hit(node_id, keys[node_id], 0.0) if rec is not None and rec.current else None
+            if rec is None or not rec.current or not scopes.allows(visible, rec.tags):
+                return None
+            keys.setdefault(node_id, ("semantic", rec))
+            return self._hit(node_id, keys[node_id], 0.0)
+        row = self.index.row(node_id)
+        if row is None or not scopes.allows(visible, str(row.metadata.get("tags", "")).split("|")):
+            return None
         key = self._key(node_id, keys)
         return None if key is None else self._hit(key, keys[key], 0.0)
 

@@ -12,13 +12,15 @@ from typing import Any
 
 from mettaclaw.skills import SkillError
 
+from . import scopes
 from .recall import render
 
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
 
 
-def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = ()) -> tuple[Any, str | None]:
+def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = (),
+                  scope: str = scopes.DEFAULT) -> tuple[Any, str | None]:
     """Store `text` in long-term memory (the agent's `remember` and the MCP tool): a belief such as
     `(--> sam human) (stv 1.0 0.9)` is kept as an atom for reasoning. The store's result and the atom."""
     from mettaclaw.reasoning.atoms import AtomError, looks_like_belief, parse_belief
@@ -32,7 +34,11 @@ def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = ()
             atom, kind = parse_belief(text).text(), "belief"
         except AtomError as err:
             raise SkillError(f"not stored: the belief is malformed: {err}") from None
-    return memory.remember(atom or text, time=time, source=source, kind=kind, atom=atom, tags=tags), atom
+    try:
+        result = memory.remember(atom or text, time=time, source=source, kind=kind, atom=atom, tags=tags, scope=scope)
+    except ValueError as err:
+        raise SkillError(f"not stored: {err}") from None
+    return result, atom
 
 
 class MemorySkills:
@@ -40,10 +46,16 @@ class MemorySkills:
                  source: str = "agent") -> None:
         self.memory, self.now, self.max_items = memory, now, max_items
         self.max_episode_lines, self.source = max_episode_lines, source
+        self.scope = scopes.DEFAULT  # whose turn it is (the runtime sets it from who spoke): writes go there
+
+    @property
+    def visible(self) -> frozenset[str]:
+        """What this turn may read: its scope and the agent's own."""
+        return scopes.reading(self.scope)
 
     # --- long-term memory and episodes
     def remember(self, text: str) -> str:
-        result, atom = remember_text(self.memory, text, self.now(), self.source)
+        result, atom = remember_text(self.memory, text, self.now(), self.source, scope=self.scope)
         stored = "REMEMBER-SUCCESS" if result.created else "REMEMBER-SUCCESS (already known; refreshed)"
         return f"{stored} {result.id}" + (f" belief {atom}" if atom else "")
 
@@ -57,20 +69,20 @@ class MemorySkills:
             phrase, layer = phrase[mode.end():], None if mode[1].lower() == "hybrid" else mode[1].lower()
         if not phrase:
             raise SkillError("query needs a phrase to look for, e.g. query where does Alice live")
-        hits = self.memory.query(phrase, self.max_items, layer=layer)
+        hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible)
         return render(hits) or f"no memories match {phrase!r}"
 
     def episodes(self, when: str) -> str:
         when = when.strip()
         if not TIME_PREFIX.match(when):
             raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it)")
-        found = self.memory.trace.around(when, self.max_episode_lines)
+        found = self.memory.around(when, self.max_episode_lines, self.visible)
         return "\n".join(e.text for e in found) or "no episodes recorded yet"
 
     def forget(self, ref: str) -> str:
         """`forget ID`: the record and everything that shows its text, from every store (Memory.forget)."""
         try:
-            gone = self.memory.forget(ref.strip())
+            gone = self.memory.forget(ref.strip(), self.visible)
         except (ValueError, LookupError) as err:
             raise SkillError(str(err)) from None
         return f"FORGET-SUCCESS {', '.join(gone)}"
@@ -83,7 +95,8 @@ class MemorySkills:
 
         def run(arg: str) -> str:
             try:
-                return skills.SKILLS[name](self.memory.semantic, arg)
+                with self.memory.lock:
+                    return skills.SKILLS[name](self.memory.semantic, arg, scope=self.scope)
             finally:
                 self.memory.sync_mirror()
 
@@ -95,9 +108,9 @@ class MemorySkills:
         from .semantic import skills
 
         def episodic(query: str, limit: int) -> list[tuple[str, str, str]]:
-            return [(h.time, h.text, h.id) for h in self.memory.query(query, limit, layer="episodic")]
+            return [(h.time, h.text, h.id) for h in self.memory.query(query, limit, layer="episodic", visible=self.visible)]
 
-        return skills.recall(self.memory.semantic, arg, episodic=episodic)
+        return skills.recall(self.memory.semantic, arg, episodic=episodic, scope=self.scope)
 
     # --- dreaming and spreading activation
     def dream(self, arg: str) -> str:
@@ -111,7 +124,7 @@ class MemorySkills:
         if not ref:
             raise SkillError("give a record id or name, e.g. spread coffee mug")
         try:
-            rec, grouped = self.memory.spread(ref)
+            rec, grouped = self.memory.spread(ref, self.visible)
         except LookupError as err:
             raise SkillError(str(err)) from None
         if not grouped:
@@ -129,4 +142,4 @@ class MemorySkills:
     def infer(self, arg: str) -> str:
         from mettaclaw.reasoning.skills import infer_skill
 
-        return infer_skill(arg, self.memory.beliefs)
+        return infer_skill(arg, lambda phrase, limit: self.memory.beliefs(phrase, limit, self.visible))

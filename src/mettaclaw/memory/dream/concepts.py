@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.semantic.normalize import normalize_name
 from mettaclaw.memory.text import STOPWORDS
 
@@ -76,7 +77,7 @@ def learn_concepts(semantic: Any, episode: DreamEpisode) -> dict[str, int]:
     for mention in extract(episode.text, episode.actions):
         res = semantic.learn(mention.name, name=mention.name, kind="concept", category=mention.category,
                              source_episodes=[episode.id], provenance="episodic_consolidation",
-                             tags=("concept", mention.category))
+                             tags=("concept", mention.category), scope=episode.meta.get("scope", scopes.DEFAULT))
         action = "reinforced" if res.action == "merged" else res.action  # same name: one concept confirmed
         counts[action] = counts.get(action, 0) + 1
     return counts

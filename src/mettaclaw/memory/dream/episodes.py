@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.semantic.records import parse_time
 
 
@@ -43,7 +44,8 @@ def from_trace(episode: Any) -> DreamEpisode:
     # the text is what was said; what was done (and how it ended) is matched as a pattern instead
     return DreamEpisode(episode.id, parse_time(episode.time) or 0.0, episode.message, actions,
                         outcome_of(episode.errors) if actions else None, int(episode.id.removeprefix("ep-")),
-                        {"who": ", ".join(getattr(episode, "who", ()))})
+                        {"who": ", ".join(getattr(episode, "who", ())),
+                         "scope": scopes.of_episode(getattr(episode, "who", ()), getattr(episode, "channel", ""))})
 
 
 class EpisodeSource(Protocol):
@@ -61,6 +63,10 @@ class TraceSource:
 
     def after(self, mark: int, limit: int) -> list[DreamEpisode]:
         return [from_trace(e) for e in itertools.islice(self.trace.records_after(mark), limit)]
+
+    def scope_of(self, episode_id: str) -> str:
+        episode = self.trace.get(episode_id)
+        return scopes.of_episode(episode.who, episode.channel) if episode is not None else scopes.DEFAULT
 
 
 class ListSource:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.semantic.records import format_time
 
 MIRRORED_KINDS = ("fact", "summary")
@@ -38,7 +39,7 @@ def sync(longterm: Any, semantic: Any, record_ids: Iterable[str]) -> dict[str, i
                 keep = False  # already exact
         if keep:
             items.append({"text": rec.content, "kind": "derived", "source": "dream",
-                          "time": format_time(rec.valid_from) or None, "tags": ["derived", mirror_tag(rid)],
+                          "time": format_time(rec.valid_from) or None, "tags": scopes.with_scope(["derived", mirror_tag(rid)], scopes.of_tags(rec.tags)),
                           "extra": {"cites": "|".join(rec.source_episodes), "semantic_id": rid}})
     if items:
         longterm.remember_many(items)

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from mettaclaw.memory import scopes
+
 from . import patterns as pattern_rules
 from . import themes
 from .cache import CachedEmbedder
@@ -295,15 +297,19 @@ class Dreamer:
         per_group = [self.summariser.summarise([batch[i] for i in group], ignore) for group in groups]
         if isinstance(self.semantic.embedder, CachedEmbedder):  # one batched call instead of one a candidate
             self.semantic.embedder.embed([" ".join(c.content.split()) for cands in per_group for c in cands])
+        scope_of = {ep.id: ep.meta.get("scope", scopes.DEFAULT) for ep in batch}
         for candidates in per_group:
             report.candidates += len(candidates)
             for cand in candidates:
+                owners = {scope_of.get(e, scopes.DEFAULT) for e in cand.episodes}
+                if len(owners) != 1:
+                    continue  # what several people said is no one's fact: it would show each to the other
                 # one write a candidate a batch, citing every episode that said it (each one a confirmation)
                 with self.lock:
                     result = self.semantic.learn(
                         cand.content, kind=cand.kind, tags=cand.tags, category=cand.category,
                         source_episodes=list(cand.episodes), provenance="episodic_consolidation",
-                        valid_from=min(self._time_of(batch, e) for e in cand.episodes))
+                        valid_from=min(self._time_of(batch, e) for e in cand.episodes), scope=owners.pop())
                 report.record(result)
         for k in sorted(pattern_rules.observe(self.state.patterns, batch)):
             verdict = pattern_rules.judge(k, self.state.patterns[k])
@@ -337,7 +343,7 @@ class Dreamer:
             found = themes.build(group, self.state.theme_sentences.get(group, []), self.embedder, self.theme_policy,
                                  common, cohesion=self.semantic.thresholds.relevant)
             with self.lock:
-                written, retired = themes.refresh(self.semantic, group, found)
+                written, retired = themes.refresh(self.semantic, group, found, self._scope_of)
                 for result in written:
                     report.record(result)
                     report.themes.append(result.id)
@@ -345,6 +351,11 @@ class Dreamer:
                 self._written()
                 self.state.theme_pending.remove(group)
                 save_state(self.state_path, self.state)
+
+    def _scope_of(self, episode_id: str) -> str:
+        """Whose an episode is (scopes.py), asked of the source when it can tell."""
+        ask = getattr(self.source, "scope_of", None)
+        return ask(episode_id) if ask is not None else scopes.DEFAULT
 
     @staticmethod
     def _time_of(batch: list[DreamEpisode], episode_id: str) -> float:

@@ -16,12 +16,13 @@ as it is, the others are retired (the episodes and facts they point at are untou
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.text import sentences, term_set
 
 from .cluster import cluster_vectors
@@ -158,16 +159,20 @@ def current_themes(semantic: Any, group: str) -> list[Any]:
     return [r for r in found if r.properties.get(GROUP_KEY) == group]
 
 
-def refresh(semantic: Any, group: str, themes: list[Theme]) -> tuple[list[Any], list[str]]:
-    """Write the themes of one group: unchanged ones stay, new ones are written, stale ones retired.
+def refresh(semantic: Any, group: str, themes: list[Theme],
+            scope_of: Callable[[str], str] = lambda _episode: scopes.DEFAULT) -> tuple[list[Any], list[str]]:
+    """Write the themes of one group: unchanged ones stay, new ones are written, stale ones retired;
+    each in the scope of its episodes (`scope_of`), none over episodes of several scopes.
     Returns (LearnResults of the new ones, ids retired)."""
     old = {(r.content, tuple(r.source_episodes)): r.id for r in current_themes(semantic, group)}
     fresh = {(t.text, t.episodes): t for t in themes}
     written = []
     for key, theme in fresh.items():
-        if key not in old:
+        owners = {scope_of(e) for e in theme.episodes}
+        if key not in old and len(owners) == 1:
             written.append(semantic.learn(theme.text, kind="summary", tags=["dream", THEME_TAG],
                                           source_episodes=list(theme.episodes), provenance="episodic_consolidation",
-                                          valid_from=theme.time, properties={GROUP_KEY: group}, index=True))
+                                          valid_from=theme.time, properties={GROUP_KEY: group}, index=True,
+                                          scope=owners.pop()))
     retired = [rid for key, rid in old.items() if key not in fresh and semantic.remove(rid)]
     return written, retired

@@ -7,6 +7,8 @@ shortened with a visible marker rather than dropped.
 
 from __future__ import annotations
 
+from mettaclaw.memory import scopes
+
 from .records import RecallResult, SemanticRecord
 from .store import SemanticStore
 
@@ -20,8 +22,8 @@ def _relations(store: SemanticStore, rec: SemanticRecord) -> str:
     parts = []
     for edge in edges:
         other = store.get(edge.other(rec.id))
-        if other is None:
-            continue
+        if other is None or scopes.of_tags(other.tags) != scopes.of_tags(rec.tags):
+            continue  # a link into another scope (a Hebbian one, say) never shows that scope's records
         label = other.name or other.content[:40]
         parts.append(f"{edge.type} {label}" if edge.src == rec.id else f"{label} {edge.type} this")
     return "; ".join(parts)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
@@ -79,12 +81,14 @@ class SemanticMemory(Announcer):
     def learn(self, content: str, *, name: str | None = None, kind: str = "fact", category: str | None = None,
               tags: Any = (), atom: str | None = None, source_episodes: Any = (), provenance: str = "direct_ingestion",
               valid_from: str | float | None = None, properties: dict[str, Any] | None = None,
-              confidence: float | None = None, index: bool = False) -> LearnResult:
+              confidence: float | None = None, index: bool = False, scope: str | None = None) -> LearnResult:
         """Reconcile one candidate and apply the decision (created/reinforced/merged/superseded).
 
         `index=True` stores an index over episodes (a dream theme) as it is: it makes no claim to
         reconcile, its provenance must stay exactly what its text shows, and it gets no graph edges,
         since a record citing many episodes would collect activation from all of them as a hub."""
+        if scope is not None:  # a writer's scope; tags carrying one (a new version of a record) keep it
+            tags = scopes.with_scope([tags] if isinstance(tags, str) else tags, scope)
         cand, extra = self._candidate(content, name, kind, category, tags, atom, source_episodes, provenance,
                                       valid_from, properties, confidence)
         extra["index"] = index
@@ -123,7 +127,8 @@ class SemanticMemory(Announcer):
         vf = parse_time(valid_from) or self.clock()
         probe = SemanticRecord(text, kind, name, normalize_name(name) if name else "")
         vector = self.embedder.embed([probe.embed_text()])[0]
-        cand = Candidate(text, kind, name, probe.name_norm, content_key(text), triple, vector, vf, list(dict.fromkeys(eps)))
+        cand = Candidate(text, kind, name, probe.name_norm, content_key(text), triple, vector, vf, list(dict.fromkeys(eps)),
+                         scopes.of_tags(clean_tags))
         if confidence is None and truth is not None and provenance == "agent_inference":
             confidence = truth[1]
         extra = {"category": category, "tags": clean_tags, "atom": atom, "truth": truth, "provenance": provenance,
@@ -220,9 +225,11 @@ class SemanticMemory(Announcer):
         self.vectors.add([r.id for r in recs], np.stack([r.embedding for r in recs]), [r.content for r in recs],
                          [{"kind": r.kind, "name": r.name_norm} for r in recs])
 
-    def supersede(self, old: str, new_content: str, *, valid_from: str | float | None = None) -> LearnResult:
-        """Replace a fact explicitly: the agent decided, so no similarity test; the old one is closed."""
-        target = self.resolve(old)
+    def supersede(self, old: str, new_content: str, *, valid_from: str | float | None = None,
+                  visible: frozenset[str] | None = None) -> LearnResult:
+        """Replace a fact explicitly: the agent decided, so no similarity test; the old one is closed
+        (the new version keeps the old one's scope)."""
+        target = self.resolve(old, visible)
         if not target.current:
             raise ValueError(f"record {target.id} is already superseded by {target.superseded_by}; supersede that one")
         cand, extra = self._candidate(new_content, target.name or None, target.kind, target.category, target.tags, None,
@@ -232,10 +239,10 @@ class SemanticMemory(Announcer):
         self.vectors.maybe_flush()
         return result
 
-    def forget(self, id_or_name: str) -> list[str]:
+    def forget(self, id_or_name: str, visible: frozenset[str] | None = None) -> list[str]:
         """Delete a record for good: every version of it (a forgotten fact must not come back through
         `history` or `as_of`), with their edges, vectors and write logs. The ids deleted."""
-        rec = self.resolve(id_or_name)
+        rec = self.resolve(id_or_name, visible)
         versions = self.records.by_lineage(rec.lineage) if rec.lineage else [rec]
         return [v.id for v in versions if self.remove(v.id)]
 
@@ -257,14 +264,14 @@ class SemanticMemory(Announcer):
                 gone.append(rec.id)
         return gone, updated
 
-    def relate(self, a: str, relation: str, b: str, weight: float | None = None) -> Edge:
+    def relate(self, a: str, relation: str, b: str, weight: float | None = None, scope: str | None = None) -> Edge:
         """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""
         if weight is not None and not 0.0 <= weight <= 1.0:
             raise ValueError(f"weight {weight} is outside [0, 1]")
         rel, _ = self.relations.ensure(relation)
         if rel in CROSS_LAYER:
             raise ValueError(f"{rel} links layers and is written by provenance, not by relate")
-        src, dst = self._concept(a), self._concept(b)
+        src, dst = self._concept(a, scope), self._concept(b, scope)
         if src.id == dst.id:
             raise ValueError(f"cannot relate {a!r} to itself")
         s, d = edge_key(src.id, dst.id, rel, self.relations.is_symmetric(rel))
@@ -278,24 +285,27 @@ class SemanticMemory(Announcer):
             self.records.put_edge(edge)
         return edge
 
-    def _concept(self, ref: str) -> SemanticRecord:
+    def _concept(self, ref: str, scope: str | None = None) -> SemanticRecord:
+        """The record `ref` names in `scope` (None: any), or a new concept of that name there."""
         try:
-            return self.resolve(ref)
+            return self.resolve(ref, None if scope is None else frozenset({scopes.check(scope)}))
         except LookupError:
-            return self.records.get(self.learn(ref, name=ref, kind="concept").id)  # type: ignore[return-value]
+            return self.records.get(self.learn(ref, name=ref, kind="concept", scope=scope).id)  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ reading
-    def resolve(self, ref: str) -> SemanticRecord:
-        """An id, a concept's name, or a fact's exact text (current versions first)."""
+    def resolve(self, ref: str, visible: frozenset[str] | None = None) -> SemanticRecord:
+        """An id, a concept's name, or a fact's exact text (current versions first), among the records
+        of the `visible` scopes (None: all); a record of another scope is "no record", as if absent."""
         ref = (ref or "").strip()
         if not ref:
             raise LookupError("no record named: the reference is empty")
         rec = self.records.get(ref)
-        if rec is not None:
+        if rec is not None and scopes.allows(visible, rec.tags):
             return rec
         for current in (True, False):
-            found = (self.records.find_by_key(name_norm=normalize_name(ref), current_only=current)
-                     or self.records.find_by_key(content_key=content_key(ref), current_only=current))
+            found = [r for r in (self.records.find_by_key(name_norm=normalize_name(ref), current_only=current)
+                                 or self.records.find_by_key(content_key=content_key(ref), current_only=current))
+                     if scopes.allows(visible, r.tags)]
             if len(found) == 1 or (found and not current):
                 return max(found, key=lambda r: r.recorded_at)
             if found:
@@ -307,7 +317,8 @@ class SemanticMemory(Announcer):
                tags_any: Any = (), tags_none: Any = (), kind: Any = None, category: str | None = None,
                min_confidence: float | None = None, time_from: Any = None, time_to: Any = None,
                name_pattern: str | None = None, as_of: Any = None, include_history: bool = False,
-               context: Any = (), explain: bool = False, touch: bool = True) -> list[RecallResult]:
+               context: Any = (), explain: bool = False, touch: bool = True,
+               visible: frozenset[str] | None = None) -> list[RecallResult]:
         """Ranked records. Also the layer protocol's `recall(limit, **filters)`: an int first argument is
         the limit. Current facts only unless `as_of` (a time) or `include_history`."""
         if isinstance(query, int) and not isinstance(query, bool):
@@ -320,7 +331,8 @@ class SemanticMemory(Announcer):
         if not 1 <= int(limit) <= 1000:
             raise ValueError(f"limit {limit} is outside 1..1000")
         as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
-        f = RecordFilter(as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none), as_tuple(kind), category,
+        tags_all, tags_any, tags_none = self._scoped(visible, as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none))
+        f = RecordFilter(tags_all, tags_any, tags_none, as_tuple(kind), category,
                          min_confidence, parse_time(time_from), parse_time(time_to), name_pattern, parse_time(as_of),
                          include_history)
         qvec = self.embedder.embed([query])[0] if query else None
@@ -332,15 +344,30 @@ class SemanticMemory(Announcer):
         return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)
                 for rec, s, parts in top]
 
+    def _scoped(self, visible: frozenset[str] | None, tags_all: tuple[str, ...], tags_any: tuple[str, ...],
+                tags_none: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """The tag clauses that keep a recall to the `visible` scopes (scopes.py: untagged is the agent's)."""
+        if visible is None:
+            return tags_all, tags_any, tags_none
+        own = {scopes.PREFIX + v for v in visible if v != scopes.DEFAULT}
+        if scopes.DEFAULT in visible:
+            known = {t for t in self.records.tag_counts(current_only=False) if t.startswith(scopes.PREFIX)}
+            return tags_all, tags_any, tags_none + tuple(sorted(known - own))
+        if len(own) == 1:
+            return tags_all + tuple(own), tags_any, tags_none
+        if tags_any:
+            raise ValueError("a recall over several scopes cannot also ask for any-of tags")
+        return tags_all, tuple(sorted(own)), tags_none
+
     def touch(self, record_ids: list[str]) -> None:
         """A use of these records (recall showed them): access time, stability, Hebbian links among them."""
         recs = [r for r in self.records.get_many(list(record_ids)) if r.current]
         if recs:
             touch_records(self.records, recs, self.clock())
 
-    def history(self, id_or_name: str) -> list[SemanticRecord]:
+    def history(self, id_or_name: str, visible: frozenset[str] | None = None) -> list[SemanticRecord]:
         """Every version of a fact, oldest first (closed ones carry valid_to and superseded_by)."""
-        return self.records.by_lineage(self.resolve(id_or_name).lineage)
+        return self.records.by_lineage(self.resolve(id_or_name, visible).lineage)
 
     def changes(self, record_id: str) -> list[dict[str, Any]]:
         """The write log of one record: created, reinforced, merged, superseded."""
@@ -353,14 +380,19 @@ class SemanticMemory(Announcer):
             raise LookupError(f"no record {record_id!r}")
         return [(ep, trace.get(ep)) for ep in rec.source_episodes]
 
-    def tags(self) -> dict[str, int]:
-        return self.records.tag_counts()
+    def tags(self, visible: frozenset[str] | None = None) -> dict[str, int]:
+        """Tags of current records with their counts (scope tags are not tags a reader sees)."""
+        if visible is None:
+            return {t: n for t, n in self.records.tag_counts().items() if not t.startswith(scopes.PREFIX)}
+        found = self.records.select(RecordFilter(*self._scoped(visible, (), (), ())))
+        counts = Counter(t for rec in found for t in scopes.user_tags(rec.tags))
+        return dict(counts.most_common())
 
-    def knowledge_block(self, message: str, budget_chars: int) -> str:
+    def knowledge_block(self, message: str, budget_chars: int, visible: frozenset[str] | None = None) -> str:
         """The few current facts most relevant to `message`, within `budget_chars` ("" when none is)."""
         if budget_chars <= 0 or not (message or "").strip():
             return ""
-        hits = self.recall(message, limit=8, explain=True, touch=False)
+        hits = self.recall(message, limit=8, explain=True, touch=False, visible=visible)
         said = set(words(message))
         relevant = [h for h in hits if h.record and h.parts and (
             h.parts["cosine"] >= self.thresholds.relevant  # close in meaning, or about an entity the message names

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mettaclaw.memory import scopes
 from mettaclaw.memory.text import terms, words
 from mettaclaw.memory.vectors import VectorStore
 
@@ -51,6 +52,7 @@ class Candidate:
     embedding: np.ndarray
     valid_from: float
     source_episodes: list[str] = field(default_factory=list)
+    scope: str = scopes.DEFAULT  # only records of the same scope can be its duplicate or its old version
 
 
 @dataclass
@@ -86,7 +88,8 @@ def _structural(store: SemanticStore, cand: Candidate) -> Decision | None:
     t = cand.triple
     if t is None:
         return None
-    current = store.find_by_subject(t.subject, t.relation, current_only=True)
+    current = [r for r in store.find_by_subject(t.subject, t.relation, current_only=True)
+               if scopes.of_tags(r.tags) == cand.scope]
     for rec in current:
         if same_triple(rec, t):
             action = "reinforce" if rec.object == t.object else "merge"
@@ -107,11 +110,11 @@ def decide(store: SemanticStore, vectors: VectorStore, cand: Candidate, th: Thre
     if found is not None:
         return found
     for rec in store.find_by_key(content_key=cand.content_key, current_only=True):
-        if rec.kind == cand.kind and INDEX_TAG not in rec.tags:
+        if rec.kind == cand.kind and INDEX_TAG not in rec.tags and scopes.of_tags(rec.tags) == cand.scope:
             return Decision("reinforce", [rec], 1.0, reason="same normalised content")
     if cand.kind in NAMED_KINDS and cand.name_norm:
         for rec in store.find_by_key(name_norm=cand.name_norm, current_only=True):
-            if rec.kind == cand.kind:
+            if rec.kind == cand.kind and scopes.of_tags(rec.tags) == cand.scope:
                 return Decision("merge", [rec], None, reason="same concept name")
     hits = vectors.query(cand.embedding, k=8, bare=True)
     if not hits:
@@ -119,7 +122,8 @@ def decide(store: SemanticStore, vectors: VectorStore, cand: Candidate, th: Thre
     by_id = {r.id: r for r in store.get_many([item.id for item, _ in hits])}
     for item, sim in hits:
         rec = by_id.get(item.id)
-        if rec is None or not rec.current or rec.kind != cand.kind or sim < th.merge or INDEX_TAG in rec.tags:
+        if (rec is None or not rec.current or rec.kind != cand.kind or sim < th.merge or INDEX_TAG in rec.tags
+                or scopes.of_tags(rec.tags) != cand.scope):
             continue  # (an index over episodes is nobody's duplicate: it only shows what its episodes said)
         if cand.triple is not None and rec.subject is not None and not same_triple(rec, cand.triple):
             continue  # both are structured and say different things: distinct facts, however close

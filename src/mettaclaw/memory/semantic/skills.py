@@ -1,4 +1,5 @@
-"""The semantic-memory skills as plain functions `(mem, arg) -> str`, with their help text.
+"""The semantic-memory skills as plain functions `(mem, arg, scope) -> str`, with their help text;
+`scope` is whose turn it is (scopes.py): writes go there, reads see it and the agent's own.
 
 The runtime declares them, with their help text, in metta/memory-skills.metta. An error the model caused
 (bad argument, unknown record) raises SkillError with the cause; our own bugs raise anything else.
@@ -10,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from mettaclaw.memory import scopes
 from mettaclaw.skills import SkillError
 
 from .memory import SemanticMemory
@@ -32,7 +34,7 @@ def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
     return " ".join(text.split()), opts, tags, excluded
 
 
-def learn(mem: SemanticMemory, arg: str) -> str:
+def learn(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
     text, opts, tags, _ = _options(arg or "")
     atom = None
     if " :: " in text:
@@ -48,7 +50,7 @@ def learn(mem: SemanticMemory, arg: str) -> str:
     episodes = [e for e in opts.get("episodes", "").split(",") if e]
     try:
         res = mem.learn(text, name=name, kind=kind, category=opts.get("category"), tags=tags, atom=atom,
-                        source_episodes=episodes)
+                        source_episodes=episodes, scope=scope)
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     rec = mem.get(res.id)
@@ -60,7 +62,7 @@ def learn(mem: SemanticMemory, arg: str) -> str:
     return f"LEARN-SUCCESS {res.action} {res.id} ({conf})"
 
 
-def relate(mem: SemanticMemory, arg: str) -> str:
+def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
     text, opts, _, _ = _options(arg or "")
     if "|" in text:
         parts = [p.strip() for p in text.split("|")]
@@ -78,14 +80,14 @@ def relate(mem: SemanticMemory, arg: str) -> str:
     try:
         weight = float(opts["weight"]) if "weight" in opts else None
         is_new = rel.strip() and rel.upper() not in mem.relations.types()
-        edge = mem.relate(a, rel, b, weight)
+        edge = mem.relate(a, rel, b, weight, scope=scope)
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     note = f" (new relation type {edge.type})" if is_new else ""
     return f"RELATE-SUCCESS {a} {edge.type} {b} (weight {edge.weight:.2f}){note}"
 
 
-def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None) -> str:
+def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None, scope: str = scopes.DEFAULT) -> str:
     text = (arg or "").strip()
     mode = "semantic"
     m = _MODE.match(text)
@@ -104,7 +106,7 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
         if mode in ("semantic", "hybrid"):
             hits = mem.recall(query or None, limit, mode="semantic" if query else "logical", tags_all=tags,
                               tags_none=excluded, kind=opts.get("kind"), category=opts.get("category"),
-                              as_of=as_of[1] if as_of else None)
+                              as_of=as_of[1] if as_of else None, visible=scopes.reading(scope))
             for h in hits:
                 rec = h.record
                 src = f", from {', '.join(rec.source_episodes[:3])}" if rec.source_episodes else ""
@@ -137,7 +139,7 @@ def _interleave(a: list[str], b: list[str]) -> list[str]:
     return out
 
 
-def supersede(mem: SemanticMemory, arg: str) -> str:
+def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
     for sep in ("=>", "->", "|"):
         if sep in (arg or ""):
             old, new = (p.strip() for p in arg.split(sep, 1))
@@ -147,15 +149,15 @@ def supersede(mem: SemanticMemory, arg: str) -> str:
     if not old or not new:
         raise SkillError("both the old record and the new fact are needed")
     try:
-        res = mem.supersede(old, new)
+        res = mem.supersede(old, new, visible=scopes.reading(scope))
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     return f"SUPERSEDE-SUCCESS {', '.join(res.superseded)} -> {res.id}"
 
 
-def history(mem: SemanticMemory, arg: str) -> str:
+def history(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
     try:
-        versions = mem.history(arg or "")
+        versions = mem.history(arg or "", scopes.reading(scope))
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     lines = []

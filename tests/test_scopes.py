@@ -1,0 +1,156 @@
+"""Scopes isolate users: two people tell one memory near-identical things; nothing either can reach
+(vector, BM25, the fused query, semantic recall, spreading, themes, the KNOWLEDGE block, infer,
+episodes, history, tags, the MCP tools) ever shows the other's records, and forgetting a scope is one call."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from mettaclaw.config import load_config
+from mettaclaw.mcp.tools import MemoryTools
+from mettaclaw.memory import open_memory, scopes
+from mettaclaw.messages import Message
+
+PEOPLE = {"alice": ("1111", "red", "Rosa's"), "bob": ("2222", "blue", "Rosa's place")}
+QUESTIONS = ["what is my locker code", "what colour is my bike", "where is the team lunch", "garage door code",
+             "locker", "bike", "member", "gym"]
+
+
+def said_by(person: str) -> list[str]:
+    code, colour, lunch = PEOPLE[person]
+    return [f"My locker code at the gym is {code} and my bike is {colour}.", "Good morning everyone!",
+            f"Remember, my locker code at the gym is {code}.", f"My bike is {colour}, parked by the gym.",
+            f"The team lunch is on Friday at {lunch}.", f"I told you: locker code {code}, bike {colour}."]
+
+
+def fill(memory) -> None:
+    t = 1_790_000_000
+    for n in range(6):
+        for person in PEOPLE:
+            t += 60
+            memory.record_turn(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)),
+                               [Message(said_by(person)[n], who=person, channel="irc:#room")], [])
+    for person, (code, colour, lunch) in PEOPLE.items():
+        scope = f"user:{person}"
+        memory.remember(f"The garage door code is {code}-{colour}.", scope=scope, time="2026-01-01 10:00:00")
+        memory.remember(f"(--> {person} member) (stv 1.0 0.9)", kind="belief", atom=f"(--> {person} member) (stv 1.0 0.9)",
+                        scope=scope)
+        memory.remember("(--> member gym-user) (stv 1.0 0.9)", kind="belief", atom="(--> member gym-user) (stv 1.0 0.9)",
+                        scope=scope)
+        semantic = memory.semantic
+        semantic.learn(f"The team lunch is on Friday at {lunch}", name="team lunch", tags=(colour,), scope=scope)
+        semantic.relate("team lunch", "NEAR", f"the {colour} gym", scope=scope)
+    memory.sync_mirror()
+    memory.dreamer.dream("test")
+
+
+def shown(memory, visible: frozenset[str]) -> str:
+    """Everything every read path returns to a reader of `visible`, as one text (ids included)."""
+    out: list[str] = []
+    for q in QUESTIONS:
+        for layer in (None, "episodic", "semantic"):
+            out += [f"{h.id} {h.text} {h.cites}" for h in memory.query(q, 50, layer=layer, explain=True, visible=visible)]
+        for mode in ("bm25", "vector", "hybrid"):
+            out += [f"{m.id} {m.text}" for m in memory.index.query(q, limit=50, mode=mode, scopes=visible)]
+        for mode in ("semantic", "hybrid"):
+            out += [f"{r.id} {r.record.content} {r.record.tags}" for r in
+                    memory.semantic.recall(q, 50, mode=mode, include_history=True, visible=visible, touch=False)]
+        out.append(memory.knowledge(q, 5000, visible))
+        out += [f"{m.id} {m.text}" for m in memory.beliefs(q, 50, visible)]
+    out += [f"{r.id} {r.record.content}" for r in memory.semantic.recall(1000, mode="logical", include_history=True,
+                                                                           visible=visible, touch=False)]
+    out += [f"{e.id} {e.text}" for e in memory.around("2026", 1000, visible)]
+    out.append(json.dumps(memory.semantic.tags(visible)))
+    for ref in ("team lunch", "locker", "gym"):
+        try:
+            record, grouped = memory.spread(ref, visible)
+            out += [record.content] + [f"{n} {memory.text_of(n)}" for found in grouped.values() for n, _ in found]
+        except LookupError:
+            pass
+    return "\n".join(out)
+
+
+def owned(memory, scope: str) -> set[str]:
+    """The ids of every record of `scope` (index rows and semantic records)."""
+    rows = memory.index.select(scopes=frozenset({scope})) or set()
+    records = {r.id for r in memory.semantic if scopes.of_tags(r.tags) == scope}
+    return set(rows) | records
+
+
+@pytest.fixture
+def memory(tmp_path):
+    (tmp_path / "priors").mkdir()
+    config = load_config([f"memoryDir={tmp_path / 'memory'}", f"knowledgePriorsDir={tmp_path / 'priors'}",
+                          "embeddingprovider=hash", "chromaMode=embedded", "dreamInterval=0"], env={})
+    memory = open_memory(config, dream=False)
+    fill(memory)
+    yield memory
+    memory.close()
+
+
+def test_no_read_path_shows_another_scope(memory) -> None:
+    alice, bob = owned(memory, "user:alice"), owned(memory, "user:bob")
+    assert len(alice) > 10 and len(bob) > 10 and not alice & bob
+    kinds = {r.kind for r in memory.semantic if scopes.of_tags(r.tags) == "user:alice"}
+    assert {"fact", "concept", "summary"} <= kinds, "the dream distilled each person's episodes in their scope"
+    lunches = [r for r in memory.semantic if r.name == "team lunch"]
+    assert len(lunches) == 2, "near-identical facts of two scopes are never merged"
+    for person, other in (("alice", "bob"), ("bob", "alice")):
+        for with_agent in (False, True):  # an MCP client of one scope; the agent answering that person
+            text = shown(memory, scopes.reading(f"user:{person}", with_agent))
+            code, colour, _ = PEOPLE[other]
+            assert code not in text and f"{colour} gym" not in text, f"{person} saw {other}'s records"
+            assert not any(i in text for i in owned(memory, f"user:{other}")), f"{person} saw an id of {other}'s"
+            assert PEOPLE[person][0] in text, "and sees their own"
+        with pytest.raises(LookupError):
+            memory.semantic.history(next(iter(r.id for r in memory.semantic if scopes.of_tags(r.tags) == f"user:{other}")),
+                                    scopes.reading(f"user:{person}"))
+    infer = MemoryTools(memory, scope="user:alice").infer("is alice a gym-user?")["answer"]
+    assert "(--> alice gym-user)" in infer and "bob" not in infer
+
+
+def test_the_mcp_tools_of_one_scope_see_only_it(memory) -> None:
+    tools = MemoryTools(memory, scope="user:bob")
+    answers = json.dumps([tools.query(q, 50) for q in QUESTIONS] + [tools.semantic_recall(q, 50) for q in QUESTIONS[:4]]
+                         + [tools.episodes("2026", 1000), tools.list_tags(), tools.stats(), tools.spread_activation("team lunch")])
+    assert "2222" in answers and "1111" not in answers and "red gym" not in answers
+    alice_fact = next(r.id for r in memory.semantic if scopes.of_tags(r.tags) == "user:alice" and r.kind == "fact")
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    for call in (lambda: tools.forget(alice_fact), lambda: tools.history(alice_fact),
+                 lambda: tools.supersede_fact(alice_fact, "changed"), lambda: tools.spread_activation(alice_fact)):
+        with pytest.raises(ToolError, match="no record"):
+            call()
+    assert memory.semantic.get(alice_fact) is not None
+    written = tools.create_entity("The team lunch is on Friday at Rosa's")  # alice's words, said by bob
+    assert scopes.of_tags(memory.semantic.get(written["id"]).tags) == "user:bob", "reconciled within bob's scope"
+    with pytest.raises(ValueError, match="reserved for scopes"):
+        memory.remember("sneaky", tags=("scope:user:alice",))
+
+
+def test_forgetting_a_scope_is_one_call(memory) -> None:
+    alice = owned(memory, "user:alice")
+    bob_before = owned(memory, "user:bob")
+    assert memory.forget_scope("user:alice") >= len(alice) // 2  # (an index copy of a fact goes with the fact)
+    assert not owned(memory, "user:alice")
+    assert "1111" not in shown(memory, None) and "1111" not in memory.trace.path.read_text(errors="replace")
+    assert owned(memory, "user:bob") == bob_before
+    with pytest.raises(ValueError, match="scope"):
+        memory.forget_scope("User Alice!")
+
+
+def test_the_agent_answers_each_irc_user_from_their_own_scope(make_agent) -> None:
+    """On IRC, what alice told the agent is hers: bob's `query` never shows it, hers does."""
+    agent, llm, channel, clock = make_agent(["send noted", "query locker code gym", "query locker code gym"])
+    room = "irc:#room"
+    channel.put(Message("My locker code at the gym is 1111.", who="alice", channel=room))
+    agent.turn()
+    channel.put(Message("what is the locker code at the gym?", who="bob", channel=room))
+    agent.turn()
+    assert agent.memory_skills.scope == "user:bob" and "1111" not in agent.last_results, agent.last_results
+    channel.put(Message("and mine?", who="alice", channel=room))
+    agent.turn()
+    assert agent.memory_skills.scope == "user:alice" and "1111" in agent.last_results
