@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from mettaclaw.config import ConfigError, load_config
 from mettaclaw.mcp.server import bearer_token
+from mettaclaw.memory import open_memory
 
 TOKEN = "test-token-0123456789abcdef"
 TOOLS = {"create_entity", "create_relation", "semantic_recall", "spread_activation", "supersede_fact", "remember",
@@ -110,15 +111,10 @@ def test_every_tool_over_http_with_a_bearer_token(tmp_path) -> None:
                                *settings(tmp_path)], env=environment(), stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(url, timeout=1)
-            except urllib.error.HTTPError as err:
-                assert err.code == 401, "a request without the token is refused"
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read() if server.stderr else ""
-                time.sleep(0.1)
+        wait_for(url, server)
+        with pytest.raises(urllib.error.HTTPError) as bare:
+            urllib.request.urlopen(url, timeout=5)
+        assert bare.value.code == 401, "a request without the token is refused"
         wrong = urllib.request.Request(url, method="POST", data=b"{}", headers={"Authorization": "Bearer wrong"})
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(wrong, timeout=5)
@@ -150,3 +146,63 @@ def test_http_without_a_token_is_refused_before_anything_opens(tmp_path) -> None
     bad = subprocess.run([sys.executable, "-m", "mettaclaw.mcp", "port=99999", *settings(tmp_path)], env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "mcpPort" in bad.stderr
+
+
+def test_concurrent_clients_over_http_lose_and_duplicate_nothing(tmp_path) -> None:
+    """Four MCP clients write at once through one HTTP server: every acknowledged write is found
+    afterwards, exactly once, with its own text."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", "transport=http", f"port={port}",
+                               *settings(tmp_path)], env=environment(), stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    writers, each = 4, 15
+    try:
+        wait_for(url, server)
+
+        async def writer(n: int) -> list[tuple[str, str]]:
+            acked = []
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http, \
+                    Client(streamable_http_client(url, http_client=http)) as client:
+                for k in range(each):
+                    text = f"writer {n} note {k}: parcel {n * 100 + k} goes to dock {k % 7}"
+                    tool = "remember" if k % 2 else "create_entity"
+                    args = {"text": text} if tool == "remember" else {"content": text}
+                    result = await client.call_tool(tool, args)
+                    assert not result.is_error, result.content
+                    acked.append((result.structured_content["id"], text))
+            return acked
+
+        async def run() -> list[tuple[str, str]]:
+            done = await asyncio.gather(*(writer(n) for n in range(writers)))
+            return [pair for acked in done for pair in acked]
+
+        acked = asyncio.run(run())
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert len(acked) == writers * each and len({i for i, _ in acked}) == writers * each, "no write merged into another"
+    memory = open_memory(load_config(settings(tmp_path), env={}), dream=False)
+    try:
+        for record_id, text in acked:
+            assert memory.text_of(record_id) == text, f"{record_id} lost or changed"
+        stored = [m.text for m in memory.index if m.text.startswith("writer ") and m.kind != "derived"]  # (a fact's copy)
+        stored += [r.content for r in memory.semantic if r.content.startswith("writer ")]
+        assert sorted(stored) == sorted(t for _, t in acked), "nothing duplicated, nothing extra"
+    finally:
+        memory.close()
+
+
+def wait_for(url: str, server: subprocess.Popen) -> None:
+    """Until the HTTP server answers (401 without a token)."""
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            time.sleep(0.1)
+    raise AssertionError("the server did not start")
