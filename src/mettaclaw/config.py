@@ -7,13 +7,14 @@ key is configurable.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 ENV_PREFIX = "METTACLAW_"
 DEFAULT_FILE = "mettaclaw.toml"
@@ -29,6 +30,37 @@ HOUR, DAY = 3600.0, 86400.0
 MANY = 1_000_000  # turns, loops, episodes
 MAX_CHARS = 100_000_000
 Path_ = Annotated[str, Field(min_length=1, pattern=r"\S")]  # an empty path would mean "the current folder"
+
+
+SCOPE_NAME = r"^[a-z0-9][a-z0-9_.:#@-]{0,63}$"
+
+
+class ScopePolicy(BaseModel):
+    """How long a scope's records live and how many it keeps (the dream evicts what is over)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    ttlDays: float | None = Field(None, gt=0, le=36_500)
+    maxEntries: int | None = Field(None, gt=0, le=10**9)
+
+
+class Lens(BaseModel):
+    """A saved query preset: `query lens:NAME PHRASE` searches with these filters."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    layer: Literal["episodic", "semantic"] | None = None
+    tags: list[Annotated[str, Field(min_length=1, pattern=r"^[^|\s]+$")]] = []
+    sinceDays: float | None = Field(None, gt=0, le=36_500)
+    limit: int | None = Field(None, gt=0, le=1000)
+
+
+def _json_object(value: Any) -> Any:
+    """A table from the config file as is; from an argument or the environment, as a JSON object."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value or "{}")
+        except json.JSONDecodeError as err:
+            raise ValueError(f"not a JSON object: {err}") from None
+    return value
 
 
 class Config(BaseModel):
@@ -91,7 +123,16 @@ class Config(BaseModel):
     mcpHost: str = "127.0.0.1"
     mcpPort: int = Field(8765, gt=0, lt=65536)
     mcpTokenEnv: str = "MEMORY_MCP_TOKEN"  # HTTP clients must send this variable's value as a bearer token
-    mcpScope: str = Field("agent", pattern=r"^[a-z0-9][a-z0-9_.:#@-]{0,63}$")  # the one scope its tools read and write
+    mcpScope: str = Field("agent", pattern=SCOPE_NAME)  # the one scope its tools read and write
+
+    # --- scopes and lenses (tables in mettaclaw.toml, or JSON objects as arguments)
+    scopePolicies: dict[Annotated[str, Field(pattern=SCOPE_NAME)], ScopePolicy] = {}
+    lenses: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")], Lens] = {}
+
+    @field_validator("scopePolicies", "lenses", mode="before")
+    @classmethod
+    def _tables(cls, value: Any) -> Any:
+        return _json_object(value)
 
     def memory_path(self, *parts: str) -> Path:
         """Every piece of runtime state lives under memoryDir, so one setting moves it all."""
@@ -122,6 +163,8 @@ def _accepts(annotation: Any) -> str:
         return _accepts(next(a for a in args if a is not type(None))) + " or empty"
     if get_origin(annotation) is Annotated:
         return _accepts(args[0])
+    if get_origin(annotation) is dict:
+        return f"table of {args[1].__name__} (JSON object as an argument; see README)"
     return {bool: "true/false", int: "integer", float: "number", str: "text"}.get(annotation, str(annotation))
 
 

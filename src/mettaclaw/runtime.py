@@ -105,7 +105,8 @@ class Agent:
         self.memory = memory
         self.clock = clock
         self.root = root
-        self.memory_skills = MemorySkills(memory, self.now_text, config.maxRecallItems, config.maxEpisodeRecallLines)
+        self.memory_skills = MemorySkills(memory, self.now_text, config.maxRecallItems, config.maxEpisodeRecallLines,
+                                          lenses=config.lenses)
         workspace = config.folder("workspaceDir") if config.workspaceDir else config.memory_path("workspace")
         self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
         self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)

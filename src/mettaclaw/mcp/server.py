@@ -26,10 +26,10 @@ INSTRUCTIONS = ("The long-term memory of a mettaclaw agent: episodes (what was s
                 "reconciled (a near-duplicate reinforces instead of adding).")
 
 
-def build_server(memory: Any, source: str = "mcp", scope: str = "agent") -> MCPServer:
+def build_server(memory: Any, source: str = "mcp", scope: str = "agent", lenses: dict[str, Any] | None = None) -> MCPServer:
     """An MCP server whose tools read and write `memory` in one scope (writes recorded with `source`)."""
     server: MCPServer = MCPServer("mettaclaw-memory", instructions=INSTRUCTIONS, log_level="WARNING")
-    for tool in MemoryTools(memory, source, scope).tools():
+    for tool in MemoryTools(memory, source, scope, lenses).tools():
         server.add_tool(tool, structured_output=True)
     return server
 
@@ -68,7 +68,7 @@ def http_app(server: MCPServer, token: str, host: str) -> Any:
 
 def serve(memory: Any, config: Any) -> None:
     """Serve until the client goes (stdio) or the process is stopped (HTTP)."""
-    server = build_server(memory, scope=config.mcpScope)
+    server = build_server(memory, scope=config.mcpScope, lenses=config.lenses)
     if config.mcpTransport == "stdio":
         server.run("stdio")
         return

@@ -42,8 +42,9 @@ def _iso(t: float | None) -> str | None:
 class MemoryTools:
     """The tools, bound to one memory; `source` is what writes made through them are recorded as."""
 
-    def __init__(self, memory: Any, source: str = "mcp", scope: str = scopes.DEFAULT) -> None:
-        self.memory, self.source, self.scope = memory, source, scopes.check(scope)
+    def __init__(self, memory: Any, source: str = "mcp", scope: str = scopes.DEFAULT,
+                 lenses: dict[str, Any] | None = None) -> None:
+        self.memory, self.source, self.scope, self.lenses = memory, source, scopes.check(scope), dict(lenses or {})
         self.visible = scopes.reading(self.scope, with_agent=self.scope == scopes.DEFAULT)  # its scope only
 
     def tools(self) -> list[Callable[..., dict[str, Any]]]:
@@ -145,9 +146,14 @@ class MemoryTools:
     def query(self, phrase: Text, limit: Limit = 10,
               layer: Annotated[Literal["episodic", "semantic"] | None,
                                Field(description="only what was said and done, or only facts; both when empty")] = None,
-              explain: bool = False) -> dict[str, Any]:
+              explain: bool = False,
+              lens: Annotated[str | None, Field(description="a lens (saved filters) from the server's config")] = None,
+              ) -> dict[str, Any]:
         """The agent's own recall: episodes, memories and facts fused into one ranking, best first."""
-        hits = self.memory.query(phrase, limit, layer=layer, explain=explain, visible=self.visible)
+        if lens is not None and lens not in self.lenses:
+            raise ToolError(f"no lens named {lens!r}; lenses: {', '.join(sorted(self.lenses)) or 'none configured'}")
+        hits = self.memory.query(phrase, limit, layer=layer, explain=explain, visible=self.visible,
+                                 lens=self.lenses.get(lens) if lens else None)
         return {"results": [{k: v for k, v in dataclasses.asdict(hit).items() if k != "shows" and (v or k == "score")}
                             for hit in hits]}
 

@@ -72,10 +72,17 @@ class Memory:
 
     # --- reading (`visible`: the scopes the reader may see, scopes.visible(); None: every scope)
     def query(self, phrase: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
-              touch: bool = True, visible: frozenset[str] | None = None) -> list[Hit]:
-        """The agent's recall over everything it remembers (see recall.py)."""
+              touch: bool = True, visible: frozenset[str] | None = None, lens: Any = None) -> list[Hit]:
+        """The agent's recall over everything it remembers (see recall.py), through a `lens` (a
+        config.Lens: layer, tags, sinceDays, limit) when one is given."""
+        since = None
+        if lens is not None:
+            layer, limit = lens.layer or layer, lens.limit or limit
+            if lens.sinceDays is not None:
+                since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.semantic.clock() - lens.sinceDays * 86_400))
         with self.lock:
-            return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch, visible=visible)
+            return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch, visible=visible,
+                                      tags=tuple(lens.tags) if lens is not None else (), since=since)
 
     def beliefs(self, phrase: str, limit: int, visible: frozenset[str] | None = None) -> list[Any]:
         """The stored beliefs (memories carrying an atom) best matching `phrase`: premises for `infer`."""
@@ -160,6 +167,15 @@ class Memory:
                         gone += self.semantic.forget(record.id)
             self._mirror.sync()
             return len(set(gone))
+
+    def evict(self, policies: dict[str, Any], now: float) -> list[str]:
+        """Apply per-scope retention (`scopePolicies`: ttlDays, maxEntries; see retention.py)."""
+        from .retention import evict
+
+        with self.lock:
+            gone = evict(self, policies, now)
+            self._mirror.sync()
+            return gone
 
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
         gone: list[str] = []
@@ -252,7 +268,8 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         memory.dreamer = dreamer = Dreamer(
             semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,
             after_writes=memory.sync_mirror, every_n=config.dreamEvery, interval_s=config.dreamInterval or None,
-            clock=clock, group_by="who", lock=memory.lock)
+            clock=clock, group_by="who", lock=memory.lock,
+            retention=(lambda now: memory.evict(config.scopePolicies, now)) if config.scopePolicies else None)
         dreamer.attach(trace)
     except BaseException:
         for part in reversed(opened):

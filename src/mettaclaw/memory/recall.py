@@ -102,9 +102,11 @@ class Recall:
 
     # --- the ranked list
     def recall(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
-               touch: bool = True, visible: frozenset[str] | None = None) -> list[Hit]:
+               touch: bool = True, visible: frozenset[str] | None = None, tags: tuple[str, ...] = (),
+               since: str | None = None) -> list[Hit]:
         """The `limit` best hits for `query` (`layer`: "episodic" or "semantic" only), best first, among
-        the records of the `visible` scopes (None: every scope)."""
+        the records of the `visible` scopes (None: every scope) carrying every one of `tags` and
+        recorded since `since` (a lens's filters)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("cannot recall with an empty query")
         if not 1 <= int(limit) <= 1000:
@@ -112,7 +114,8 @@ class Recall:
         if layer is not None and layer not in LAYER_KINDS:
             raise ValueError(f"unknown layer {layer!r}; use one of {', '.join(LAYER_KINDS)}")
         s = self.settings
-        allowed = self.index.select(kind=LAYER_KINDS[layer] if layer else None, scopes=visible)
+        allowed = self.index.select(kind=LAYER_KINDS[layer] if layer else None, scopes=visible, tags=tags or None,
+                                    since=since)
         raw = self.index.rankings(query, max(s.depth, 3 * int(limit)), self.mode, allowed) if len(self.index) else {}
         keys: dict[str, tuple[str, Any]] = {}  # fusion key -> (layer, index row or semantic record)
         lists = {name: [self._key(row_id, keys) for row_id, _ in hits] for name, hits in raw.items()}
@@ -125,7 +128,8 @@ class Recall:
         if s.sentences > 0:
             lists["sentences"] = sorted(best_sentence, key=lambda k: -best_sentence[k])
         if s.semantic > 0 and self.semantic is not None and layer != "episodic" and len(self.semantic):
-            found = self.semantic.recall(query, max(30, 3 * int(limit)), explain=True, touch=False, visible=visible)
+            found = self.semantic.recall(query, max(30, 3 * int(limit)), explain=True, touch=False, visible=visible,
+                                         tags_all=tags, time_from=since)
             lists["semantic"] = [self._record_key(r.record, keys) for r in found if r.record is not None]
         scores, ranks = fuse(lists, weights, s.rrf_k)
         relevance = self._relevance(query, scores, keys, cosine, best_sentence)

@@ -16,6 +16,7 @@ from . import scopes
 from .recall import render
 
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
+LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
 
 
@@ -43,8 +44,8 @@ def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = ()
 
 class MemorySkills:
     def __init__(self, memory: Any, now: Callable[[], str], max_items: int, max_episode_lines: int = 20,
-                 source: str = "agent") -> None:
-        self.memory, self.now, self.max_items = memory, now, max_items
+                 source: str = "agent", lenses: dict[str, Any] | None = None) -> None:
+        self.memory, self.now, self.max_items, self.lenses = memory, now, max_items, dict(lenses or {})
         self.max_episode_lines, self.source = max_episode_lines, source
         self.scope = scopes.DEFAULT  # whose turn it is (the runtime sets it from who spoke): writes go there
 
@@ -61,15 +62,23 @@ class MemorySkills:
 
     def query(self, phrase: str) -> str:
         """`query PHRASE`: everything the agent remembers, best first; `query episodic: PHRASE` what was
-        said and done (and remembered), `query semantic: PHRASE` facts, summaries and themes."""
+        said and done (and remembered), `query semantic: PHRASE` facts, summaries and themes;
+        `query lens:NAME PHRASE` through a lens of the config (`lenses`)."""
         phrase = phrase.strip()
+        lens = None
+        if named := LENS_PREFIX.match(phrase):
+            lens = self.lenses.get(named[1])
+            if lens is None:
+                known = ", ".join(sorted(self.lenses)) or "none are configured (setting `lenses`)"
+                raise SkillError(f"no lens named {named[1]!r}; lenses: {known}")
+            phrase = phrase[named.end():]
         mode = MODE_PREFIX.match(phrase)
         layer = None
         if mode:
             phrase, layer = phrase[mode.end():], None if mode[1].lower() == "hybrid" else mode[1].lower()
         if not phrase:
             raise SkillError("query needs a phrase to look for, e.g. query where does Alice live")
-        hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible)
+        hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible, lens=lens)
         return render(hits) or f"no memories match {phrase!r}"
 
     def episodes(self, when: str) -> str:

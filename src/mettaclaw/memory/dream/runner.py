@@ -46,6 +46,7 @@ class Dreamer:
                  extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
                  episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None,
                  after_writes: Callable[[], None] | None = None, group_by: str | None = None, cluster_size: int = 5,
+                 retention: Callable[[float], list[str]] | None = None,
                  cluster_on: str = "embedding", theme_policy: ThemePolicy | None = DEFAULT_THEMES,
                  lock: Any = None) -> None:
         if every_n < 1:
@@ -62,6 +63,7 @@ class Dreamer:
         self.every_n, self.interval_s, self.batch_size, self.max_episodes = every_n, interval_s, batch_size, max_episodes
         self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
         self.episode_vectors, self.after_writes, self.group_by = episode_vectors, after_writes, group_by
+        self.retention = retention  # per-scope ttl and caps (memory.retention), applied after consolidating
         if cluster_size < 1:
             raise ValueError(f"cluster_size must be at least 1 episode, not {cluster_size}")
         if cluster_on not in ("embedding", "words"):
@@ -249,6 +251,9 @@ class Dreamer:
             result = consolidate(self.semantic, self.clock(), self.policy)
         report.decayed, report.edges_pruned = result.decayed, result.edges_pruned
         report.pruned = result.pruned + result.capped
+        if self.retention is not None:
+            with self.lock:
+                report.pruned += self.retention(self.clock())
         if report.pruned:
             self._written()
         report.finished_at = self.clock()

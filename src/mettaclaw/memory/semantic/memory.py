@@ -331,7 +331,7 @@ class SemanticMemory(Announcer):
         if not 1 <= int(limit) <= 1000:
             raise ValueError(f"limit {limit} is outside 1..1000")
         as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
-        tags_all, tags_any, tags_none = self._scoped(visible, as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none))
+        tags_all, tags_any, tags_none = self.scope_filter_parts(visible, as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none))
         f = RecordFilter(tags_all, tags_any, tags_none, as_tuple(kind), category,
                          min_confidence, parse_time(time_from), parse_time(time_to), name_pattern, parse_time(as_of),
                          include_history)
@@ -344,7 +344,11 @@ class SemanticMemory(Announcer):
         return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)
                 for rec, s, parts in top]
 
-    def _scoped(self, visible: frozenset[str] | None, tags_all: tuple[str, ...], tags_any: tuple[str, ...],
+    def scope_filter(self, visible: frozenset[str] | None) -> RecordFilter:
+        """A filter for the current records of the `visible` scopes."""
+        return RecordFilter(*self.scope_filter_parts(visible, (), (), ()))
+
+    def scope_filter_parts(self, visible: frozenset[str] | None, tags_all: tuple[str, ...], tags_any: tuple[str, ...],
                 tags_none: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """The tag clauses that keep a recall to the `visible` scopes (scopes.py: untagged is the agent's)."""
         if visible is None:
@@ -384,7 +388,7 @@ class SemanticMemory(Announcer):
         """Tags of current records with their counts (scope tags are not tags a reader sees)."""
         if visible is None:
             return {t: n for t, n in self.records.tag_counts().items() if not t.startswith(scopes.PREFIX)}
-        found = self.records.select(RecordFilter(*self._scoped(visible, (), (), ())))
+        found = self.records.select(self.scope_filter(visible))
         counts = Counter(t for rec in found for t in scopes.user_tags(rec.tags))
         return dict(counts.most_common())
 

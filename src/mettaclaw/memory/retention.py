@@ -1,0 +1,77 @@
+"""Per-scope retention (`scopePolicies`): what is older than a scope's `ttlDays` goes, then what is over
+its `maxEntries` goes, lowest keep score first.
+
+The keep score is the dream's own (`dream.consolidate.keep_score`: confidence, current strength, how
+often it was recalled), so a scope is trimmed the way the dream caps the semantic layer. Memories and
+episodes have no confidence or recall count of their own: they are scored as a record of middling
+confidence whose strength decays with age (episodes with the dream's one-week half-life, memories a
+month), never recalled. Evicting an episode erases its trace record; what the dream distilled from
+it stays, as it does when the dream retires raw episodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import scopes
+from .dream.consolidate import decay_factor, keep_score, last_use
+from .episode_index import EPISODE_KIND, offset_of
+from .priors import PRIOR_KIND
+
+DAY = 86_400.0
+HALF_LIFE_DAYS = {EPISODE_KIND: 7.0}
+ROW_CONFIDENCE = 0.5
+
+
+@dataclass
+class _Row:
+    """An index row scored like a record."""
+
+    confidence: float
+    strength: float
+    access_times: list[float] = field(default_factory=list)
+
+
+def entries(memory: Any, scope: str, now: float) -> list[tuple[float, float, str, str]]:
+    """(keep score, age in seconds, id, what) of everything `scope` holds: its memories and
+    episodes ("row") and its current semantic records ("record")."""
+    visible = frozenset({scopes.check(scope)})
+    out = []
+    rows = memory.index.select(scopes=visible)
+    for row_id in (rows if rows is not None else [m.id for m in memory.index]):
+        row = memory.index.row(row_id)
+        if row is None or row.metadata.get("kind") in (PRIOR_KIND, "derived"):
+            continue  # priors come from files; a fact's copy goes with its fact
+        age = max(0.0, now - float(row.metadata.get("ts") or now))
+        half_life = HALF_LIFE_DAYS.get(str(row.metadata.get("kind")), 30.0)
+        score = keep_score(_Row(ROW_CONFIDENCE, decay_factor(age, half_life)), now)
+        out.append((score, age, row_id, "row"))
+    for rec in memory.semantic.records.select(memory.semantic.scope_filter(visible)):
+        out.append((keep_score(rec, now), max(0.0, now - last_use(rec)), rec.id, "record"))
+    return out
+
+
+def evict(memory: Any, policies: dict[str, Any], now: float) -> list[str]:
+    """Apply every scope's policy (the caller holds the memory's lock); the ids evicted."""
+    gone: list[str] = []
+    for scope, policy in policies.items():
+        found = entries(memory, scope, now)
+        doomed = set()
+        if policy.ttlDays is not None:
+            doomed |= {(entry_id, what) for _, age, entry_id, what in found if age > policy.ttlDays * DAY}
+        if policy.maxEntries is not None:
+            kept = sorted((e for e in found if (e[2], e[3]) not in doomed), key=lambda e: e[0])
+            doomed |= {(entry_id, what) for _, _, entry_id, what in kept[: max(0, len(kept) - policy.maxEntries)]}
+        for entry_id, what in sorted(doomed):
+            gone += _delete(memory, entry_id, what)
+    return gone
+
+
+def _delete(memory: Any, entry_id: str, what: str) -> list[str]:
+    if what == "record":
+        return memory.semantic.forget(entry_id) if memory.semantic.get(entry_id) is not None else []
+    offset = offset_of(entry_id)
+    if offset is not None:
+        return memory.episodes.erase(offset)
+    return [entry_id] if memory.index.forget(entry_id) else []

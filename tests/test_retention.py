@@ -1,0 +1,80 @@
+"""Per-scope retention (ttlDays, maxEntries: evicted by the dream's keep score, when the dream runs)
+and lenses (`query lens:NAME PHRASE`)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from mettaclaw.config import load_config
+from mettaclaw.memory import open_memory
+from mettaclaw.memory.retention import entries
+from mettaclaw.skills import SkillError
+
+NOW = 1_790_000_000.0
+DAY = 86_400.0
+
+
+def stamp(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def open_with(tmp_path, **settings):
+    (tmp_path / "priors").mkdir(exist_ok=True)
+    args = [f"memoryDir={tmp_path / 'memory'}", f"knowledgePriorsDir={tmp_path / 'priors'}", "embeddingprovider=hash",
+            "chromaMode=memory", "dreamInterval=0", *(f"{k}={json.dumps(v)}" for k, v in settings.items())]
+    config = load_config(args, env={})
+    return config, open_memory(config, clock=lambda: NOW, dream=False)
+
+
+def test_a_scope_keeps_within_its_ttl_and_size(tmp_path) -> None:
+    config, memory = open_with(tmp_path, scopePolicies={"user:bob": {"ttlDays": 10, "maxEntries": 6}})
+    for n in range(12):  # bob: one memory a day for 12 days, the oldest first
+        memory.remember(f"Bob's parcel number {n} arrived at dock {n}.", scope="user:bob", time=stamp(NOW - (12 - n) * DAY))
+        memory.remember(f"Alice's parcel number {n} arrived at dock {n}.", scope="user:alice", time=stamp(NOW - (12 - n) * DAY))
+    fact = memory.semantic.learn("Bob's favourite dock is dock 3", scope="user:bob")
+    for _ in range(3):
+        memory.semantic.touch([fact.id])  # recalled often: a high keep score
+    memory.sync_mirror()
+    before_alice = len(entries(memory, "user:alice", NOW))
+    memory.dreamer.retention = lambda now: memory.evict(config.scopePolicies, now)
+    report = memory.dreamer.dream("test")
+    kept = entries(memory, "user:bob", NOW)
+    assert len(kept) == 6 and all(age <= 10 * DAY for _, age, _, _ in kept)
+    assert fact.id in {entry_id for _, _, entry_id, _ in kept}, "the most used record is kept"
+    assert len(report.pruned) >= 7
+    texts = [m.text for m in memory.index]
+    assert "Bob's parcel number 0 arrived at dock 0." not in texts and "Bob's parcel number 11 arrived at dock 11." in texts
+    assert len(entries(memory, "user:alice", NOW)) == before_alice, "other scopes are untouched"
+    memory.close()
+
+
+def test_open_memory_wires_retention_into_the_dream(tmp_path) -> None:
+    _, memory = open_with(tmp_path, scopePolicies={"user:bob": {"maxEntries": 1}})
+    for n in range(3):
+        memory.remember(f"note {n} about the harbour", scope="user:bob", time=stamp(NOW - n * DAY))
+    memory.dreamer.dream("test")
+    assert len(entries(memory, "user:bob", NOW)) == 1
+    memory.close()
+
+
+def test_lenses_filter_a_query(tmp_path) -> None:
+    lenses = {"work": {"tags": ["work"]}, "recent": {"sinceDays": 2, "layer": "episodic"}}
+    _, memory = open_with(tmp_path, lenses=lenses)
+    memory.remember("The quarterly report is due on Friday.", tags=("work",), time=stamp(NOW - 5 * DAY))
+    memory.remember("The dentist appointment is on Friday.", tags=("home",), time=stamp(NOW - 1 * DAY))
+    memory.remember("The report on the garden shed is due on Friday.", time=stamp(NOW - 1 * DAY))
+    from mettaclaw.memory.skills import MemorySkills
+
+    skills = MemorySkills(memory, lambda: stamp(NOW), 10, lenses=load_config([f"lenses={json.dumps(lenses)}"], env={}).lenses)
+    everything = skills.query("what is due on Friday")
+    assert "quarterly" in everything and "dentist" in everything
+    work = skills.query("lens:work what is due on Friday")
+    assert "quarterly" in work and "dentist" not in work and "garden" not in work
+    recent = skills.query("lens:recent what is due on Friday")
+    assert "quarterly" not in recent and "dentist" in recent
+    with pytest.raises(SkillError, match="no lens named 'nope'; lenses: recent, work"):
+        skills.query("lens:nope what")
+    memory.close()
