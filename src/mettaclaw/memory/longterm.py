@@ -10,9 +10,7 @@ from it at open.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,15 @@ from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
+from mettaclaw.memory.rows import (
+    RESERVED_KEYS,
+    Memory,
+    RememberResult,
+    dedup_key,
+    lexical_text,
+    to_memory,
+    vector_text,
+)
 from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
 from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectors import StoredItem, VectorStore
@@ -32,76 +39,7 @@ from mettaclaw.memory.vectors import StoredItem, VectorStore
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
 
 MODES = ("hybrid", "vector", "bm25")
-# Metadata keys owned by this module; `extra` may not overwrite them.
 EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
-_RESERVED = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
-
-
-@dataclass
-class Memory:
-    id: str
-    text: str
-    time: str  # "YYYY-MM-DD HH:MM:SS" or "knowledge_prior"
-    source: str
-    kind: str
-    tags: tuple[str, ...]
-    atom: str | None = None
-    score: float = 0.0
-    meta: dict = field(default_factory=dict)  # extra metadata (breadcrumb, context, score parts)
-
-
-@dataclass
-class RememberResult:
-    id: str
-    created: bool  # False: an exact duplicate existed and was refreshed instead
-
-
-def _dedup_key(text: str, kind: str, source: str, atom: str | None, row_id: str | None,
-               scope: str = scopes.DEFAULT) -> str:
-    """Equal keys are one memory. A row with its own id (an episode) is only ever itself: "yes" said
-    twice is two episodes. Priors are owned per file, so one paragraph in two files stays two, and
-    memories per scope, so two people saying the same thing keep two memories."""
-    if row_id is not None:
-        return "id:" + row_id
-    owner = source if kind == "prior" else ""
-    if scope != scopes.DEFAULT:
-        owner += "\x1e" + scope
-    return hashlib.sha256("\x1f".join((kind, owner, atom or "", text)).encode()).hexdigest()[:32]
-
-
-def vector_text(text: str, meta: dict[str, Any]) -> str:
-    """What is embedded: the text itself, led by its breadcrumb when it has one (a prior's headings)."""
-    crumb = str(meta.get("breadcrumb") or "").strip()
-    return f"{crumb}\n{text}" if crumb else text
-
-
-def lexical_text(text: str, meta: dict[str, Any]) -> str:
-    """What BM25 sees: the text (counted twice, so its own words outweigh its context), its context,
-    breadcrumb and tags, and its date in words ("8 May 2023") so a query naming a month finds it.
-
-    Context (e.g. the turns around a reply) helps find a memory but is not part of what recall hands
-    back, so it costs no prompt tokens. Embedding it instead blurred the vectors in our measurements.
-    """
-    parts = [text, text, str(meta.get("context") or ""), str(meta.get("breadcrumb") or ""),
-             " ".join(t for t in str(meta.get("tags", "")).split("|") if t)]
-    if meta.get("ts") is not None:
-        from datetime import UTC, datetime
-
-        when = datetime.fromtimestamp(float(meta["ts"]), UTC)
-        parts.append(f"{when.day} {when:%B %Y}")
-    return "\n".join(p for p in parts if p)
-
-
-def _to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> Memory:
-    meta = dict(item.metadata)
-    tags = tuple(t for t in str(meta.pop("tags", "")).split("|") if t)
-    for key in tag_keys(tags):
-        meta.pop(key, None)
-    extra = {k: v for k, v in meta.items() if k not in _RESERVED}
-    if parts:
-        extra.update(parts)
-    return Memory(id=item.id, text=item.document, time=str(meta.get("time", "")), source=str(meta.get("source", "")),
-                  kind=str(meta.get("kind", "memory")), tags=tags, atom=meta.get("atom"), score=score, meta=extra)
 
 
 class LongTermMemory(Announcer):
@@ -176,12 +114,12 @@ class LongTermMemory(Announcer):
         tag_tuple = tuple(dict.fromkeys(str(t).strip() for t in ([tags] if isinstance(tags, str) else tags or ())))
         if any(not t or "|" in t for t in tag_tuple):
             raise ValueError(f"tags must be non-empty and contain no '|': {tag_tuple!r}")
-        clash = _RESERVED.intersection(extra or {})
+        clash = RESERVED_KEYS.intersection(extra or {})
         if clash:
             raise ValueError(f"extra may not set reserved keys {sorted(clash)}")
         meta: dict[str, Any] = dict(extra or {})
         meta.update(time=when, source=source, kind=kind, tags="|" + "|".join(tag_tuple) + "|" if tag_tuple else "",
-                    hash=_dedup_key(text, kind, source, atom, row_id, scopes.of_tags(tag_tuple)))
+                    hash=dedup_key(text, kind, source, atom, row_id, scopes.of_tags(tag_tuple)))
         if ts is not None:
             meta["ts"] = ts
         if atom:
@@ -232,7 +170,7 @@ class LongTermMemory(Announcer):
                 self._unmirror(row_id)
                 item = StoredItem(row_id, doc, meta)
                 self._mirror(item)
-                self.announce_capture(row_id, _to_memory(item))
+                self.announce_capture(row_id, to_memory(item))
             if rows_out is not None:
                 self._sentences.keep(parts, rows_out[len(ids):])
         return results
@@ -271,7 +209,7 @@ class LongTermMemory(Announcer):
         self._changing()
         item = self._unmirror(memory_id)
         self.vector_store.delete([memory_id])
-        self.announce_delete(memory_id, _to_memory(item))
+        self.announce_delete(memory_id, to_memory(item))
         return True
 
     # --- reading
@@ -290,7 +228,7 @@ class LongTermMemory(Announcer):
             return []
         where = where_filter(since=since, until=until, source=source, tags=tags, kind=kind)
         hits = self._ranked(text, limit, mode, allowed, where)
-        return [_to_memory(self._items[i], score, parts) for i, score, parts in hits if i in self._items]
+        return [to_memory(self._items[i], score, parts) for i, score, parts in hits if i in self._items]
 
     # --- ranking
     def _vector_hits(self, text: str, depth: int, allowed: set[str] | None,
@@ -343,7 +281,7 @@ class LongTermMemory(Announcer):
 
     def get(self, record_id: str) -> Memory | None:
         item = self._items.get(record_id)
-        return None if item is None else _to_memory(item)
+        return None if item is None else to_memory(item)
 
     def row(self, record_id: str) -> StoredItem | None:
         """The stored row itself (not a copy): for readers that rank hundreds of rows a query and
@@ -361,7 +299,7 @@ class LongTermMemory(Announcer):
         allowed = self._filters.select(**filters)
         ids = list(self._items) if allowed is None else list(allowed)
         ids.sort(key=lambda i: self._items[i].metadata.get("ts", float("-inf")), reverse=True)
-        return [_to_memory(self._items[i]) for i in ids[:limit]]
+        return [to_memory(self._items[i]) for i in ids[:limit]]
 
     def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[Memory]:
         seeds = [self._items[i] for i in seed_ids if i in self._items]
@@ -382,7 +320,7 @@ class LongTermMemory(Announcer):
         return len(self._items)
 
     def __iter__(self) -> Iterator[Memory]:
-        return iter([_to_memory(item) for item in list(self._items.values())])
+        return iter([to_memory(item) for item in list(self._items.values())])
 
     def ids_by(self, **filters: Any) -> set[str]:
         """Ids passing the filters (for priors' bookkeeping and tests)."""

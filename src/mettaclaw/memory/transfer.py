@@ -17,10 +17,10 @@ from typing import IO, Any
 
 from .lexical import tag_keys
 from .priors import PRIOR_KIND
+from .rows import RESERVED_KEYS
 
 FORMAT = "mettaclaw-memory/1"
 REBUILT_KINDS = frozenset({"episode", "derived", PRIOR_KIND})  # index rows that are derived, not stored
-_ROW_KEYS = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
 
 
 class ImportError_(ValueError):
@@ -37,7 +37,7 @@ def export_lines(memory: Any, config: Any) -> Iterator[dict[str, Any]]:
         for row in memory.index:
             if row.kind in REBUILT_KINDS:
                 continue
-            extra = {k: v for k, v in row.meta.items() if k not in _ROW_KEYS and k not in tag_keys(row.tags)}
+            extra = {k: v for k, v in row.meta.items() if k not in RESERVED_KEYS and k not in tag_keys(row.tags)}
             yield {"type": "memory", "id": row.id, "text": row.text, "time": row.time, "source": row.source,
                    "kind": row.kind, "tags": list(row.tags), "atom": row.atom, "extra": extra}
         records = memory.semantic.records

@@ -1,0 +1,150 @@
+"""SemanticMemory's reading side: resolving a reference, recall with filters and scopes, history,
+tags and the KNOWLEDGE block. A mixin of SemanticMemory (memory.py), which holds the stores it reads:
+`records`, `vectors`, `embedder`, `clock`, `weights`, `thresholds`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from mettaclaw.memory import scopes
+from mettaclaw.memory.text import words
+
+from .knowledge import render_knowledge
+from .normalize import content_key, normalize_name
+from .recall import MODES, gather, score
+from .recall import touch as touch_records
+from .records import RecallResult, SemanticRecord, parse_time
+from .store import RecordFilter
+
+
+class SemanticReading:
+    """Reads over the records of one SemanticMemory."""
+
+    records: Any
+    vectors: Any
+    embedder: Any
+    clock: Any
+    weights: Any
+    thresholds: Any
+    _scope_tags: set[str] | None
+
+    def resolve(self, ref: str, visible: frozenset[str] | None = None) -> SemanticRecord:
+        """An id, a concept's name, or a fact's exact text (current versions first), among the records
+        of the `visible` scopes (None: all); a record of another scope is "no record", as if absent."""
+        ref = (ref or "").strip()
+        if not ref:
+            raise LookupError("no record named: the reference is empty")
+        rec = self.records.get(ref)
+        if rec is not None and scopes.allows(visible, rec.tags):
+            return rec
+        for current in (True, False):
+            found = [r for r in (self.records.find_by_key(name_norm=normalize_name(ref), current_only=current)
+                                 or self.records.find_by_key(content_key=content_key(ref), current_only=current))
+                     if scopes.allows(visible, r.tags)]
+            if len(found) == 1 or (found and not current):
+                return max(found, key=lambda r: r.recorded_at)
+            if found:
+                ids = ", ".join(f"{r.id} ({r.content[:40]})" for r in found[:5])
+                raise LookupError(f"{ref!r} names {len(found)} records: {ids}; use an id")
+        raise LookupError(f"no record with id, name or text {ref!r}")
+
+    def recall(self, query: str | int | None = None, limit: int = 10, *, mode: str = "semantic", tags_all: Any = (),
+               tags_any: Any = (), tags_none: Any = (), kind: Any = None, category: str | None = None,
+               min_confidence: float | None = None, time_from: Any = None, time_to: Any = None,
+               name_pattern: str | None = None, as_of: Any = None, include_history: bool = False,
+               context: Any = (), explain: bool = False, touch: bool = True,
+               visible: frozenset[str] | None = None) -> list[RecallResult]:
+        """Ranked records. Also the layer protocol's `recall(limit, **filters)`: an int first argument is
+        the limit. Current facts only unless `as_of` (a time) or `include_history`."""
+        if isinstance(query, int) and not isinstance(query, bool):
+            query, limit = None, query
+        query = (query or "").strip()
+        if mode not in MODES:
+            raise ValueError(f"recall mode {mode!r} is not one of {', '.join(MODES)}")
+        if mode == "semantic" and not query:
+            raise ValueError("semantic recall needs a query (use mode='logical' to list by filters)")
+        if not 1 <= int(limit) <= 1000:
+            raise ValueError(f"limit {limit} is outside 1..1000")
+        as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
+        tags_all, tags_any, tags_none = self.scope_filter_parts(visible, as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none))
+        f = RecordFilter(tags_all, tags_any, tags_none, as_tuple(kind), category,
+                         min_confidence, parse_time(time_from), parse_time(time_to), name_pattern, parse_time(as_of),
+                         include_history)
+        qvec = self.embedder.embed([query])[0] if query else None
+        cands = gather(self.records, self.vectors, qvec, query, mode, f, int(limit))
+        ranked = score(cands, self.records, self.clock(), list(as_tuple(context)), self.weights, mode != "logical")
+        top = ranked[: int(limit)]
+        if touch and top and f.as_of is None:
+            touch_records(self.records, [rec for rec, _, _ in top], self.clock())
+        return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)
+                for rec, s, parts in top]
+
+    def _known_scope_tags(self) -> set[str]:
+        """The scope tags records carry (a superset: a scope whose records are all gone may stay)."""
+        if self._scope_tags is None:
+            self._scope_tags = {t for t in self.records.tag_counts(current_only=False) if t.startswith(scopes.PREFIX)}
+        return self._scope_tags
+
+    def _note_scope(self, tags: Any) -> None:
+        if self._scope_tags is not None:
+            self._scope_tags.update(t for t in tags if t.startswith(scopes.PREFIX))
+
+    def scope_filter(self, visible: frozenset[str] | None) -> RecordFilter:
+        """A filter for the current records of the `visible` scopes."""
+        return RecordFilter(*self.scope_filter_parts(visible, (), (), ()))
+
+    def scope_filter_parts(self, visible: frozenset[str] | None, tags_all: tuple[str, ...], tags_any: tuple[str, ...],
+                tags_none: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """The tag clauses that keep a recall to the `visible` scopes (scopes.py: untagged is the agent's)."""
+        if visible is None:
+            return tags_all, tags_any, tags_none
+        own = {scopes.PREFIX + v for v in visible if v != scopes.DEFAULT}
+        if scopes.DEFAULT in visible:
+            return tags_all, tags_any, tags_none + tuple(sorted(self._known_scope_tags() - own))
+        if len(own) == 1:
+            return tags_all + tuple(own), tags_any, tags_none
+        if tags_any:
+            raise ValueError("a recall over several scopes cannot also ask for any-of tags")
+        return tags_all, tuple(sorted(own)), tags_none
+
+    def touch(self, record_ids: list[str]) -> None:
+        """A use of these records (recall showed them): access time, stability, Hebbian links among them."""
+        recs = [r for r in self.records.get_many(list(record_ids)) if r.current]
+        if recs:
+            touch_records(self.records, recs, self.clock())
+
+    def history(self, id_or_name: str, visible: frozenset[str] | None = None) -> list[SemanticRecord]:
+        """Every version of a fact, oldest first (closed ones carry valid_to and superseded_by)."""
+        return self.records.by_lineage(self.resolve(id_or_name, visible).lineage)
+
+    def changes(self, record_id: str) -> list[dict[str, Any]]:
+        """The write log of one record: created, reinforced, merged, superseded."""
+        return self.records.versions(record_id)
+
+    def provenance(self, record_id: str, trace: Any) -> list[tuple[str, Any]]:
+        """Source episodes of a record, resolved through anything with `get(episode_id)` (the trace)."""
+        rec = self.records.get(record_id)
+        if rec is None:
+            raise LookupError(f"no record {record_id!r}")
+        return [(ep, trace.get(ep)) for ep in rec.source_episodes]
+
+    def tags(self, visible: frozenset[str] | None = None) -> dict[str, int]:
+        """Tags of current records with their counts (scope tags are not tags a reader sees)."""
+        if visible is None:
+            return {t: n for t, n in self.records.tag_counts().items() if not t.startswith(scopes.PREFIX)}
+        found = self.records.select(self.scope_filter(visible))
+        counts = Counter(t for rec in found for t in scopes.user_tags(rec.tags))
+        return dict(counts.most_common())
+
+    def knowledge_block(self, message: str, budget_chars: int, visible: frozenset[str] | None = None) -> str:
+        """The few current facts most relevant to `message`, within `budget_chars` ("" when none is)."""
+        if budget_chars <= 0 or not (message or "").strip():
+            return ""
+        hits = self.recall(message, limit=8, explain=True, touch=False, visible=visible)
+        said = set(words(message))
+        relevant = [h for h in hits if h.record and h.parts and (
+            h.parts["cosine"] >= self.thresholds.relevant  # close in meaning, or about an entity the message names
+            or (h.record.subject and h.record.subject != "user" and set(h.record.subject.split()) <= said))]
+        return render_knowledge(self.records, relevant, budget_chars)
