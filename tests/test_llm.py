@@ -40,6 +40,7 @@ class FakeChat(BaseHTTPRequestHandler):
             "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": "send echo " + body["messages"][1]["content"]}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
         }
         data = json.dumps(reply).encode()
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the slow case's client gave up
@@ -68,6 +69,7 @@ def test_openai_compatible_round_trip(server) -> None:
     sent = FakeChat.seen[-1]
     assert sent["auth"] == "Bearer sk-test"
     assert sent["body"]["messages"][0] == {"role": "system", "content": "SYSTEM PROMPT"}
+    assert llm.last_usage == {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
 
 
 def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None:

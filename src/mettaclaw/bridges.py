@@ -93,7 +93,7 @@ def install(agent: Agent) -> set[str]:
         "last-results": lambda: agent.last_results,
         "pinned": lambda: agent.memory.working.text,
         "history-tail": lambda: agent.memory.trace.tail(agent.config.maxHistory),
-        "section": lambda title, text: f"{title}:\n{text}" if title else str(text),
+        "section": agent.note_section,
         # skills
         "pin-set": agent.memory.working.pin,
         "channel-send": agent.send,

@@ -85,6 +85,7 @@ class Config(BaseModel):
     maxCommands: int = Field(5, gt=0, le=1000)
     spamShield: bool = True
     maxTurns: int | None = Field(None, ge=0, le=10**12)
+    turnLogMB: int = Field(20, ge=0, le=10_000)  # memory/turns.jsonl rotates past this size; 0: no turn log
 
     # --- memory
     memoryDir: Path_ = "memory"

@@ -42,6 +42,7 @@ class OpenAICompatible:
         self.model = model
         self.max_tokens = max_tokens
         self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=1)
+        self.last_usage: dict[str, int] | None = None  # token counts of the last call, when the endpoint gives them
 
     def complete(self, prompt: str, message: str) -> str:
         import openai
@@ -61,6 +62,10 @@ class OpenAICompatible:
             raise LLMError(f"the endpoint's answer is not a chat completion: {str(answer)[:200]!r}")
         if not choices or choices[0].message.content is None:
             raise LLMError("the model returned no text")
+        usage = getattr(answer, "usage", None)
+        self.last_usage = None if usage is None else {  # for the turn log
+            k: int(v) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+            if isinstance(v := getattr(usage, k, None), int)}
         return choices[0].message.content
 
 

@@ -31,6 +31,7 @@ from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell
 from mettaclaw.textutil import cap_tail, now_text
+from mettaclaw.turns import TurnLog, clip
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,15 @@ class TurnState:
     errors: list[str] = field(default_factory=list)
     episode_id: str | None = None
     episode_ids: list[str] = field(default_factory=list)
+    # for the turn log (turns.py)
+    started: float = field(default_factory=time.perf_counter)
+    sections: dict[str, int] = field(default_factory=dict)  # prompt section -> characters
+    message_chars: int = 0  # what the model got as the message (KNOWLEDGE included)
+    knowledge_chars: int = 0
+    reply: str = ""
+    model_ms: float | None = None
+    tokens: dict[str, int] | None = None
+    timings: list[dict[str, Any]] = field(default_factory=list)  # each command: skill, args, result, ms
 
     def error(self, text: str) -> None:
         self.errors.append(text)
@@ -111,6 +121,8 @@ class Agent:
         self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
         self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)
         self.turn_state = TurnState()
+        self.turn_log = TurnLog(config.memory_path("turns.jsonl"), config.turnLogMB)
+        self.turns_logged = 0
         self.stopping = threading.Event()  # set by Ctrl-C (run.py) or stop(): no new model call, no new turn
         self.last_results = ""
         self.last_sent: str | None = None
@@ -170,8 +182,9 @@ class Agent:
         self.stopping.set()
 
     def close(self) -> None:
-        """Stop the sandbox; memory is its opener's to close."""
+        """Stop the sandbox and the turn log; memory is its opener's to close."""
         self.sandbox.close()
+        self.turn_log.close()
 
     # --- turn steps (called from MeTTa through bridges)
     def now_text(self) -> str:
@@ -193,7 +206,14 @@ class Agent:
         return shown(self.turn_state.messages)
 
     def knowledge(self, message: str) -> str:
-        return self.memory.knowledge(message, self.config.knowledgeChars, self.memory_skills.visible)
+        block = self.memory.knowledge(message, self.config.knowledgeChars, self.memory_skills.visible)
+        self.turn_state.knowledge_chars = len(block)
+        return block
+
+    def note_section(self, title: str, text: str) -> str:
+        """A prompt section as the model reads it, its size noted for the turn log."""
+        self.turn_state.sections[title.split(" (")[0] or "instructions"] = len(text)
+        return f"{title}:\n{text}" if title else str(text)
 
     def keep_prompt(self, prompt: str) -> str:
         self.turn_state.prompt = prompt
@@ -202,14 +222,21 @@ class Agent:
     def ask_llm(self, message: str) -> str:
         """The model's reply; a failed call is reported as a model failure and the reply is empty, so
         no error text is ever read as if the model had written it."""
+        state = self.turn_state
+        state.message_chars = len(message)
+        began = time.perf_counter()
         try:
-            return self._complete(self.turn_state.prompt, message)
+            state.reply = self._complete(state.prompt, message)
+            state.tokens = getattr(self.llm, "last_usage", None)
+            return state.reply
         except LLMError as err:
             log.warning("model call failed: %s", err)
             self.turn_state.error(f"ERROR: model call failed: {err}")
         except Exception as err:  # a provider's own bug must not become the model's words either
             log.exception("model call failed")
             self.turn_state.error(f"ERROR: model call failed: {type(err).__name__}: {err}")
+        finally:
+            state.model_ms = 1000 * (time.perf_counter() - began)
         return ""
 
     def _complete(self, prompt: str, message: str) -> str:
@@ -267,7 +294,10 @@ class Agent:
         name, arg_atoms = bridges.command_parts(command_atom)
         command = Command(name, tuple(bridges.atom_text(a) for a in arg_atoms))
         self.turn_state.commands.append(command)
+        began = time.perf_counter()
         text = self._invoke(name, arg_atoms)
+        self.turn_state.timings.append({"skill": name, "args": [clip(a, 500) for a in command.args], "result": clip(text),
+                                        "ms": round(1000 * (time.perf_counter() - began), 2)})
         line = f"{command.brief()} -> {text}"
         if text.startswith("ERROR"):
             self.turn_state.errors.append(line)
@@ -294,7 +324,20 @@ class Agent:
             record = self.memory.record_turn(self.now_text(), state.messages if new else [], state.commands, errors)
             state.episode_id, state.episode_ids = record.turn_id, record.episode_ids
         self.last_results = cap_tail("\n".join(state.results), self.config.maxFeedback)
+        self._log_turn(state)
         return "acted"
+
+    def _log_turn(self, state: TurnState) -> None:
+        """One line in memory/turns.jsonl: what the model saw and did, and how long each step took."""
+        self.turns_logged += 1
+        self.turn_log.write({
+            "turn": self.turns_logged, "time": self.now_text(), "episode_id": state.episode_id,
+            "messages": [{"who": m.who, "channel": m.channel, "text": clip(m.text)} for m in state.messages],
+            "prompt_chars": len(state.prompt), "prompt_sections": state.sections,
+            "message_chars": state.message_chars, "knowledge_chars": state.knowledge_chars,
+            "reply": clip(state.reply), "model_ms": None if state.model_ms is None else round(state.model_ms, 1),
+            "tokens": state.tokens, "commands": state.timings, "errors": [clip(e, 1000) for e in state.errors],
+            "turn_ms": round(1000 * (time.perf_counter() - state.started), 1)})
 
     # --- skill sides that need the agent's parts
     def send(self, text: str) -> str:
