@@ -8,6 +8,7 @@ from mettaclaw.memory.dream.episodes import DreamEpisode
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.semantic.normalize import normalize_name
 from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
 
@@ -17,11 +18,12 @@ def semantic() -> SemanticMemory:
 
 
 def test_extract_people_places_objects_and_actions():
-    found = extract("Yesterday Alice met Bob in Paris. She left her umbrella on the train.", ["send", "make_coffee"])
+    found = extract("Yesterday Alice met Bob in Paris. She left her umbrella on the train.", ["send", "make_coffee", "shell"])
     assert Mention("Alice", "person") in found and Mention("Bob", "person") in found
     assert Mention("Paris", "place") in found
     assert Mention("umbrella", "object") in found and Mention("train", "object") in found
-    assert Mention("send", "action") in found and Mention("make_coffee", "action") in found
+    assert Mention("shell", "action") in found and Mention("make_coffee", "action") in found
+    assert Mention("send", "action") not in found, "talking is no action worth a concept"
     names = {m.name for m in found}
     assert "Yesterday" not in names and "She" not in names  # sentence starts and pronouns are not names
 
@@ -78,3 +80,29 @@ def test_an_attached_dreamer_reads_new_episodes_without_rescanning_the_trace(tmp
     assert scans == []
     hiro = [r for r in sem if r.name == "Hiro"][0]
     assert len(hiro.source_episodes) == 2
+
+
+# (episode text, the skills it used, the concepts a reader would name) — kept fixed, never tuned on
+PRECISION_SET = [
+    ("Day 3 of the trip: Alice and Bob hiked to the lake.", [], {"alice", "bob", "trip", "lake"}),
+    ("Good Morning! The backup script failed again last night.", ["shell"], {"script", "shell"}),
+    ("Remember to pin the grocery list. Query the recipe later.", ["pin", "remember"], {"list", "recipe"}),
+    ("Weekend plans: Carol wants to visit Paris in the Summer.", [], {"carol", "paris"}),
+    ("Christmas dinner at Grandma's house with the cousins.", [], {"grandma", "house", "cousins", "dinner"}),
+    ("Night shift again, the printer jammed twice.", ["write-file"], {"printer", "write file", "write-file"}),
+    ("Tonight David fixed the bike and the shell prompt.", ["shell", "query"], {"david", "bike", "prompt", "shell"}),
+    ("Monday morning Emma sent the report to Frank.", ["send"], {"emma", "report", "frank"}),
+]
+
+
+def test_concept_extraction_keeps_skills_and_calendar_words_out_of_people_and_objects():
+    found = [(m, expected) for text, actions, expected in PRECISION_SET for m in extract(text, actions)]
+    wrong = [m.name for m, expected in found if normalize_name(m.name) not in expected and m.name.lower() not in expected]
+    precision = 1 - len(wrong) / len(found)
+    print(f"concept precision {precision:.2f} over {len(found)} concepts; wrong: {wrong}")
+    assert precision >= 0.9, wrong
+    named = {m.name.lower() for m, _ in found if m.category in ("person", "place", "object")}
+    assert not named & {"day", "morning", "night", "weekend", "summer", "christmas", "tonight", "monday",
+                        "remember", "query", "pin", "shell"}
+    actions = {m.name for m, _ in found if m.category == "action"}
+    assert actions <= {"shell", "write-file"}, "bookkeeping skills (pin, remember, query, send) are no actions"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mettaclaw.memory import scopes
+from mettaclaw.memory.episode_index import MEMORY_SKILLS
 from mettaclaw.memory.semantic.normalize import normalize_name
 from mettaclaw.memory.text import STOPWORDS
 
@@ -31,6 +32,16 @@ _STARTERS = frozenset(["sounds", "looks", "let", "let's", "went", "got", "maybe"
                        "since", "because", "after", "before", "then", "now", "thats", "sounds", "nope", "hmm",
                        "some", "any", "every", "each", "most", "many", "much", "our", "one", "two", "both",
                        "did", "does", "had", "have", "been", "being", "was", "were", "yep", "ah", "ooh", "same"])
+# times of day, of the week and of the year, and holidays: when something happened, never who or what
+CALENDAR = frozenset(["day", "days", "week", "weeks", "weekend", "weekends", "month", "months", "year", "years",
+                      "morning", "afternoon", "evening", "night", "tonight", "noon", "midnight", "hour", "hours",
+                      "minute", "minutes", "spring", "summer", "autumn", "fall", "winter", "christmas", "easter",
+                      "holiday", "holidays", "birthday", "anniversary", "weekday", "season"])
+# the agent's skills: a name in a reply ("Remember to ...", "the shell") is no person or object, and the
+# memory's own bookkeeping (pin, send, remember, query, ...) is no action worth a concept
+BOOKKEEPING = MEMORY_SKILLS | {"pin", "send"}
+SKILL_WORDS = BOOKKEEPING | {"shell", "read-file", "write-file", "append-file", "metta", "search", "nal", "pln", "infer"}
+_NOT_NAMES = _NOT_NAMES | CALENDAR | SKILL_WORDS
 _COMMON_START = STOPWORDS | _STARTERS  # a capital here is just the start of a sentence
 _NOT_OBJECTS = frozenset(["way", "time", "lot", "thing", "things", "something", "anything", "everything", "nothing", "bit", "kind", "sort", "day", "week", "year", "moment", "idea", "best", "most", "same", "other", "first", "last", "next", "new", "good", "great"])
 
@@ -63,11 +74,12 @@ def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
         found.setdefault(normalize_name(name), Mention(name, category))
     for m in _OBJECT.finditer(text):
         word = m.group(1)
-        if word in STOPWORDS or word in _NOT_OBJECTS or word.endswith("ly"):
+        if word in STOPWORDS or word in _NOT_OBJECTS or word in CALENDAR or word in SKILL_WORDS or word.endswith("ly"):
             continue
         found.setdefault(normalize_name(word), Mention(word, "object"))
     for action in actions:
-        found.setdefault(normalize_name(action), Mention(action, "action"))
+        if action not in BOOKKEEPING:
+            found.setdefault(normalize_name(action), Mention(action, "action"))
     return list(found.values())[:MAX_PER_EPISODE]
 
 
