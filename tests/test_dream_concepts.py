@@ -106,3 +106,15 @@ def test_concept_extraction_keeps_skills_and_calendar_words_out_of_people_and_ob
                         "remember", "query", "pin", "shell"}
     actions = {m.name for m, _ in found if m.category == "action"}
     assert actions <= {"shell", "write-file"}, "bookkeeping skills (pin, remember, query, send) are no actions"
+
+
+def test_a_hub_concept_keeps_its_200_newest_references():
+    from mettaclaw.memory.semantic.memory import MAX_REFERENCES
+
+    mem = SemanticMemory(HashEmbedder(), InMemoryVectorStore(), InMemorySemanticStore())
+    for n in range(MAX_REFERENCES + 50):
+        mem.learn("coffee", name="coffee", kind="concept", source_episodes=[f"ep-{n}"])
+    coffee = mem.resolve("coffee")
+    assert len(coffee.source_episodes) == MAX_REFERENCES and coffee.source_episodes[0] == "ep-50"
+    linked = {e.dst for e in mem.records.edges_of(coffee.id) if e.type == "DERIVED_FROM"}
+    assert len(linked) == MAX_REFERENCES and "ep-0" not in linked and f"ep-{MAX_REFERENCES + 49}" in linked

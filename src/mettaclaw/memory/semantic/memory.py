@@ -48,6 +48,7 @@ from .vectorbuffer import FLUSH_EVERY, BufferedVectors
 
 STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
 MAX_CONTENT = 4000
+MAX_REFERENCES = 200  # episodes a concept keeps citing (the design's cap; oldest evicted first)
 
 
 class SemanticMemory(SemanticReading, Announcer):
@@ -186,6 +187,10 @@ class SemanticMemory(SemanticReading, Announcer):
             rec.confidence = confidence_from(rec.reinforcements)
         rec.source_episodes += new_eps
         rec.source_times += [now] * len(new_eps)
+        evicted = []
+        if rec.kind == "concept" and len(rec.source_episodes) > MAX_REFERENCES:  # a hub's fan stays bounded
+            evicted, rec.source_episodes = rec.source_episodes[:-MAX_REFERENCES], rec.source_episodes[-MAX_REFERENCES:]
+            rec.source_times = rec.source_times[-MAX_REFERENCES:]
         if rec.provenance != extra["provenance"]:
             rec.provenance = "hybrid"
         if not set(extra["tags"]) <= set(rec.tags):
@@ -200,6 +205,8 @@ class SemanticMemory(SemanticReading, Announcer):
                                                        "source_episodes": new_eps})
         for ep in new_eps:
             self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
+        for ep in evicted:  # the oldest references go, with their links
+            self.records.delete_edge(rec.id, ep, "DERIVED_FROM")
         update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
         self.announce_capture(rec.id, rec)
         return LearnResult(rec.id, action, similarity=decision.similarity)
