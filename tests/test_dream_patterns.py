@@ -104,3 +104,35 @@ def test_a_long_habit_cites_a_bounded_sample_of_its_episodes(tmp_path):
     assert len(concept.source_episodes) == MAX_CITED
     assert concept.source_episodes == [f"ep-{i}" for i in range(MAX_CITED)]
     assert concept.reinforcements >= 4  # later batches still confirm it
+
+
+def test_invented_skills_and_error_texts_do_not_grow_the_tally_without_bound():
+    """A model that writes a new skill name or gets a new error every turn (10,000 turns of it) left a
+    2.4 MB dream state that was rewritten after every turn, slowing each turn; the tally is capped and
+    keeps the patterns that have evidence."""
+    from mettaclaw.memory.dream.patterns import MAX_PATTERNS
+
+    tally: dict = {}
+    real = [DreamEpisode(f"ep-{n}", float(n), "ran the build", ("shell",), "success") for n in range(5)]
+    observe(tally, real)
+    noise = [DreamEpisode(f"ep-{100 + n}", 100.0 + n, "x", (f"made-up-skill-{n}",), f"error: unknown skill {n}")
+             for n in range(10_000)]
+    observe(tally, noise)
+    assert len(tally) == MAX_PATTERNS
+    assert len(tally[key("shell", "success")]) == 5, "a pattern with evidence outlives the noise"
+
+
+def test_the_concept_mark_is_saved_at_most_every_few_seconds(tmp_path, monkeypatch):
+    import mettaclaw.memory.dream.runner as runner
+
+    saves = []
+    monkeypatch.setattr(runner, "save_state", lambda path, state: saves.append(state.concept_mark))
+    source = ListSource()
+    dreamer = Dreamer(SemanticMemory(HashEmbedder(), InMemoryVectorStore(), InMemorySemanticStore()), source,
+                      HashEmbedder(), tmp_path / "state.json")
+    for n in range(50):
+        source.extend([DreamEpisode(f"ep-{n}", float(n), f"Alice fed the cat {n}")])
+        dreamer.extract_pending()
+    assert 1 <= len(saves) <= 2, "not one whole-state rewrite per turn"
+    dreamer.stop()
+    assert saves[-1] == 50, "stopping saves the newest mark"

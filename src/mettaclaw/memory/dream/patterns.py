@@ -21,6 +21,7 @@ from .episodes import DreamEpisode
 MIN_OBSERVATIONS = 3
 TIMING_GATE = 8
 MAX_KEPT = 200  # observations remembered a pattern (the newest)
+MAX_PATTERNS = 1000  # (action, outcome) pairs tallied; past it the least promising, oldest go first
 MAX_CITED = 50  # episodes a pattern concept cites: a sample of its evidence, not all of it (every
 # confirmation re-reads the co-occurrence of all cited episodes, so an uncapped habit would cost
 # more each day); later observations still confirm the concept, without a new citation
@@ -59,6 +60,11 @@ def observe(tally: dict[str, list[list[Any]]], episodes: Iterable[DreamEpisode])
             seen.append([ep.id, ep.time])
             del seen[:-MAX_KEPT]
             changed.add(k)
+    if len(tally) > MAX_PATTERNS:  # a model that invents skill names or error texts must not grow the state
+        unpromising_first = sorted(tally, key=lambda k: (len(tally[k]) >= MIN_OBSERVATIONS, float(tally[k][-1][1])))
+        for k in unpromising_first[: len(tally) - MAX_PATTERNS]:
+            del tally[k]
+            changed.discard(k)
     return changed
 
 

@@ -36,6 +36,7 @@ from .summarise import ExtractiveSummariser, LLMSummariser
 from .themes import DEFAULT_THEMES, ThemePolicy
 
 log = logging.getLogger(__name__)
+CONCEPT_SAVE_S = 5.0  # the concept mark is saved at most this often while the agent runs
 MAX_EMBED_CHARS = 1000
 
 
@@ -64,6 +65,7 @@ class Dreamer:
         self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
         self.episode_vectors, self.after_writes, self.group_by = episode_vectors, after_writes, group_by
         self.retention = retention  # per-scope ttl and caps (memory.retention), applied after consolidating
+        self._concepts_saved = 0.0
         if cluster_size < 1:
             raise ValueError(f"cluster_size must be at least 1 episode, not {cluster_size}")
         if cluster_on not in ("embedding", "words"):
@@ -126,6 +128,9 @@ class Dreamer:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._thread is None or not self._thread.is_alive():
+            with self.lock:
+                save_state(self.state_path, self.state)  # the concept mark, saved at most every CONCEPT_SAVE_S
 
     def wait(self, timeout: float | None = None) -> DreamReport | None:
         """Block until the worker has nothing left to do: no wake-up unhandled (concepts of new
@@ -190,9 +195,10 @@ class Dreamer:
                 for action, n in learn_concepts(self.semantic, ep).items():
                     counts[action] = counts.get(action, 0) + n
                 self.state.concept_mark = ep.mark
-        if episodes:
-            with self.lock:
-                save_state(self.state_path, self.state)
+        if episodes and (self._stop.is_set() or time.monotonic() - self._concepts_saved >= CONCEPT_SAVE_S):
+            with self.lock:  # throttled: the state is rewritten whole, and a lagging mark only re-reads a
+                save_state(self.state_path, self.state)  # few episodes (finding a concept again changes nothing)
+            self._concepts_saved = time.monotonic()
         return counts
 
     # ------------------------------------------------------------------ the dream
@@ -316,7 +322,10 @@ class Dreamer:
                         source_episodes=list(cand.episodes), provenance="episodic_consolidation",
                         valid_from=min(self._time_of(batch, e) for e in cand.episodes), scope=owners.pop())
                 report.record(result)
-        for k in sorted(pattern_rules.observe(self.state.patterns, batch)):
+        changed = pattern_rules.observe(self.state.patterns, batch)
+        for gone in set(self.state.pattern_cited) - set(self.state.patterns):
+            del self.state.pattern_cited[gone]
+        for k in sorted(changed):
             verdict = pattern_rules.judge(k, self.state.patterns[k])
             if verdict.promoted:
                 seen = self.state.patterns[k]
