@@ -206,3 +206,21 @@ def wait_for(url: str, server: subprocess.Popen) -> None:
             assert server.poll() is None, server.stderr.read() if server.stderr else ""
             time.sleep(0.1)
     raise AssertionError("the server did not start")
+
+
+def test_text_a_client_sends_is_made_safe_where_it_enters(open_test_memory) -> None:
+    """JSON can carry a lone surrogate; it is replaced, never handed to a store that cannot encode it."""
+    from mettaclaw.mcp.server import build_server
+
+    memory = open_test_memory()
+
+    async def run() -> tuple:
+        async with Client(build_server(memory)) as client:
+            stored = await client.call_tool("remember", {"text": "the gate code is 12\ud80034", "tags": ["x\udcff"]})
+            entity = await client.call_tool("create_entity", {"content": "Zoe owns the \ud800 boat"})
+            return stored, entity
+
+    stored, entity = asyncio.run(run())
+    assert not stored.is_error and not entity.is_error, (stored.content, entity.content)
+    assert memory.text_of(stored.structured_content["id"]) == "the gate code is 12\ufffd34"
+    assert memory.semantic.get(entity.structured_content["id"]).content == "Zoe owns the \ufffd boat"

@@ -9,6 +9,7 @@ start: a memory server anyone on the machine can read is not offered.
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import json
 import os
@@ -17,6 +18,7 @@ from typing import Any
 from mcp.server import MCPServer
 
 from mettaclaw.config import ConfigError
+from mettaclaw.textutil import safe_text
 
 from .tools import MemoryTools
 
@@ -28,10 +30,27 @@ INSTRUCTIONS = ("The long-term memory of a mettaclaw agent: episodes (what was s
 
 def build_server(memory: Any, source: str = "mcp", scope: str = "agent", lenses: dict[str, Any] | None = None) -> MCPServer:
     """An MCP server whose tools read and write `memory` in one scope (writes recorded with `source`)."""
-    server: MCPServer = MCPServer("mettaclaw-memory", instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = MCPServer("mettaclaw-memory", instructions=INSTRUCTIONS, log_level="WARNING",
+                                  middleware=[safe_arguments])
     for tool in MemoryTools(memory, source, scope, lenses).tools():
         server.add_tool(tool, structured_output=True)
     return server
+
+
+def _safe(value: Any) -> Any:
+    if isinstance(value, str):
+        return safe_text(value, "an MCP client")
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    return {k: _safe(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+
+async def safe_arguments(ctx: Any, call_next: Any) -> Any:
+    """Middleware: a tool call's arguments made safe where they enter, before validation (JSON may
+    carry a lone surrogate, which no store can encode and the validator refuses)."""
+    if ctx.method == "tools/call" and ctx.params:
+        ctx = dataclasses.replace(ctx, params=_safe(dict(ctx.params)))
+    return await call_next(ctx)
 
 
 def bearer_token(config: Any, environ: dict[str, str] | None = None) -> str:
