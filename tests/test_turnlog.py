@@ -52,3 +52,11 @@ def test_no_log_when_switched_off(make_agent) -> None:
     agent, *_ = make_agent(["send hi"], ["hello"], turnLogMB=0)
     agent.turn()
     assert not agent.config.memory_path("turns.jsonl").exists()
+
+
+def test_a_reply_no_store_can_encode_is_still_logged(make_agent, capsys) -> None:
+    agent, *_ = make_agent(["send hi \ud800 there\nbogus\udcff x y"], ["hello"])
+    agent.turn()
+    records = list(read(agent.config.memory_path("turns.jsonl")))
+    assert len(records) == 1 and "\ufffd" in records[0]["reply"]
+    assert "Logging error" not in capsys.readouterr().err

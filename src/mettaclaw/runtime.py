@@ -30,7 +30,7 @@ from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell
-from mettaclaw.textutil import cap_tail, now_text
+from mettaclaw.textutil import cap_tail, now_text, safe_text
 from mettaclaw.turns import TurnLog, clip
 
 log = logging.getLogger(__name__)
@@ -226,7 +226,7 @@ class Agent:
         state.message_chars = len(message)
         began = time.perf_counter()
         try:
-            state.reply = self._complete(state.prompt, message)
+            state.reply = safe_text(self._complete(state.prompt, message), "the model")
             state.tokens = getattr(self.llm, "last_usage", None)
             return state.reply
         except LLMError as err:

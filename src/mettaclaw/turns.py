@@ -44,7 +44,8 @@ class TurnLog:
 
     def write(self, record: dict[str, Any]) -> None:
         if self._log is not None:
-            self._log.info(json.dumps(record, ensure_ascii=False, default=str))
+            # ASCII escapes: no text (a lone surrogate from a model, say) can make a line unwritable
+            self._log.info(json.dumps(record, ensure_ascii=True, default=str))
 
     def close(self) -> None:
         if self._log is not None:
