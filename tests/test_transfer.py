@@ -111,3 +111,19 @@ def test_import_under_another_embedder_recomputes_every_vector(tmp_path) -> None
         assert [r.content for r in memory.semantic.history("alice home")] == ["Alice lives in Paris", "Alice lives in Berlin"]
     finally:
         memory.close()
+
+
+def test_a_damaged_export_is_refused_before_anything_is_written(tmp_path) -> None:
+    original = tmp_path / "original"
+    fill(original)
+    lines = cli("export", *settings(original)).stdout.splitlines()
+    record_at = next(n for n, line in enumerate(lines) if json.loads(line)["type"] == "record")
+    for damage in ({"confidence": "very"}, {"source_episodes": 7}, {"no_such_field": 1}):
+        broken = [*lines]
+        broken[record_at] = json.dumps({**json.loads(lines[record_at]), **damage})
+        dump = tmp_path / "broken.jsonl"
+        dump.write_text("\n".join(broken) + "\n")
+        target = tmp_path / f"copy-{len(damage)}-{next(iter(damage))}"
+        done = cli("import", str(dump), *settings(target))
+        assert done.returncode == 2 and f"line {record_at + 1} is not a valid 'record'" in done.stderr, done.stderr
+        assert not (target / "history.metta").exists(), "nothing was written"

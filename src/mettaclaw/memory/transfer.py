@@ -11,9 +11,12 @@ computed by the importing folder's embedder, whichever it is.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from .lexical import tag_keys
 from .priors import PRIOR_KIND
@@ -60,13 +63,81 @@ def write_export(memory: Any, config: Any, out: IO[str]) -> int:
     """Write the export to `out`; the number of lines."""
     count = 0
     for line in export_lines(memory, config):
-        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        out.write(json.dumps(line) + "\n")  # ASCII escapes: a trace's undecodable bytes travel as \\udcXX
         count += 1
     return count
 
 
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class _Trace(_Line):
+    type: Literal["trace"]
+    line: str
+
+
+class _Row(_Line):
+    type: Literal["memory"]
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    time: str | None = None
+    source: str
+    kind: str
+    tags: list[str]
+    atom: str | None = None
+    extra: dict[str, str | int | float | bool]
+
+
+class _Version(_Line):
+    type: Literal["version"]
+    record_id: str
+    action: str
+    at: float
+    snapshot: dict[str, Any]
+
+
+class _RelationType(_Line):
+    type: Literal["relation_type"]
+    name: str = Field(min_length=1)
+    symmetric: bool
+    builtin: bool
+
+
+class _Other(_Line):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["header", "record", "edge", "pins", "dream_state"]
+
+
+_LINE: TypeAdapter[Any] = TypeAdapter(_Trace | _Row | _Version | _RelationType | _Other)
+
+
+@functools.cache
+def _record_line() -> type[BaseModel]:
+    """A record line's schema, read off SemanticRecord's own fields (so it cannot drift from them)."""
+    import dataclasses
+    import typing
+
+    from .semantic.records import SemanticRecord
+
+    hints = typing.get_type_hints(SemanticRecord)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(SemanticRecord):
+        if f.name == "embedding":
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else ...)
+        hint = list[float] | None if f.name == "truth" else hints[f.name]  # a tuple travels as a list
+        fields[f.name] = (hint, default)
+    return create_model("RecordLine", __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+                        type=(Literal["record"], ...), **fields)
+
+
 def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    """The export's lines as objects; ImportError_ for a file that is not one (checked by its header)."""
+    """The export's lines as objects, each checked; ImportError_ naming the first line that is not what
+    an export holds (so that an import stops before it writes anything)."""
+    from .semantic.records import Edge
+
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
@@ -74,8 +145,19 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             item = json.loads(text)
         except json.JSONDecodeError as err:
             raise ImportError_(f"line {number} is not JSON: {err}") from None
-        if number == 1 and (item.get("type") != "header" or item.get("format") != FORMAT):
+        if number == 1 and (not isinstance(item, dict) or item.get("type") != "header" or item.get("format") != FORMAT):
             raise ImportError_(f"not a mettaclaw memory export (the first line must be a {FORMAT} header)")
+        try:
+            _LINE.validate_python(item)
+            if item["type"] == "record":
+                _record_line().model_validate(item)
+            elif item["type"] == "edge":
+                Edge(**item["edge"])
+            elif item["type"] in ("pins", "dream_state") and not isinstance(item.get("text", item.get("state")), str | dict):
+                raise ValueError(f"a {item['type']} line has no content")
+        except (ValidationError, TypeError, ValueError, KeyError) as err:
+            first = str(err).splitlines()[0][:200]
+            raise ImportError_(f"line {number} is not a valid {str(item.get('type', 'line'))[:20]!r}: {first}") from None
         yield item
 
 
