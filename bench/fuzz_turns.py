@@ -77,8 +77,10 @@ def main() -> None:
                     crashes.append(f"{type(err).__name__}: {err} <- {replies[i]!r}"[:500])
                 took = time.perf_counter() - start
                 times.append(took)
-                if took > 1.0:
-                    hangs.append((took, repr(replies[i][:200])))
+                if took > 1.0:  # with what the dreamer was doing, and the turn's own steps (the turn log)
+                    steps = agent.turn_state
+                    hangs.append((took, i, f"dreamer {memory.dreamer.progress[0]}, model {steps.model_ms or 0:.0f} ms, "
+                                  f"commands {[(c['skill'], c['ms']) for c in steps.timings]}", repr(replies[i][:200])))
                 channel.sent.clear()
                 if i % 200 == 0:
                     channel.put(f"message {i}")  # keep the budget topped up, as a talking user does

@@ -253,8 +253,7 @@ class Dreamer:
             bar.close()
         self._themes(report)
         self.progress = ("decay, prune, cap", total, total)
-        with self.lock:
-            result = consolidate(self.semantic, self.clock(), self.policy)
+        result = consolidate(self.semantic, self.clock(), self.policy, lock=self.lock)
         report.decayed, report.edges_pruned = result.decayed, result.edges_pruned
         report.pruned = result.pruned + result.capped
         if self.retention is not None:

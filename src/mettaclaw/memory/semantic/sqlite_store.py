@@ -180,6 +180,9 @@ class SqliteSemanticStore:
             db.execute("DELETE FROM versions WHERE record_id=?", (record_id,))
             return True
 
+    def ids(self) -> list[str]:
+        return [row[0] for row in self._all("SELECT id FROM records")]
+
     def count(self, current_only: bool = False) -> int:
         where = " WHERE valid_to IS NULL" if current_only else ""
         return int(self._all(f"SELECT COUNT(*) FROM records{where}")[0][0])

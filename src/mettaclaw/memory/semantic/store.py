@@ -101,6 +101,9 @@ class SemanticStore(Protocol):
     def get_many(self, ids: list[str]) -> list[SemanticRecord]: ...
     def delete(self, record_id: str) -> bool: ...
     def count(self, current_only: bool = False) -> int: ...
+    def ids(self) -> list[str]:
+        """Every record's id (nothing decoded)."""
+        ...
     def iter_records(self) -> Iterator[SemanticRecord]: ...
     def find_by_key(self, *, content_key: str | None = None, name_norm: str | None = None,
                     current_only: bool = True) -> list[SemanticRecord]: ...
@@ -188,6 +191,9 @@ class InMemorySemanticStore:
 
     def count(self, current_only: bool = False) -> int:
         return sum(1 for r in self._records.values() if r.current) if current_only else len(self._records)
+
+    def ids(self) -> list[str]:
+        return list(self._records)
 
     def iter_records(self) -> Iterator[SemanticRecord]:
         for rec in list(self._records.values()):
