@@ -5,19 +5,16 @@
 
 from __future__ import annotations
 
-import logging
-import os
 import signal
 import sys
 import threading
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the embedder ships in a package; never reach for a hub
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no weight-loading bars in the agent's terminal
-os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+from mettaclaw import entry
+
+entry.offline()
 
 from mettaclaw.channels import make_channel  # noqa: E402
-from mettaclaw.config import ConfigError, load_config, settings_table  # noqa: E402
+from mettaclaw.config import ConfigError, settings_table  # noqa: E402
 from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
 from mettaclaw.memory.lock import AgentLocked  # noqa: E402
 from mettaclaw.skills.shell import confinement  # noqa: E402
@@ -27,15 +24,10 @@ def main(argv: list[str]) -> int:
     if any(arg in ("-h", "--help", "help") for arg in argv):
         print(__doc__.strip().splitlines()[0] + "\n\n    python run.py [name=value ...]\n\n" + settings_table())
         return 0
-    try:
-        config = load_config(argv)
-    except ConfigError as err:
-        print(f"config error: {err}", file=sys.stderr)
+    config = entry.load(argv)
+    if config is None:
         return 2
-    memory_dir = config.memory_path()
-    memory_dir.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=memory_dir / "agent.log", level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    memory_dir = entry.log_to(config, "agent.log")
     from mettaclaw.memory import open_memory
     from mettaclaw.runtime import Agent
 

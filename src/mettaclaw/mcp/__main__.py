@@ -10,21 +10,18 @@ as it is while the agent runs.
 
 from __future__ import annotations
 
-import logging
-import os
 import signal
 import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+from mettaclaw import entry
+
+entry.offline()
 
 SHORT_NAMES = {"transport": "mcpTransport", "host": "mcpHost", "port": "mcpPort", "scope": "mcpScope"}
 
 
 def main(argv: list[str]) -> int:
-    from mettaclaw.config import ConfigError, load_config, settings_table
+    from mettaclaw.config import ConfigError, settings_table
 
     if any(arg in ("-h", "--help", "help") for arg in argv):
         print(__doc__.strip() + "\n\n" + settings_table())
@@ -33,19 +30,18 @@ def main(argv: list[str]) -> int:
     for arg in argv:
         key, sep, value = arg.partition("=")
         args.append(f"{SHORT_NAMES.get(key, key)}{sep}{value}")
-    try:
-        config = load_config(args)
-        if config.mcpTransport == "http":
-            from .server import bearer_token
-
-            bearer_token(config)  # refused before the memory is opened
-    except ConfigError as err:
-        print(f"config error: {err}", file=sys.stderr)
+    config = entry.load(args)
+    if config is None:
         return 2
-    memory_dir = config.memory_path()
-    memory_dir.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=memory_dir / "mcp.log", level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if config.mcpTransport == "http":
+        from .server import bearer_token
+
+        try:
+            bearer_token(config)  # refused before the memory is opened
+        except ConfigError as err:
+            print(f"config error: {err}", file=sys.stderr)
+            return 2
+    entry.log_to(config, "mcp.log")
     from mettaclaw.memory import open_memory
     from mettaclaw.memory.lock import AgentLocked
 

@@ -10,18 +10,15 @@ the memory folder, so neither runs beside an agent on the same folder.
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+from mettaclaw import entry
+
+entry.offline()
 
 
 def main(argv: list[str]) -> int:
-    from mettaclaw.config import ConfigError, load_config
+    from mettaclaw.config import ConfigError
 
     if not argv or argv[0] not in ("export", "import") or any(a in ("-h", "--help") for a in argv):
         print(__doc__.strip(), file=sys.stderr if argv and argv[0] not in ("-h", "--help") else sys.stdout)
@@ -33,14 +30,10 @@ def main(argv: list[str]) -> int:
             print("error: import needs a file (or - for standard input) before the settings", file=sys.stderr)
             return 2
         source, args = args[0], args[1:]
-    try:
-        config = load_config(args)
-    except ConfigError as err:
-        print(f"config error: {err}", file=sys.stderr)
+    config = entry.load(args)
+    if config is None:
         return 2
-    config.memory_path().mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=config.memory_path("agent.log"), level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    entry.log_to(config, "agent.log")
     from mettaclaw.memory import open_memory
     from mettaclaw.memory.lock import AgentLocked
 

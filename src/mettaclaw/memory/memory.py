@@ -70,7 +70,7 @@ class Memory:
         with self.lock:
             self._mirror.sync()
 
-    # --- reading (`visible`: the scopes the reader may see, scopes.visible(); None: every scope)
+    # --- reading (`visible`: the scopes the reader may see, e.g. scopes.reading(); None: every scope)
     def query(self, phrase: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
               touch: bool = True, visible: frozenset[str] | None = None, lens: Any = None) -> list[Hit]:
         """The agent's recall over everything it remembers (see recall.py), through a `lens` (a

@@ -64,11 +64,6 @@ def user_tags(tags: Iterable[str]) -> list[str]:
     return [t for t in tags if not t.startswith(PREFIX)]
 
 
-def visible(scopes: Iterable[str] | None) -> frozenset[str] | None:
-    """A reader's scopes, checked (None: every scope)."""
-    return None if scopes is None else frozenset(check(s) for s in scopes)
-
-
 def allows(scopes: frozenset[str] | None, tags: Iterable[str]) -> bool:
     return scopes is None or of_tags(tags) in scopes
 

@@ -1,0 +1,48 @@
+"""What each command-line entry point (`run.py`, `python -m mettaclaw.mcp`, `python -m mettaclaw.memory`)
+does before its own work, in one place so the three cannot drift apart: an offline environment, the
+configuration or a one-line refusal, and a log file in the memory folder.
+
+Nothing heavy is imported here: `offline()` must run before the embedder's libraries are imported.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",  # the embedder ships in a package; never reach for a hub
+    "ANONYMIZED_TELEMETRY": "False",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # no weight-loading bars in the agent's terminal
+    "TRANSFORMERS_VERBOSITY": "error",
+}
+
+
+def offline() -> None:
+    """Set what keeps the model libraries offline and quiet (a value the user set is kept)."""
+    for key, value in OFFLINE.items():
+        os.environ.setdefault(key, value)
+
+
+def load(args: Sequence[str]) -> Any:
+    """The configuration from `key=value` arguments, or None after printing why it was refused."""
+    from mettaclaw.config import ConfigError, load_config
+
+    try:
+        return load_config(args)
+    except ConfigError as err:
+        print(f"config error: {err}", file=sys.stderr)
+        return None
+
+
+def log_to(config: Any, filename: str) -> Path:
+    """Create the memory folder and send this process's log to `filename` in it; the folder."""
+    folder = config.memory_path()
+    folder.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=folder / filename, level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return folder
