@@ -14,9 +14,8 @@ from mettaclaw import entry
 entry.offline()
 
 from mettaclaw.channels import make_channel  # noqa: E402
-from mettaclaw.config import ConfigError, settings_table  # noqa: E402
+from mettaclaw.config import settings_table  # noqa: E402
 from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
-from mettaclaw.memory.lock import AgentLocked  # noqa: E402
 from mettaclaw.skills.shell import confinement  # noqa: E402
 
 
@@ -28,17 +27,14 @@ def main(argv: list[str]) -> int:
     if config is None:
         return 2
     memory_dir = entry.log_to(config, "agent.log")
-    from mettaclaw.memory import open_memory
     from mettaclaw.runtime import Agent
 
     channel = make_channel(config)
     read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)
     llm = make_llm(config, read_line, notice=print)                                  # model
     dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
-    try:
-        memory = open_memory(config, llm=dream_llm, progress=True)                   # stores
-    except (AgentLocked, ConfigError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    memory = entry.open_memory(config, llm=dream_llm, progress=True)                 # stores
+    if memory is None:
         getattr(channel, "close", lambda: None)()
         return 2
     # Ctrl-C asks the agent to stop instead of raising KeyboardInterrupt wherever the main thread

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -102,3 +107,43 @@ def make_agent(tmp_path: Path, open_test_memory) -> Iterator[AgentFactory]:
     yield factory
     for agent in made:
         agent.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    """A `chroma run` on a free loopback port, stopped after the test; its port."""
+    from mettaclaw.memory.chroma import ChromaVectorStore, StoreUnavailable
+
+    exe = shutil.which("chroma")
+    if exe is None:
+        pytest.fail("the `chroma` command (installed with chromadb) is missing")
+    port = free_port()
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        env={**os.environ, "RUST_LOG": "warn", "ANONYMIZED_TELEMETRY": "False"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                ChromaVectorStore.server("127.0.0.1", port, embedder_signature="probe:1", collection="probe").close()
+                break
+            except StoreUnavailable:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"chroma run did not start: {proc.stderr.read().decode()[-2000:]}") from None
+                time.sleep(0.2)
+        yield port
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -2,58 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import time
-
 import pytest
 
 from mettaclaw.config import Config
-from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch, StoreUnavailable
+from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch
 from mettaclaw.memory.embedders import HashEmbedder, make_embedder, signature
 from mettaclaw.memory.longterm import LongTermMemory, open_longterm
 
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def chroma_server(tmp_path):
-    exe = shutil.which("chroma")
-    if exe is None:
-        pytest.fail("the `chroma` command (installed with chromadb) is missing")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
-        env={**os.environ, "RUST_LOG": "warn", "ANONYMIZED_TELEMETRY": "False"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                ChromaVectorStore.server("127.0.0.1", port, embedder_signature="probe:1", collection="probe").close()
-                break
-            except StoreUnavailable:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"chroma run did not start: {proc.stderr.read().decode()[-2000:]}") from None
-                time.sleep(0.2)
-        yield port
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def test_server_round_trip_through_long_term_memory(chroma_server, tmp_path) -> None:
@@ -73,3 +29,28 @@ def test_server_round_trip_through_long_term_memory(chroma_server, tmp_path) -> 
     assert other.forget(written.id) and other.vector_store.count() == 0
     with pytest.raises(EmbedderMismatch):
         ChromaVectorStore.server("127.0.0.1", chroma_server, embedder_signature="openai:text-embedding-3-small:1536")
+
+
+def test_a_second_memory_folder_on_one_chroma_server_is_refused(chroma_server, tmp_path) -> None:
+    """Each folder's trace, BM25 index and semantic store sit beside its vectors: two folders writing
+    one server collection would contradict each other unseen, so the second is refused by name."""
+    from mettaclaw.config import load_config
+    from mettaclaw.memory import open_memory
+    from mettaclaw.memory.chroma import StoreLocked
+
+    def config(folder: str):
+        return load_config([f"memoryDir={tmp_path / folder}", "chromaMode=server", f"chromaPort={chroma_server}",
+                            "embeddingprovider=hash", f"knowledgePriorsDir={tmp_path / 'none'}"], env={})
+
+    first = open_memory(config("one"), dream=False)
+    note = first.remember("the ladder is in the barn", time="2024-06-01 10:00:00", source="chat")
+    first.close()
+    with pytest.raises(StoreLocked, match="belongs to another memory folder.*memoryServer=URL"):
+        open_memory(config("two"), dream=False)
+    with pytest.raises(StoreLocked, match="belongs to another memory folder"):  # not AgentLocked: released
+        open_memory(config("two"), dream=False)
+    again = open_memory(config("one"), dream=False)  # the same folder opens its own collections again
+    try:
+        assert again.text_of(note.id) == "the ladder is in the barn"
+    finally:
+        again.close()

@@ -8,6 +8,7 @@ back as a `SkillFailure` value; a bug in our code is logged with its traceback a
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -106,22 +107,13 @@ def install(agent: Agent) -> set[str]:
         "reason-nal": reasoning_skills.nal_skill,
         "reason-pln": reasoning_skills.pln_skill,
     }
-    skills = agent.memory_skills
-    touches_memory: dict[str, Callable[..., Any]] = {
-        "knowledge": agent.knowledge,
-        "memory-remember": skills.remember,
-        "memory-query": skills.query,
-        "semantic-learn": skills.semantic_skill("learn"),
-        "semantic-relate": skills.semantic_skill("relate"),
-        "semantic-recall": skills.recall,
-        "semantic-supersede": skills.semantic_skill("supersede"),
-        "memory-forget": skills.forget,
-        "semantic-history": skills.semantic_skill("history"),
-        "reason-infer": skills.infer,
-        "memory-spread": skills.spread,
-        "trace-around": skills.episodes,
-        "dream-run": skills.dream,
-    }
+    memory_skills = {"memory-remember": "remember", "memory-query": "query", "semantic-learn": "learn",
+                     "semantic-relate": "relate", "semantic-recall": "recall", "semantic-supersede": "supersede",
+                     "memory-forget": "forget", "semantic-history": "history", "reason-infer": "infer",
+                     "memory-spread": "spread", "trace-around": "episodes", "dream-run": "dream"}
+    touches_memory: dict[str, Callable[..., Any]] = {"knowledge": agent.knowledge}
+    for name, skill in memory_skills.items():
+        touches_memory[name] = functools.partial(agent.memory_skills.run, skill)
     for name, fn in touches_memory.items():
         values[name] = locked(agent, fn)
     for name, fn in values.items():

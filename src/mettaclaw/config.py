@@ -7,9 +7,11 @@ key is configurable.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import tomllib
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -125,10 +127,30 @@ class Config(BaseModel):
     mcpPort: int = Field(8765, gt=0, lt=65536)
     mcpTokenEnv: str = "MEMORY_MCP_TOKEN"  # HTTP clients must send this variable's value as a bearer token
     mcpScope: str = Field("agent", pattern=SCOPE_NAME)  # the one scope its tools read and write
+    memoryServer: str = ""  # an agent's memory on that MCP server (http://127.0.0.1:8765/mcp), token from mcpTokenEnv
 
     # --- scopes and lenses (tables in mettaclaw.toml, or JSON objects as arguments)
     scopePolicies: dict[Annotated[str, Field(pattern=SCOPE_NAME)], ScopePolicy] = {}
     lenses: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")], Lens] = {}
+
+    @field_validator("memoryServer")
+    @classmethod
+    def _memory_server(cls, url: str) -> str:
+        """https anywhere, plain http to this machine only: the bearer token must not cross a network in clear."""
+        if not url:
+            return url
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8765/mcp")
+        if parts.scheme == "http":
+            try:
+                loopback = parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback
+            except ValueError:
+                loopback = False
+            if not loopback:
+                raise ValueError(f"{url!r}: plain http only to this machine (127.0.0.1); the bearer token "
+                                 "would cross the network in clear text (use https)")
+        return url
 
     @field_validator("scopePolicies", "lenses", mode="before")
     @classmethod

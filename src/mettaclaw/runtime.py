@@ -22,7 +22,6 @@ from mettaclaw.channels import Channel
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, LLMError
 from mettaclaw.memory import Memory, scopes
-from mettaclaw.memory.skills import MemorySkills
 from mettaclaw.messages import Message, shown
 from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
@@ -115,8 +114,8 @@ class Agent:
         self.memory = memory
         self.clock = clock
         self.root = root
-        self.memory_skills = MemorySkills(memory, self.now_text, config.maxRecallItems, config.maxEpisodeRecallLines,
-                                          lenses=config.lenses)
+        self.memory_skills = memory.skills(self.now_text, config.maxRecallItems, config.maxEpisodeRecallLines,
+                                           lenses=config.lenses)
         workspace = config.folder("workspaceDir") if config.workspaceDir else config.memory_path("workspace")
         self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
         self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)

@@ -33,6 +33,9 @@ def main(argv: list[str]) -> int:
     config = entry.load(args)
     if config is None:
         return 2
+    if config.memoryServer:
+        print("error: the memory server serves a memory folder of its own; drop memoryServer", file=sys.stderr)
+        return 2
     if config.mcpTransport == "http":
         from .server import bearer_token
 
@@ -42,15 +45,10 @@ def main(argv: list[str]) -> int:
             print(f"config error: {err}", file=sys.stderr)
             return 2
     entry.log_to(config, "mcp.log")
-    from mettaclaw.memory import open_memory
-    from mettaclaw.memory.lock import AgentLocked
-
     from .server import serve
 
-    try:
-        memory = open_memory(config)
-    except (AgentLocked, ConfigError) as err:
-        print(f"error: {err}", file=sys.stderr)
+    memory = entry.open_memory(config)
+    if memory is None:
         return 2
     # SIGTERM (a service manager, a test) ends the server like Ctrl-C: the memory is closed, not abandoned
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

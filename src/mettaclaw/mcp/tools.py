@@ -15,11 +15,13 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
-from mettaclaw.memory.skills import remember_text
+from mettaclaw.memory.skills import SKILLS, MemorySkills, remember_text
+from mettaclaw.messages import Message
+from mettaclaw.parser import Command
 from mettaclaw.skills import SkillError
 
 Ref = Annotated[str, Field(description="a record's id, a concept's name, or a fact's exact text", min_length=1)]
@@ -50,7 +52,18 @@ class MemoryTools:
     def tools(self) -> list[Callable[..., dict[str, Any]]]:
         return [self.create_entity, self.create_relation, self.semantic_recall, self.spread_activation,
                 self.supersede_fact, self.remember, self.query, self.episodes, self.history, self.forget,
-                self.list_tags, self.stats, self.infer]
+                self.list_tags, self.stats, self.infer, self.agent_turn, self.agent_skill, self.agent_knowledge]
+
+    def _acting_in(self, scope: str) -> str:
+        """The scope an agent's call acts in: any, on a server of the agent's own scope (its token opens
+        the agent's whole memory); on a server of one scope only that one."""
+        try:
+            name = scopes.check(scope)
+        except ValueError as err:
+            raise ToolError(str(err)) from None
+        if self.scope != scopes.DEFAULT and name != self.scope:
+            raise ToolError(f"this server serves scope {self.scope!r} only, not {name!r}")
+        return name
 
     def _semantic_write(self, write: Callable[[], Any]) -> Any:
         """A write to semantic memory under the memory's lock, then its index copies brought in line."""
@@ -191,3 +204,42 @@ class MemoryTools:
             return {"answer": infer_skill(question, lambda q, n: self.memory.beliefs(q, n, self.visible))}
         except SkillError as err:
             raise ToolError(str(err)) from None
+
+    # --- for agents whose memory this server is (memoryServer=URL; memory/remote.py)
+    def agent_turn(self, time: Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")],
+                   messages: list[TurnMessage], commands: list[TurnCommand],
+                   errors: str | None = None) -> dict[str, Any]:
+        """Record an agent's turn (what it was told and did) as episodes, searchable when this returns."""
+        told = [Message(m.text, m.who, m.channel) for m in messages]
+        for m in told:
+            self._acting_in(scopes.of_episode([m.who or ""], m.channel))
+        record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors)
+        return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
+
+    def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]
+                    arg: str, time: Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")],
+                    scope: str = scopes.DEFAULT, max_items: Limit = 10,
+                    max_lines: Annotated[int, Field(ge=1, le=1000)] = 20) -> dict[str, Any]:
+        """Run one of an agent's memory skills (query, remember, learn, ...) as that agent, in a scope."""
+        skills = MemorySkills(self.memory, lambda: time, max_items, max_lines, source="agent", lenses=self.lenses)
+        skills.scope = self._acting_in(scope)
+        try:
+            return {"result": skills.run(skill, arg)}
+        except SkillError as err:
+            raise ToolError(str(err)) from None
+
+    def agent_knowledge(self, message: str, budget: Annotated[int, Field(ge=0, le=100_000)],
+                        scope: str = scopes.DEFAULT) -> dict[str, Any]:
+        """The KNOWLEDGE block an agent's prompt shows for a new message ("" when nothing is known)."""
+        return {"block": self.memory.knowledge(message, budget, scopes.reading(self._acting_in(scope)))}
+
+
+class TurnMessage(BaseModel):
+    text: str
+    who: str | None = None
+    channel: str = "terminal"
+
+
+class TurnCommand(BaseModel):
+    skill: str
+    args: list[str] = []

@@ -33,15 +33,18 @@ def main(argv: list[str]) -> int:
     config = entry.load(args)
     if config is None:
         return 2
+    if config.memoryServer:
+        print("error: export and import work on a memory folder; run them where the memory server's "
+              "memoryDir is (without memoryServer)", file=sys.stderr)
+        return 2
     entry.log_to(config, "agent.log")
-    from mettaclaw.memory import open_memory
-    from mettaclaw.memory.lock import AgentLocked
-
     from . import transfer
 
     try:
         if command == "export":
-            memory = open_memory(config, dream=False)
+            memory = entry.open_memory(config, dream=False)
+            if memory is None:
+                return 2
             try:
                 lines = transfer.write_export(memory, config, sys.stdout)
             finally:
@@ -56,7 +59,9 @@ def main(argv: list[str]) -> int:
         with handle:
             items = list(transfer.read_export(handle))
         transfer.prepare_folder(config, items)
-        memory = open_memory(config, dream=False, progress=True)
+        memory = entry.open_memory(config, dream=False, progress=True)
+        if memory is None:
+            return 2
         try:
             counts = transfer.restore(memory, items)
         finally:
@@ -64,7 +69,7 @@ def main(argv: list[str]) -> int:
         print(f"imported into {config.memory_path()}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())),
               file=sys.stderr)
         return 0
-    except (transfer.ImportError_, AgentLocked, ConfigError) as err:
+    except (transfer.ImportError_, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

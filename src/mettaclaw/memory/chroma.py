@@ -10,6 +10,7 @@ is never used: vectors always come from the project's embedder.
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from mettaclaw.memory.vectors import StoredItem, Where, cosines
 # on synthetic vectors; these were measured against exact search in bench/memory_scale.py.
 DEFAULT_HNSW: dict[str, Any] = {"space": "cosine", "ef_construction": 200, "ef_search": 128, "max_neighbors": 32}
 SIGNATURE_KEY = "mettaclaw_embedder"
+OWNER_KEY = "mettaclaw_memory_folder"  # which memory folder a server collection belongs to
 LOCK_NAME = "mettaclaw.memory.lock"
 
 
@@ -61,7 +63,8 @@ class ChromaVectorStore:
     """One Chroma collection holding (id, vector, document, metadata); cosine scores, higher is closer."""
 
     def __init__(self, client: Any, *, embedder_signature: str, collection: str = "memories",
-                 hnsw: dict[str, Any] | None = None, lock: Any = None, description: str = "chroma") -> None:
+                 hnsw: dict[str, Any] | None = None, lock: Any = None, description: str = "chroma",
+                 owner: str | None = None) -> None:
         self._client = client
         self._lock = lock
         self.description = description
@@ -86,9 +89,24 @@ class ChromaVectorStore:
                     f"this run uses {embedder_signature!r}. Use the same embedder (embeddingprovider), "
                     "or point memoryDir at a fresh folder to start a new store."
                 )
+            if owner is not None:
+                self._claim(collection, owner)
         except BaseException:
             self.close()
             raise
+
+    def _claim(self, collection: str, owner: str) -> None:
+        """A server collection serves one memory folder: the folder's trace, BM25 index and semantic
+        store sit beside the vectors, and a second folder's process would contradict them unseen."""
+        meta = dict(self._col.metadata or {})
+        claimed = meta.get(OWNER_KEY)
+        if claimed is None:
+            self._col.modify(metadata={**meta, OWNER_KEY: owner})
+        elif claimed != owner:
+            raise StoreLocked(
+                f"collection {collection!r} on {self.description} belongs to another memory folder ({claimed}); "
+                "one memory folder per Chroma server. To share a memory between agents, run the memory "
+                "server (python -m mettaclaw.mcp transport=http) and give each agent memoryServer=URL")
 
     # --- constructors
     @classmethod
@@ -118,8 +136,9 @@ class ChromaVectorStore:
 
     @classmethod
     def server(cls, host: str, port: int, *, embedder_signature: str, collection: str = "memories",
-               hnsw: dict[str, Any] | None = None) -> ChromaVectorStore:
-        """An HttpClient on a `chroma run` server: the path for many processes or machines."""
+               hnsw: dict[str, Any] | None = None, owner: str | None = None) -> ChromaVectorStore:
+        """An HttpClient on a `chroma run` server, its collection claimed for the memory folder `owner`
+        names (folder_id): a second memory folder on the same server is refused."""
         import chromadb
 
         try:
@@ -128,7 +147,7 @@ class ChromaVectorStore:
         except Exception as err:
             raise StoreUnavailable(f"no Chroma server at {host}:{port} ({err}); start one with `chroma run`") from None
         return cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
-                   description=f"chroma server {host}:{port}")
+                   description=f"chroma server {host}:{port}", owner=owner)
 
     # --- the VectorStore Protocol
     def add(self, ids: list[str], vectors: np.ndarray, documents: list[str], metadatas: list[dict[str, Any]]) -> None:
@@ -201,3 +220,15 @@ class ChromaVectorStore:
                 client.close()
         if self._lock is not None and self._lock.is_locked:
             self._lock.release()
+
+
+def folder_id(memory_dir: Path) -> str:
+    """The memory folder's own id (made once, kept in `store-id`): what its server collections are
+    claimed with, so that moving the folder keeps them and a new folder does not take them over."""
+    from mettaclaw.textutil import atomic_write
+
+    path = Path(memory_dir) / "store-id"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, f"{Path(memory_dir).resolve()} {uuid.uuid4()}")
+    return path.read_text(encoding="utf-8").strip()

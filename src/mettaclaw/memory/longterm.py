@@ -18,7 +18,7 @@ import numpy as np
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory import snapshot as snapshots
-from mettaclaw.memory.chroma import EmbedderMismatch
+from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
@@ -355,7 +355,8 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
         store: Any = ChromaVectorStore.embedded(config.memory_path("chroma"), embedder_signature=sig)
         snapshot = config.memory_path("index-snapshot")
     elif config.chromaMode == "server":
-        store = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig)
+        store = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig,
+                                         owner=folder_id(config.memory_path()))
     else:
         store = InMemoryVectorStore()
     try:

@@ -42,6 +42,13 @@ class Memory:
         self._closed = False
         self._mirror = mirror.Mirror(index, semantic)
 
+    def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int,
+               lenses: dict[str, Any] | None = None) -> Any:
+        """The agent's memory skills over this memory (skills.MemorySkills)."""
+        from .skills import MemorySkills
+
+        return MemorySkills(self, now, max_items, max_episode_lines, lenses=lenses)
+
     @property
     def trace(self) -> Any:
         return self.episodes.trace
@@ -235,7 +242,14 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
     """The memory a config describes, under `config.memoryDir` (locked for this process):
     `embeddingprovider` picks the embedder (or pass one), `chromaMode` the stores, `recallMode` the
     index rankings, `knowledgePriorsDir` the priors indexed now, `dreamEvery`/`dreamInterval` when the
-    background dreamer (started unless `dream=False`) consolidates, with `llm` as its summariser."""
+    background dreamer (started unless `dream=False`) consolidates, with `llm` as its summariser.
+    With `memoryServer` set the memory is that server's (remote.py: a RemoteMemory)."""
+    if config.memoryServer:
+        import os
+
+        from .remote import open_remote
+
+        return open_remote(config, dict(os.environ))  # type: ignore[return-value]
     from .dream import Dreamer, TraceSource
     from .dream.cache import CachedEmbedder
     from .embedders import make_embedder

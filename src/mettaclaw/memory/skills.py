@@ -18,6 +18,8 @@ from .recall import render
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
 LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
+SEMANTIC_WRITES = ("learn", "relate", "supersede", "history")  # the semantic layer's skills (semantic/skills.py)
+SKILLS = ("remember", "query", "episodes", "forget", "recall", "spread", "infer", "dream", *SEMANTIC_WRITES)
 
 
 def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = (),
@@ -53,6 +55,16 @@ class MemorySkills:
     def visible(self) -> frozenset[str]:
         """What this turn may read: its scope and the agent's own."""
         return scopes.reading(self.scope)
+
+    def run(self, skill: str, arg: str) -> str:
+        """Run one memory skill by its name in SKILLS (the bridges and the memory server's
+        `agent_skill` tool both come through here, so a remote agent's skills are these)."""
+        if skill not in SKILLS:
+            raise SkillError(f"no memory skill {skill!r}; memory skills: {', '.join(SKILLS)}")
+        if skill in SEMANTIC_WRITES:
+            return self.semantic_skill(skill)(arg)
+        method: Callable[[str], str] = getattr(self, skill)
+        return method(arg)
 
     # --- long-term memory and episodes
     def remember(self, text: str) -> str:

@@ -51,10 +51,10 @@ def open_semantic(config: Any, embedder: Any, clock: Callable[[], float] = time.
 
         vectors: Any = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=sig, collection=COLLECTION)
     elif config.chromaMode == "server":
-        from mettaclaw.memory.chroma import ChromaVectorStore
+        from mettaclaw.memory.chroma import ChromaVectorStore, folder_id
 
         vectors = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig,
-                                           collection=COLLECTION)
+                                           collection=COLLECTION, owner=folder_id(config.memory_path()))
     else:
         vectors = InMemoryVectorStore()
     try:

@@ -1,0 +1,261 @@
+"""An agent whose memory is a memory server's (`memoryServer=URL`): several agents, one memory.
+
+Why through the MCP server and not by opening the same folder: the embedded stores are one process's
+(the folder is locked), and even with `chromaMode=server` each process keeps in-process copies (the
+BM25 index, the semantic store's SQLite, the trace) that another writer would silently contradict.
+So one process, `python -m mettaclaw.mcp transport=http`, owns the memory and every agent reaches it
+over MCP with the same bearer token (`mcpTokenEnv`); its writes are serialized by that server's one
+lock, the same lock its own dreamer takes.
+
+What stays in the agent's own folder (locked as always): its pins, its own conversation (the trace
+its prompt's history tail shows, so two agents do not see each other's talk as their own), its turn
+log and workspace. Its episodes, memories and facts go to the server, and every memory skill runs
+there (`agent_skill`), so a remote agent's skills answer exactly as a local agent's do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from mettaclaw.config import ConfigError
+from mettaclaw.messages import Message, shown
+from mettaclaw.parser import Command
+from mettaclaw.skills import SkillError
+from mettaclaw.textutil import atomic_write
+
+from . import scopes
+from .episode_index import TurnRecord
+from .episodic import EpisodicTrace
+from .lock import FolderLock
+from .working import WorkingMemory
+
+log = logging.getLogger(__name__)
+
+CALL_TIMEOUT_S = 120.0  # a dream the agent asked for runs inside the call
+
+
+class ServerUnavailable(RuntimeError):
+    """The memory server did not answer (down, wrong URL, wrong token)."""
+
+
+class McpCaller:
+    """A blocking client for one MCP server over streamable HTTP: its own event loop in a thread,
+    one session for the agent's life, each call waited for with a timeout."""
+
+    def __init__(self, url: str, token: str, timeout_s: float = CALL_TIMEOUT_S) -> None:
+        self.url, self.timeout_s, self._token = url, timeout_s, token
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="memory-server", daemon=True)
+        self._thread.start()
+        self._stop: asyncio.Event | None = None
+        self._client: Any = None
+        self._session: Future[None] | None = None
+        try:
+            self._connect()
+        except ServerUnavailable:
+            self._halt()
+            raise
+
+    def _connect(self) -> None:
+        """A new session (at start, and after the server went away and came back)."""
+        ready: Future[None] = Future()
+        self._client = None
+        self._session = asyncio.run_coroutine_threadsafe(self._hold(self._token, ready), self._loop)
+        try:
+            ready.result(timeout=60)
+        except Exception as err:
+            raise ServerUnavailable(f"memory server {self.url} did not answer ({_cause(err)}); is it running "
+                                    "(python -m mettaclaw.mcp transport=http), and is the token it was started "
+                                    "with the one in this agent's environment?") from None
+
+    async def _hold(self, token: str, ready: Future[None]) -> None:
+        import httpx2
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        self._stop = asyncio.Event()
+        try:
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=self.timeout_s) as http, \
+                    Client(streamable_http_client(self.url, http_client=http)) as client:
+                self._client = client
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as err:
+            if not ready.done():
+                ready.set_exception(err)
+            elif not isinstance(err, asyncio.CancelledError):
+                raise
+
+    def call(self, tool: str, **args: Any) -> dict[str, Any]:
+        """The tool's JSON answer; SkillError with the server's text when the tool refused the call,
+        ServerUnavailable when the server could not be reached."""
+        if self._client is None or self._session is None or self._session.done():
+            self._connect()
+        try:
+            result = asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, args), self._loop).result(self.timeout_s)
+        except Exception as err:
+            raise ServerUnavailable(f"memory server {self.url}: {tool} failed: {_cause(err)}") from None
+        if result.is_error:
+            raise SkillError(" ".join(getattr(c, "text", "") for c in result.content).strip() or f"{tool} refused")
+        return dict(result.structured_content or {})
+
+    def close(self) -> None:
+        if self._stop is not None and self._session is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+            with contextlib.suppress(Exception):  # a session that already broke has nothing left to close
+                self._session.result(timeout=10)
+        self._halt()
+
+    def _halt(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+
+def _cause(err: BaseException) -> str:
+    """The innermost error of an exception group (anyio wraps transport failures in them)."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    return f"{type(err).__name__}: {err}"
+
+
+class Outbox:
+    """Turns not yet taken by the server, one JSON line each, oldest first (appended, synced)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, turn: dict[str, Any]) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(turn, ensure_ascii=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def deliver(self, send: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+        """Send every waiting turn in order; the last answer. What was sent before a failure is
+        dropped from the file, the rest stays (ServerUnavailable propagates)."""
+        pending = [line for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        answer: dict[str, Any] = {}
+        while pending:
+            try:
+                turn = json.loads(pending[0])
+            except json.JSONDecodeError:  # a line cut by a crash mid-append: the turn is in the trace
+                log.error("dropped an unreadable outbox line: %r", pending[0][:200])
+            else:
+                try:
+                    answer = send(turn)
+                except SkillError as err:  # the server refused this turn for good (e.g. another scope)
+                    log.error("the memory server refused a turn of %s: %s", turn.get("time"), err)
+                except ServerUnavailable:
+                    atomic_write(self.path, "".join(f"{line}\n" for line in pending))
+                    raise
+            pending.pop(0)
+        self.path.unlink()
+        return answer
+
+
+class RemotePriors:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def summary(self) -> str:
+        return f"knowledge priors: those of the memory server at {self.url}"
+
+
+class RemoteMemory:
+    """The parts of `Memory` the agent uses (runtime.py, bridges.py), with memory on a server."""
+
+    def __init__(self, config: Any, caller: McpCaller, folder_lock: FolderLock) -> None:
+        self.caller, self._folder_lock = caller, folder_lock
+        self.working = WorkingMemory(config.memory_path("pins.txt"))
+        self.trace = EpisodicTrace(config.memory_path("history.metta"))  # this agent's own conversation
+        self.lock = threading.RLock()  # the server serializes writes; this orders the agent's own threads
+        self.dreamer = None  # the server dreams over every agent's episodes
+        self.priors = RemotePriors(caller.url)
+        self.outbox = Outbox(config.memory_path("outbox.jsonl"))
+        self._closed = False
+
+    def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int, lenses: Any = None) -> RemoteSkills:
+        """The memory skills for this agent (the server's lenses apply; `lenses` here is unused)."""
+        return RemoteSkills(self, now, max_items, max_episode_lines)
+
+    def record_turn(self, time_text: str, messages: list[Message], commands: list[Command],
+                    errors: str | None = None) -> TurnRecord:
+        """The turn in this agent's own trace, then as episodes on the server (ids from there). While
+        the server cannot be reached the turn waits in `outbox.jsonl` and is sent, in order, before
+        the next turn that gets through; meanwhile its id is the local trace's."""
+        who = tuple(dict.fromkeys(m.who or "user" for m in messages))
+        channel = messages[0].channel if messages else ""
+        with self.lock:
+            local = self.trace.append_episode(time_text, shown(messages), commands, errors, who, channel)
+            self.outbox.append({"time": time_text, "errors": errors,
+                                "messages": [{"text": m.text, "who": m.who, "channel": m.channel} for m in messages],
+                                "commands": [{"skill": c.skill, "args": list(c.args)} for c in commands]})
+            try:
+                answer = self.outbox.deliver(lambda turn: self.caller.call("agent_turn", **turn))
+            except ServerUnavailable as err:
+                log.warning("turn kept in %s until the memory server answers: %s", self.outbox.path, err)
+                return TurnRecord(local.id, [])
+        if not answer:  # the server refused this turn (logged)
+            return TurnRecord(local.id, [])
+        return TurnRecord(str(answer["turn_id"]), list(answer["episode_ids"]))
+
+    def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None) -> str:
+        if not message.strip() or budget <= 0:
+            return ""
+        scope = next((s for s in sorted(visible or ()) if s != scopes.DEFAULT), scopes.DEFAULT)
+        return str(self.caller.call("agent_knowledge", message=message, budget=budget, scope=scope)["block"])
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.caller.close()
+        finally:
+            self._folder_lock.release()
+
+
+class RemoteSkills:
+    """The memory skills of a remote agent: each runs on the server as this agent, in its turn's scope."""
+
+    def __init__(self, memory: RemoteMemory, now: Callable[[], str], max_items: int, max_episode_lines: int) -> None:
+        self.memory, self.now, self.max_items, self.max_episode_lines = memory, now, max_items, max_episode_lines
+        self.scope = scopes.DEFAULT
+
+    @property
+    def visible(self) -> frozenset[str]:
+        return scopes.reading(self.scope)
+
+    def run(self, skill: str, arg: str) -> str:
+        try:
+            answer = self.memory.caller.call("agent_skill", skill=skill, arg=arg, time=self.now(), scope=self.scope,
+                                             max_items=self.max_items, max_lines=self.max_episode_lines)
+        except ServerUnavailable as err:
+            raise SkillError(str(err)) from None
+        return str(answer["result"])
+
+
+def open_remote(config: Any, environ: dict[str, str]) -> RemoteMemory:
+    """The agent's memory on the server `config.memoryServer` names, with the token from `mcpTokenEnv`;
+    ConfigError (bad URL, no token) or ServerUnavailable before anything is written."""
+    url = config.memoryServer
+    token = environ.get(config.mcpTokenEnv, "").strip()
+    if not token:
+        raise ConfigError(f"memoryServer needs the server's bearer token in the environment variable "
+                          f"{config.mcpTokenEnv} (mcpTokenEnv names it)")
+    folder_lock = FolderLock(config.memory_path())
+    try:
+        caller = McpCaller(url, token)
+    except BaseException:
+        folder_lock.release()
+        raise
+    return RemoteMemory(config, caller, folder_lock)

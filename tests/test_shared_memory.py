@@ -1,0 +1,236 @@
+"""Several agents on one memory: agents with `memoryServer=URL` keep their pins and their own talk
+locally and everything else on one MCP memory server.
+
+The fast tests put the server's tools behind a caller in this process; the slow one runs the real
+thing: `chroma run`, the MCP server over HTTP on it, two `run.py` agents and an outside MCP client
+writing at once, then checks that every acknowledged write is there exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FakeClock, free_port
+from conftest import test_config as config_for
+
+from mettaclaw.channels import QueueChannel
+from mettaclaw.config import ConfigError, load_config
+from mettaclaw.llm import Scripted
+from mettaclaw.mcp.tools import MemoryTools
+from mettaclaw.memory import open_memory
+from mettaclaw.memory.lock import FolderLock
+from mettaclaw.memory.remote import RemoteMemory, ServerUnavailable, open_remote
+from mettaclaw.skills import SkillError
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "shared-token-0123456789abcdef"
+
+
+class InProcessCaller:
+    """The server's tools called directly, as McpCaller calls them over HTTP (a refusal is a SkillError)."""
+
+    def __init__(self, tools: MemoryTools) -> None:
+        self.tools, self.url, self.down = tools, "in-process", False
+
+    def call(self, tool: str, **args):
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        from mettaclaw.mcp.tools import TurnCommand, TurnMessage
+
+        if self.down:
+            raise ServerUnavailable("in-process server is down")
+        if tool == "agent_turn":
+            args["messages"] = [TurnMessage(**m) for m in args["messages"]]
+            args["commands"] = [TurnCommand(**c) for c in args["commands"]]
+        try:
+            return getattr(self.tools, tool)(**args)
+        except ToolError as err:
+            raise SkillError(str(err)) from None
+
+    def close(self) -> None:
+        pass
+
+
+def remote_agent(tmp_path: Path, server_memory, replies: list[str], name: str, scope: str = "agent"):
+    from mettaclaw.runtime import Agent
+
+    config = config_for(tmp_path / name)
+    caller = InProcessCaller(MemoryTools(server_memory, scope=scope))
+    memory = RemoteMemory(config, caller, FolderLock(config.memory_path()))
+    channel = QueueChannel()
+    return Agent(config, Scripted(replies), channel, memory, clock=FakeClock()), channel, caller
+
+
+def test_a_remote_agents_turns_and_skills_live_on_the_server(tmp_path, open_test_memory) -> None:
+    server = open_test_memory()
+    a, a_in, _ = remote_agent(tmp_path, server, ["remember the spare key is under the blue pot",
+                                                 "query spare key"], "a")
+    b, b_in, _ = remote_agent(tmp_path, server, ["query where is the spare key", "query crate nine"], "b")
+    try:
+        a_in.put("my crate nine went to bay four")
+        first = a.turn()
+        assert first.episode_ids and first.episode_ids[0].startswith("ep-")
+        assert server.text_of(first.episode_ids[0]).endswith("my crate nine went to bay four"), "the episode is the server's"
+        assert "REMEMBER-SUCCESS" in a.last_results
+        a.turn()
+        assert "under the blue pot" in a.last_results
+        b_in.put("where is the key?")
+        b.turn()
+        assert "under the blue pot" in b.last_results, "another agent's memory is found"
+        b.turn()
+        assert first.episode_ids[0] in b.last_results, "another agent's episode is searchable at once"
+        assert "went to bay four" in a.memory.trace.tail(2000) and "went to bay four" not in b.memory.trace.tail(2000), \
+            "each agent's prompt history is its own conversation"
+        assert (tmp_path / "a" / "history.metta").exists() and not (tmp_path / "a" / "chroma").exists()
+    finally:
+        for agent in (a, b):
+            agent.close()
+            agent.memory.close()
+
+
+def test_turns_wait_in_an_outbox_while_the_server_is_down_and_arrive_in_order(tmp_path, open_test_memory) -> None:
+    server = open_test_memory()
+    agent, channel, caller = remote_agent(tmp_path, server, [], "a")
+    try:
+        caller.down = True
+        for n in range(3):
+            channel.put(f"parcel {n} left the depot")
+            outcome = agent.turn()
+            assert not outcome.episode_ids, "nothing reached the server"
+        outbox = tmp_path / "a" / "outbox.jsonl"
+        assert len(outbox.read_text().splitlines()) == 3 and "parcel 2" in agent.memory.trace.tail(5000)
+        answer = agent.use_skill("query", "parcel")
+        assert answer.startswith("ERROR") and "server is down" in answer, answer
+        caller.down = False
+        channel.put("parcel 3 left the depot")
+        agent.turn()
+        assert not outbox.exists(), "every waiting turn was delivered"
+        said = [e.text for e in server.trace.around("2000", 50)]
+        order = [next(i for i, t in enumerate(said) if f"parcel {n} left" in t) for n in range(4)]
+        assert order == sorted(order) and len(said) == 4, said
+    finally:
+        agent.close()
+        agent.memory.close()
+
+
+def test_a_server_of_one_scope_refuses_an_agent_acting_in_another(tmp_path, open_test_memory) -> None:
+    server = open_test_memory()
+    agent, channel, _ = remote_agent(tmp_path, server, ["remember alice keeps bees"], "a", scope="user:bob")
+    try:
+        agent.memory_skills.scope = "user:alice"
+        with pytest.raises(SkillError, match="serves scope 'user:bob' only"):
+            agent.memory_skills.run("remember", "alice keeps bees")
+        agent.memory_skills.scope = "user:bob"
+        assert agent.memory_skills.run("remember", "bob keeps goats").startswith("REMEMBER-SUCCESS")
+    finally:
+        agent.close()
+        agent.memory.close()
+
+
+def test_memory_server_settings_are_checked_before_anything_opens(tmp_path) -> None:
+    for url, cause in (("http://192.168.1.5:8765/mcp", "plain http only to this machine"),
+                       ("ftp://127.0.0.1/mcp", "not an http"), ("127.0.0.1:8765", "not an http")):
+        with pytest.raises(ConfigError, match=cause):
+            load_config([f"memoryServer={url}"], env={})
+    assert load_config(["memoryServer=https://memory.example.org/mcp"], env={}).memoryServer
+    config = load_config([f"memoryDir={tmp_path / 'm'}", "memoryServer=http://127.0.0.1:9/mcp"], env={})
+    with pytest.raises(ConfigError, match="MEMORY_MCP_TOKEN"):
+        open_remote(config, {})
+    with pytest.raises(ServerUnavailable, match="did not answer"):
+        open_remote(config, {"MEMORY_MCP_TOKEN": TOKEN})
+    FolderLock(config.memory_path()).release()  # the folder was left unlocked
+
+
+@pytest.mark.slow
+def test_two_agent_processes_and_a_client_write_one_memory_at_once(tmp_path, chroma_server) -> None:
+    """`chroma run` + the MCP server on it + two run.py agents + an outside client, writing at once."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    env = {**os.environ, "MEMORY_MCP_TOKEN": TOKEN, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1"}
+    port, each = free_port(), 6
+    common = ["embeddingprovider=hash", f"knowledgePriorsDir={tmp_path / 'none'}"]
+    server_settings = [f"memoryDir={tmp_path / 'server'}", "chromaMode=server", f"chromaPort={chroma_server}", *common]
+    server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", "transport=http", f"port={port}", *server_settings],
+                              env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    said: dict[str, list[str]] = {}
+    try:
+        from test_mcp import wait_for
+
+        wait_for(url, server)
+        agents = {}
+        for name in ("a", "b"):
+            script = tmp_path / f"{name}.txt"
+            script.write_text("\n---\n".join(f"remember agent {name} note {k}: crate {k} of {name} is in bay {k + 3}"
+                                             for k in range(each)))
+            agents[name] = subprocess.Popen(
+                [sys.executable, "run.py", "provider=scripted", f"scriptFile={script}", f"memoryServer={url}",
+                 f"memoryDir={tmp_path / name}", "sleepInterval=0", *common],
+                cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            said[name] = [f"{name} says: the van {k} of {name} leaves at {k + 8} o'clock" for k in range(each)]
+
+        def feed(name: str) -> None:
+            for line in said[name]:
+                agents[name].stdin.write(line + "\n")
+                agents[name].stdin.flush()
+                time.sleep(0.4)
+            agents[name].stdin.close()
+
+        feeders = [threading.Thread(target=feed, args=(n,)) for n in agents]
+        for f in feeders:
+            f.start()
+
+        async def outside() -> list[tuple[str, str]]:
+            acked = []
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http, \
+                    Client(streamable_http_client(url, http_client=http)) as client:
+                for k in range(each):
+                    text = f"outside note {k}: pallet {k} waits at gate {k + 1}"
+                    result = await client.call_tool("remember", {"text": text})
+                    assert not result.is_error, result.content
+                    acked.append((result.structured_content["id"], text))
+                    await asyncio.sleep(0.3)
+            return acked
+
+        acked = asyncio.run(outside())
+        for f in feeders:
+            f.join()
+        for proc in agents.values():
+            assert proc.wait(timeout=120) == 0, proc.stderr.read()[-3000:]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert server.returncode == 0
+
+    episodes: list[str] = []
+    for name in agents:
+        for line in (tmp_path / name / "turns.jsonl").read_text().splitlines():
+            turn = json.loads(line)
+            episodes += [i for i in [turn["episode_id"]] if i and i.startswith("ep-") and turn["messages"]]
+            acked += [(c["result"].split()[1], c["args"][0]) for c in turn["commands"]
+                      if c["result"].startswith("REMEMBER-SUCCESS")]
+        assert not (tmp_path / name / "outbox.jsonl").exists(), "every turn reached the server"
+    assert len(acked) == 3 * each, "every scripted write was acknowledged"
+    memory = open_memory(load_config(server_settings, env={}), dream=False)
+    try:
+        for record_id, text in acked:
+            assert memory.text_of(record_id) == text, f"{record_id} lost or changed"
+        stored = [m.text for m in memory.index if m.kind == "memory"]
+        assert sorted(stored) == sorted(t for _, t in acked), "nothing duplicated, nothing extra"
+        heard = [m.text for m in memory.index if m.kind == "episode" and m.id.startswith("ep-")]
+        for line in said["a"] + said["b"]:
+            assert sum(line in t for t in heard) == 1, f"{line!r} is not on record exactly once"
+        assert set(episodes) <= {m.id for m in memory.index if m.kind == "episode"}
+        hits = memory.query("when does the van 3 of b leave", 5)
+        assert any("van 3 of b" in (memory.text_of(h.id) or "") for h in hits)
+    finally:
+        memory.close()
