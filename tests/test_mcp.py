@@ -23,7 +23,7 @@ from mettaclaw.memory import open_memory
 
 TOKEN = "test-token-0123456789abcdef"
 TOOLS = {"create_entity", "create_relation", "semantic_recall", "spread_activation", "supersede_fact", "remember",
-         "agent_turn", "agent_skill", "agent_knowledge",
+         "agent_turn", "agent_skill", "agent_knowledge", "agent_predictions",
          "query", "episodes", "history", "forget", "list_tags", "stats", "infer"}
 
 

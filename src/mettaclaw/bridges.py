@@ -111,6 +111,7 @@ def install(agent: Agent) -> set[str]:
                      "semantic-relate": "relate", "semantic-recall": "recall", "semantic-supersede": "supersede",
                      "memory-forget": "forget", "semantic-history": "history", "reason-infer": "infer",
                      "memory-spread": "spread", "trace-around": "episodes", "dream-run": "dream"}
+    values["predictions"] = agent.predictions  # the statistics' own lock: never waits for a dream's write
     touches_memory: dict[str, Callable[..., Any]] = {"knowledge": agent.knowledge}
     for name, skill in memory_skills.items():
         touches_memory[name] = functools.partial(agent.memory_skills.run, skill)

@@ -28,7 +28,7 @@ from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
 from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
-from mettaclaw.skills.shell import run_shell
+from mettaclaw.skills.shell import run_shell, status_of
 from mettaclaw.textutil import cap_tail, now_text, safe_text
 from mettaclaw.turns import TurnLog, clip
 
@@ -59,6 +59,7 @@ class TurnState:
     model_ms: float | None = None
     tokens: dict[str, int] | None = None
     timings: list[dict[str, Any]] = field(default_factory=list)  # each command: skill, args, result, ms
+    outcomes: list[tuple[int, float]] = field(default_factory=list)  # each command: (status, ms) for the trace
 
     def error(self, text: str) -> None:
         self.errors.append(text)
@@ -124,6 +125,7 @@ class Agent:
         self.turns_logged = 0
         self.stopping = threading.Event()  # set by Ctrl-C (run.py) or stop(): no new model call, no new turn
         self.last_results = ""
+        self.last_commands: list[Command] = []  # the last turn's, for PREDICTIONS
         self.last_sent: str | None = None
         self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
         self._bridges = bridges.install(self)
@@ -209,6 +211,14 @@ class Agent:
         self.turn_state.knowledge_chars = len(block)
         return block
 
+    def predictions(self, message: str) -> str:
+        """The PREDICTIONS block: what the actions named by the message and the pins, or the last
+        turn's commands, led to before (memory.predictions; "" without evidence)."""
+        context = f"{message}\n{self.memory.working.text}"
+        block = self.memory.predictions(context, self.last_commands, self.now_text(), self.memory_skills.visible)
+        self.turn_state.sections["PREDICTIONS"] = len(block)
+        return block
+
     def note_section(self, title: str, text: str) -> str:
         """A prompt section as the model reads it, its size noted for the turn log."""
         self.turn_state.sections[title.split(" (")[0] or "instructions"] = len(text)
@@ -276,10 +286,12 @@ class Agent:
             spec = self.skills.get(command.skill)
             if spec is not None and len(command.args) > max(spec.arity, 1):
                 self.turn_state.commands.append(command)
+                self.turn_state.outcomes.append((-1, 0.0))
                 self.turn_state.error(f"{command.brief()} -> " + skill_error(
                     spec.name, f"takes {spec.arity} argument(s) ({spec.args}), got {len(command.args)}"))
             elif spec is None and len(command.args) > 1:
                 self.turn_state.commands.append(command)
+                self.turn_state.outcomes.append((-1, 0.0))
                 self.turn_state.error(f"{command.brief()} -> {self._unknown(command.skill)}")
             else:
                 runnable.append(command)  # argument counts stay small, so no huge expression reaches hyperon
@@ -295,8 +307,10 @@ class Agent:
         self.turn_state.commands.append(command)
         began = time.perf_counter()
         text = self._invoke(name, arg_atoms)
+        ms = round(1000 * (time.perf_counter() - began), 2)
         self.turn_state.timings.append({"skill": name, "args": [clip(a, 500) for a in command.args], "result": clip(text),
-                                        "ms": round(1000 * (time.perf_counter() - began), 2)})
+                                        "ms": ms})
+        self.turn_state.outcomes.append((status_of(text), ms))
         line = f"{command.brief()} -> {text}"
         if text.startswith("ERROR"):
             self.turn_state.errors.append(line)
@@ -320,9 +334,12 @@ class Agent:
         state.new = bool(new)
         if state.new or state.commands:
             errors = "; ".join(state.errors) or None
-            record = self.memory.record_turn(self.now_text(), state.messages if new else [], state.commands, errors)
+            record = self.memory.record_turn(self.now_text(), state.messages if new else [], state.commands, errors,
+                                             state.outcomes)
             state.episode_id, state.episode_ids = record.turn_id, record.episode_ids
         self.last_results = cap_tail("\n".join(state.results), self.config.maxFeedback)
+        if state.commands:
+            self.last_commands = list(state.commands)
         self._log_turn(state)
         return "acted"
 

@@ -52,7 +52,8 @@ class MemoryTools:
     def tools(self) -> list[Callable[..., dict[str, Any]]]:
         return [self.create_entity, self.create_relation, self.semantic_recall, self.spread_activation,
                 self.supersede_fact, self.remember, self.query, self.episodes, self.history, self.forget,
-                self.list_tags, self.stats, self.infer, self.agent_turn, self.agent_skill, self.agent_knowledge]
+                self.list_tags, self.stats, self.infer, self.agent_turn, self.agent_skill, self.agent_knowledge,
+                self.agent_predictions]
 
     def _acting_in(self, scope: str) -> str:
         """The scope an agent's call acts in: any, on a server of the agent's own scope (its token opens
@@ -209,11 +210,12 @@ class MemoryTools:
     def agent_turn(self, time: Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")],
                    messages: list[TurnMessage], commands: list[TurnCommand],
                    errors: str | None = None) -> dict[str, Any]:
-        """Record an agent's turn (what it was told and did) as episodes, searchable when this returns."""
+        """Record an agent's turn (what it was told and did, how each command ended) as episodes, searchable when this returns."""
         told = [Message(m.text, m.who, m.channel) for m in messages]
         for m in told:
             self._acting_in(scopes.of_episode([m.who or ""], m.channel))
-        record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors)
+        record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors,
+                                         [(c.status, c.ms) for c in commands] if all(c.ms is not None for c in commands) else [])
         return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
 
     def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]
@@ -227,6 +229,13 @@ class MemoryTools:
             return {"result": skills.run(skill, arg)}
         except SkillError as err:
             raise ToolError(str(err)) from None
+
+    def agent_predictions(self, context: str, recent: list[TurnCommand],
+                          time: Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")],
+                          scope: str = scopes.DEFAULT) -> dict[str, Any]:
+        """The PREDICTIONS block an agent's prompt shows: how the actions it names ended before."""
+        return {"block": self.memory.predictions(context, [Command(c.skill, tuple(c.args)) for c in recent], time,
+                                                 scopes.reading(self._acting_in(scope)))}
 
     def agent_knowledge(self, message: str, budget: Annotated[int, Field(ge=0, le=100_000)],
                         scope: str = scopes.DEFAULT) -> dict[str, Any]:
@@ -243,3 +252,5 @@ class TurnMessage(BaseModel):
 class TurnCommand(BaseModel):
     skill: str
     args: list[str] = []
+    status: int = 0  # 0 done, >0 a shell exit status, -1 an error
+    ms: float | None = None

@@ -102,11 +102,11 @@ class EpisodeIndex:
 
     # --- writing
     def record(self, time: str, messages: list[Message], commands: list[Command],
-               errors: str | None = None, channel: str = "") -> TurnRecord:
+               errors: str | None = None, channel: str = "", outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
         """Append the turn to the trace (synced), then index its episodes; returns their ids."""
         who = tuple(dict.fromkeys(m.who or "user" for m in messages))
         channel = messages[0].channel if messages else channel
-        episode = self.trace.append_episode(time, shown(messages), commands, errors, who, channel)
+        episode = self.trace.append_episode(time, shown(messages), commands, errors, who, channel, outcomes)
         return TurnRecord(episode.id, self._index([episode]))
 
     def catch_up(self) -> int:

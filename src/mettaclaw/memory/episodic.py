@@ -24,6 +24,7 @@ _CHUNK = 64 * 1024
 
 
 FROM = "FROM: "  # a string item, so it can never be read as a command (a skill may be named anything)
+OUTCOMES = "OUTCOMES: "  # how each command ended: `status@ms` (0 done, >0 a shell exit status, -1 an error)
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Episode:
     text: str = ""
     who: tuple[str, ...] = ()  # who sent the message(s)
     channel: str = ""
+    outcomes: list[tuple[int, float]] = field(default_factory=list)  # per command: (status, ms); [] in old records
 
     @property
     def offset(self) -> int:
@@ -43,13 +45,26 @@ class Episode:
 
 
 def format_record(time: str, message: str, commands: list[Command], errors: str | None,
-                  who: tuple[str, ...] = (), channel: str = "") -> str:
+                  who: tuple[str, ...] = (), channel: str = "", outcomes: list[tuple[int, float]] = ()) -> str:
     parts = [quote(time), quote("HUMAN_MESSAGE: "), quote(message), *(str(c) for c in commands)]
     if errors:
         parts.append(quote("ERROR_FEEDBACK: " + errors))
     if who or channel:
         parts.append(quote(f"{FROM}{', '.join(who)} ({channel})"))
+    if outcomes:
+        parts.append(quote(OUTCOMES + " ".join(f"{int(status)}@{ms:.1f}" for status, ms in outcomes)))
     return "(" + " ".join(parts) + ")"
+
+
+def _outcomes(text: str) -> list[tuple[int, float]]:
+    out = []
+    for item in text.removeprefix(OUTCOMES).split():
+        status, _, ms = item.partition("@")
+        try:
+            out.append((int(status), float(ms)))
+        except ValueError:
+            return []  # not ours: no outcomes rather than wrong ones
+    return out
 
 
 def _senders(text: str) -> tuple[tuple[str, ...], str]:
@@ -70,7 +85,7 @@ def parse_record(line: str, offset: int) -> Episode | None:
     items = nodes[0].items
     if not (isinstance(items[0], Str) and isinstance(items[2], Str)):
         return None
-    commands, errors, who, channel = [], None, (), ""
+    commands, errors, who, channel, outcomes = [], None, (), "", []
     for node in items[3:]:
         if isinstance(node, Expr) and node.items and isinstance(node.items[0], Sym):
             commands.append(Command(node.items[0].text, tuple(to_text(n) for n in node.items[1:])))
@@ -78,7 +93,10 @@ def parse_record(line: str, offset: int) -> Episode | None:
             errors = node.value[len("ERROR_FEEDBACK: ") :]
         elif isinstance(node, Str) and node.value.startswith(FROM):
             who, channel = _senders(node.value)
-    return Episode(f"ep-{offset}", items[0].value, items[2].value, commands, errors, line, who, channel)
+        elif isinstance(node, Str) and node.value.startswith(OUTCOMES):
+            outcomes = _outcomes(node.value)
+    return Episode(f"ep-{offset}", items[0].value, items[2].value, commands, errors, line, who, channel,
+                   outcomes if len(outcomes) == len(commands) else [])
 
 
 class EpisodicTrace(Announcer):
@@ -100,9 +118,11 @@ class EpisodicTrace(Announcer):
         return self.append_episode(time, message, commands, errors, who, channel).id
 
     def append_episode(self, time: str, message: str, commands: list[Command], errors: str | None = None,
-                       who: tuple[str, ...] = (), channel: str = "") -> Episode:
-        """`append`, returning the episode as written."""
-        line = format_record(time, message, commands, errors, who, channel)
+                       who: tuple[str, ...] = (), channel: str = "",
+                       outcomes: list[tuple[int, float]] = ()) -> Episode:
+        """`append`, returning the episode as written (`outcomes`: one (status, ms) a command)."""
+        outcomes = list(outcomes) if len(outcomes) == len(commands) else []
+        line = format_record(time, message, commands, errors, who, channel, outcomes)
         with open(self.path, "ab") as fh:
             offset = fh.tell()
             if offset and not self._ends_with_newline(offset):
@@ -111,7 +131,7 @@ class EpisodicTrace(Announcer):
             fh.write(line.encode("utf-8") + b"\n")
             fh.flush()
             os.fsync(fh.fileno())
-        episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line, tuple(who), channel)
+        episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line, tuple(who), channel, outcomes)
         self.announce_capture(episode.id, episode)
         return episode
 

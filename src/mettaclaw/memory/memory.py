@@ -41,6 +41,7 @@ class Memory:
         self.priors: Any = None  # what indexing the knowledge priors at open did (priors.PriorsReport)
         self._closed = False
         self._mirror = mirror.Mirror(index, semantic)
+        self.statistics: Any = None  # the statistics layer (statistics.py), listening to the trace
 
     def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int,
                lenses: dict[str, Any] | None = None) -> Any:
@@ -59,10 +60,12 @@ class Memory:
 
     # --- writing
     def record_turn(self, time_text: str, messages: list[Message], commands: list[Command],
-                    errors: str | None = None) -> TurnRecord:
-        """The turn's trace record (synced) and its episodes, searchable when this returns."""
+                    errors: str | None = None, outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
+        """The turn's trace record (synced) and its episodes, searchable when this returns; how each
+        command ended (`outcomes`: (status, ms)) counts in the statistics at once (they listen to
+        the trace)."""
         with self.lock:
-            return self.episodes.record(time_text, messages, commands, errors)
+            return self.episodes.record(time_text, messages, commands, errors, outcomes=outcomes)
 
     def remember(self, text: str, *, scope: str = scopes.DEFAULT, **fields: Any) -> Any:
         """Store a memory in `scope` (the agent's own unless given)."""
@@ -168,6 +171,7 @@ class Memory:
                 row = self.index.get(row_id)
                 if row is not None and row.kind not in (PRIOR_KIND, "derived") and self.index.forget(row_id):
                     gone.append(row_id)
+            self.statistics.forget_scope(scopes.check(scope))
             while found := self.semantic.recall(1000, mode="logical", visible=wanted, include_history=True, touch=False):
                 for record in found:
                     if self.semantic.get(record.id) is not None:
@@ -191,6 +195,7 @@ class Memory:
         if asked is not None and not gone:
             raise LookupError(f"no episode {asked!r}")
         cited = [f(o) for o in offsets for f in (message_id, action_id)]
+        self.statistics.forget_episodes(set(cited))
         retired, _ = self.semantic.retire_citing(cited)
         self._mirror.sync()
         return gone + retired
@@ -202,6 +207,14 @@ class Memory:
         with self.lock:
             block = self.semantic.knowledge_block(message, budget, visible)
         return f"KNOWLEDGE:\n{block}" if block else ""
+
+    def predictions(self, context: str, recent: list[Command], now_text: str,
+                    visible: frozenset[str] | None = None) -> str:
+        """The prompt's PREDICTIONS block: how the actions the context names (or the last commands)
+        ended before, with counts and source episodes ("" without evidence)."""
+        from .statistics import render
+
+        return render(self.statistics.predictions(context, recent, now_text, visible))
 
     def cites(self, record_id: str) -> list[str]:
         """The episodes a shown id stands for: an episode itself, or what a dream record cites."""
@@ -228,7 +241,9 @@ class Memory:
             if self.dreamer is not None:
                 self.dreamer.stop()
         finally:
-            for part in (self.index, self.semantic):
+            for part in (self.index, self.semantic, self.statistics):
+                if part is None:
+                    continue
                 try:
                     part.close()
                 except Exception:  # one store failing to close must not keep the others open
@@ -257,6 +272,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
     from .longterm import open_longterm
     from .priors import index_priors
     from .semantic import open_semantic
+    from .statistics import OutcomeStatistics
     from .working import WorkingMemory
 
     folder_lock = FolderLock(config.memory_path())
@@ -272,13 +288,16 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         caught_up = episodes.catch_up()
         if caught_up:
             log.info("indexed %d episodes from the trace that the index did not hold yet", caught_up)
+        statistics = OutcomeStatistics(config.memory_path("statistics.json"))
+        statistics.catch_up(trace.records_after(statistics.mark))
+        trace.on_capture(statistics.observe)
         priors = index_priors(index, config.folder("knowledgePriorsDir"), progress=progress)
         graph = LayerGraph(semantic, adjacent=episodes.neighbours, adjacency_weight=settings.adjacency_weight)
         recall = Recall(index, semantic, graph, settings=settings, mode=config.recallMode)
         memory = Memory(working=WorkingMemory(config.memory_path("pins.txt")), episodes=episodes, index=index,
                         semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
                         folder_lock=folder_lock, settings=settings)
-        memory.priors = priors
+        memory.priors, memory.statistics = priors, statistics
         memory.dreamer = dreamer = Dreamer(
             semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,
             after_writes=memory.sync_mirror, every_n=config.dreamEvery, interval_s=config.dreamInterval or None,

@@ -188,7 +188,7 @@ class RemoteMemory:
         return RemoteSkills(self, now, max_items, max_episode_lines)
 
     def record_turn(self, time_text: str, messages: list[Message], commands: list[Command],
-                    errors: str | None = None) -> TurnRecord:
+                    errors: str | None = None, outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
         """The turn in this agent's own trace, then as episodes on the server (ids from there). While
         the server cannot be reached the turn waits in `outbox.jsonl` and is sent, in order, before
         the next turn that gets through; meanwhile its id is the local trace's."""
@@ -198,7 +198,8 @@ class RemoteMemory:
             local = self.trace.append_episode(time_text, shown(messages), commands, errors, who, channel)
             self.outbox.append({"time": time_text, "errors": errors,
                                 "messages": [{"text": m.text, "who": m.who, "channel": m.channel} for m in messages],
-                                "commands": [{"skill": c.skill, "args": list(c.args)} for c in commands]})
+                                "commands": [{"skill": c.skill, "args": list(c.args), "status": status, "ms": ms}
+                                             for c, (status, ms) in zip(commands, _padded(outcomes, len(commands)), strict=True)]})
             try:
                 answer = self.outbox.deliver(lambda turn: self.caller.call("agent_turn", **turn))
             except ServerUnavailable as err:
@@ -211,8 +212,12 @@ class RemoteMemory:
     def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None) -> str:
         if not message.strip() or budget <= 0:
             return ""
-        scope = next((s for s in sorted(visible or ()) if s != scopes.DEFAULT), scopes.DEFAULT)
-        return str(self.caller.call("agent_knowledge", message=message, budget=budget, scope=scope)["block"])
+        return str(self.caller.call("agent_knowledge", message=message, budget=budget, scope=_scope(visible))["block"])
+
+    def predictions(self, context: str, recent: list[Command], now_text: str,
+                    visible: frozenset[str] | None = None) -> str:
+        return str(self.caller.call("agent_predictions", context=context, time=now_text, scope=_scope(visible),
+                                    recent=[{"skill": c.skill, "args": list(c.args)} for c in recent])["block"])
 
     def close(self) -> None:
         if self._closed:
@@ -222,6 +227,15 @@ class RemoteMemory:
             self.caller.close()
         finally:
             self._folder_lock.release()
+
+
+def _scope(visible: frozenset[str] | None) -> str:
+    """The turn's scope from what it may read (its own and the agent's)."""
+    return next((s for s in sorted(visible or ()) if s != scopes.DEFAULT), scopes.DEFAULT)
+
+
+def _padded(outcomes: list[tuple[int, float]], n: int) -> list[tuple[int, float | None]]:
+    return list(outcomes) if len(outcomes) == n else [(0, None)] * n
 
 
 class RemoteSkills:

@@ -22,6 +22,7 @@ import contextlib
 import functools
 import math
 import os
+import re
 import resource
 import shutil
 import signal
@@ -182,3 +183,17 @@ def _run(command: str, cwd: Path, timeout: float, max_output: int, confine: tupl
     if proc.returncode:
         text += f"\n[exit status {proc.returncode}]"
     return text
+
+
+EXIT_STATUS = re.compile(r"\n?\[exit status (-?\d+)\]$")
+
+
+def status_of(result: str) -> int:
+    """How a skill's result says it ended: a shell command's exit status (124 when it timed out),
+    -1 for an error, 0 otherwise. What statistics and predictions count as success or failure."""
+    if result.startswith("ERROR"):
+        return -1
+    if result.startswith("timeout_error:"):
+        return 124
+    found = EXIT_STATUS.search(result)
+    return int(found[1]) if found else 0
