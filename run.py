@@ -56,6 +56,10 @@ def main(argv: list[str]) -> int:
         finally:
             agent.close()
     finally:
+        if stopping.is_set():  # Ctrl-C: end now; what was not consolidated is dreamt over at the next start
+            memory.session_end_s = 0
+        elif memory.session_end_s:
+            print(f"consolidating this session's memories (at most {memory.session_end_s:g} s)...", flush=True)
         memory.close()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         getattr(channel, "close", lambda: None)()

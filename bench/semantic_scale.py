@@ -1,4 +1,5 @@
-"""Semantic memory at scale: learn p50 and recall p95 at 10k and 100k records, plus the
+"""Semantic memory at scale: learn p50 and recall p95 at 10k and 100k records, the KNOWLEDGE
+block's build time against its budget (`knowledgeMs`) with the level it reached, plus the
 false-supersede rate of contradiction detection on the generated set.
 
     python bench/semantic_scale.py [--sizes 10000,100000] [--embedder local|hash] [--ops 200]
@@ -172,12 +173,21 @@ def run_size(n: int, embedder: str, ops: int, folder: Path) -> tuple[dict[str, f
     status = queries[ops // 2 :]
     hybrid_ms = timed(lambda q: mem.recall(q, limit=10, mode="hybrid", tags_all=["note"]), status[: ops // 4])
     knowledge_ms = timed(lambda q: mem.knowledge_block(q, 1500), queries[: ops // 4])
+    levels: dict[str, int] = {}
+
+    def build(q: str) -> None:  # the KNOWLEDGE block as the agent builds it: within knowledgeMs
+        level = mem.context(q, config.knowledgeChars, budget_ms=config.knowledgeMs).level
+        levels[level] = levels.get(level, 0) + 1
+
+    context_ms = timed(build, queries[: ops // 2])
     size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
     real_embedder = memory.embedder
     memory.close()
     return {"records": n, "fill_s": fill_s, "embed_one_p50_ms": median(embed_ms), "learn_p50_ms": median(learn_ms), "learn_p95_ms": percentile(learn_ms, 95),
             "recall_p50_ms": median(recall_ms), "recall_p95_ms": percentile(recall_ms, 95),
             "hybrid_tag_filter_p95_ms": percentile(hybrid_ms, 95), "knowledge_block_p95_ms": percentile(knowledge_ms, 95),
+            "context_budget_ms": config.knowledgeMs, "context_p50_ms": median(context_ms),
+            "context_p95_ms": percentile(context_ms, 95), **{f"context_level_{k}": v for k, v in sorted(levels.items())},
             "disk_mb": size_mb, "rss_mb": rss_mb(), **{f"learn_actions_{k}": v for k, v in sorted(actions.items())}}, real_embedder
 
 

@@ -106,3 +106,54 @@ def test_action_kinds_and_the_arithmetic() -> None:
     assert part_of_day("2026-03-01 02:10:00") == "night" and part_of_day("2026-03-01 14:00:00") == "afternoon"
     assert wilson_lower(0, 0) == 0.0 and 0.5 < wilson_lower(11, 14) < 0.79
     assert differs(3, 14, 14, 14) and not differs(5, 10, 6, 10)
+
+
+def test_the_knowledge_builder_degrades_to_fit_its_time_budget(open_test_memory) -> None:
+    memory = open_test_memory()
+    semantic = memory.semantic
+    semantic.learn("Dana keeps the spare keys in the red toolbox", name="dana", kind="concept",
+                   source_episodes=["ep-1", "ep-2"])
+    semantic.learn("The red toolbox sits in the garage", name="red toolbox", kind="concept")
+    semantic.relate("dana", "uses", "red toolbox")
+    for n in range(300):
+        semantic.learn(f"delivery {n} of crate {n * 7} went to warehouse {n % 13}")
+    message = "did dana move the red toolbox?"
+    full = semantic.context(message, 2000)
+    assert full.level == "full" and "Dana keeps the spare keys" in full.text and "USES red toolbox" in full.text
+    hurried = semantic.context(message, 2000, budget_ms=1e-6)
+    assert hurried.level == "names", "past its budget the builder stops at the cheapest level"
+    assert "- dana [concept] (2 episodes)" in hurried.text and "red toolbox" in hurried.text
+    assert "USES" not in hurried.text
+    semantic._full_ms = 1e9  # the full level took longer than the budget last time: not started again
+    middle = semantic.context(message, 2000, budget_ms=10_000)
+    assert middle.level == "relations" and "USES red toolbox" in middle.text
+    assert semantic.context("", 2000).level == "none"
+    assert memory.knowledge(message, 2000, budget_ms=1e-6).startswith("KNOWLEDGE:")
+    assert memory.last_context.level == "names"
+
+
+def test_the_end_of_a_session_consolidates_what_the_dream_had_not_reached(open_test_memory) -> None:
+    """close(): promote, then consolidate, then persist, within `sessionEndDream` seconds."""
+    memory = open_test_memory("dreamEvery=1000", "chromaMode=embedded", folder="m")  # no dream during the session
+    for n in range(4):
+        memory.record_turn(f"2026-03-0{n + 1} 10:00:00", [], [Command("shell", ("make deploy",))], None, [(0, 900.0)])
+    last = memory.trace.path.stat().st_size
+    assert not [r for r in memory.semantic if r.name == "pattern shell make deploy success"]
+    memory.close()
+    again = open_test_memory("chromaMode=embedded", folder="m", dream=False)
+    assert [r for r in again.semantic if r.name and r.name.startswith("pattern shell make")], \
+        "the session's pattern was promoted at its end"
+    assert again.dreamer.state.dream_mark > 0 and again.dreamer.state.in_progress is None
+    assert again.dreamer.state.dream_mark < last
+
+
+def test_an_end_of_session_dream_cut_short_is_resumed_at_the_next_start(open_test_memory) -> None:
+    memory = open_test_memory("dreamEvery=1000", "sessionEndDream=0", "chromaMode=embedded", folder="m")
+    for n in range(4):
+        memory.record_turn(f"2026-03-0{n + 1} 10:00:00", [], [Command("shell", ("make deploy",))], None, [(0, 900.0)])
+    memory.close()  # no time to dream: nothing is lost, the episodes wait
+    again = open_test_memory("dreamEvery=1000", "chromaMode=embedded", folder="m")
+    assert again.dreamer.state.dream_mark == -1
+    again.close()
+    third = open_test_memory("chromaMode=embedded", folder="m", dream=False)
+    assert [r for r in third.semantic if r.name and r.name.startswith("pattern shell make")]

@@ -101,8 +101,10 @@ class Config(BaseModel):
     chromaPort: int = Field(8000, gt=0, lt=65536)
     knowledgePriorsDir: Path_ = "knowledge-priors"
     knowledgeChars: int = Field(1500, ge=0, le=MAX_CHARS)
+    knowledgeMs: float = Field(50.0, gt=0, le=10_000)  # time budget of the KNOWLEDGE block: past it, fewer levels
     dreamEvery: int = Field(50, ge=1, le=MANY)  # new episodes that trigger a dream
     dreamInterval: float = Field(3600.0, ge=0, le=30 * DAY)  # seconds between scheduled dreams; 0: no schedule
+    sessionEndDream: float = Field(30.0, ge=0, le=3600)  # seconds the end of a session may dream; 0: none
 
     # --- skills
     skillsDir: Path_ = "metta/skills"

@@ -55,6 +55,7 @@ class TurnState:
     sections: dict[str, int] = field(default_factory=dict)  # prompt section -> characters
     message_chars: int = 0  # what the model got as the message (KNOWLEDGE included)
     knowledge_chars: int = 0
+    knowledge_level: str | None = None  # names, relations or full: how far the time budget let it go
     reply: str = ""
     model_ms: float | None = None
     tokens: dict[str, int] | None = None
@@ -207,8 +208,11 @@ class Agent:
         return shown(self.turn_state.messages)
 
     def knowledge(self, message: str) -> str:
-        block = self.memory.knowledge(message, self.config.knowledgeChars, self.memory_skills.visible)
+        block = self.memory.knowledge(message, self.config.knowledgeChars, self.memory_skills.visible,
+                                      self.config.knowledgeMs)
         self.turn_state.knowledge_chars = len(block)
+        built = self.memory.last_context
+        self.turn_state.knowledge_level = None if built is None else built.level
         return block
 
     def predictions(self, message: str) -> str:
@@ -351,6 +355,7 @@ class Agent:
             "messages": [{"who": m.who, "channel": m.channel, "text": clip(m.text)} for m in state.messages],
             "prompt_chars": len(state.prompt), "prompt_sections": state.sections,
             "message_chars": state.message_chars, "knowledge_chars": state.knowledge_chars,
+            "knowledge_level": state.knowledge_level,
             "reply": clip(state.reply), "model_ms": None if state.model_ms is None else round(state.model_ms, 1),
             "tokens": state.tokens, "commands": state.timings, "errors": [clip(e, 1000) for e in state.errors],
             "turn_ms": round(1000 * (time.perf_counter() - state.started), 1)})

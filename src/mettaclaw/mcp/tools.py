@@ -238,9 +238,10 @@ class MemoryTools:
                                                  scopes.reading(self._acting_in(scope)))}
 
     def agent_knowledge(self, message: str, budget: Annotated[int, Field(ge=0, le=100_000)],
-                        scope: str = scopes.DEFAULT) -> dict[str, Any]:
+                        scope: str = scopes.DEFAULT,
+                        budget_ms: Annotated[float | None, Field(gt=0, le=10_000)] = None) -> dict[str, Any]:
         """The KNOWLEDGE block an agent's prompt shows for a new message ("" when nothing is known)."""
-        return {"block": self.memory.knowledge(message, budget, scopes.reading(self._acting_in(scope)))}
+        return {"block": self.memory.knowledge(message, budget, scopes.reading(self._acting_in(scope)), budget_ms)}
 
 
 class TurnMessage(BaseModel):

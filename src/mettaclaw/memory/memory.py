@@ -42,6 +42,8 @@ class Memory:
         self._closed = False
         self._mirror = mirror.Mirror(index, semantic)
         self.statistics: Any = None  # the statistics layer (statistics.py), listening to the trace
+        self.last_context: Any = None  # the last KNOWLEDGE block built: its level and cost
+        self.session_end_s = 0.0  # how long close() may dream over what is not consolidated yet
 
     def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int,
                lenses: dict[str, Any] | None = None) -> Any:
@@ -200,12 +202,15 @@ class Memory:
         self._mirror.sync()
         return gone + retired
 
-    def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None) -> str:
-        """The prompt's KNOWLEDGE block for a new message ("" when nothing relevant is known)."""
+    def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None,
+                  budget_ms: float | None = None) -> str:
+        """The prompt's KNOWLEDGE block for a new message ("" when nothing relevant is known), built
+        within `budget_ms` (semantic reading.context; the level reached is kept in `last_context`)."""
         if not message.strip() or budget <= 0:
             return ""
         with self.lock:
-            block = self.semantic.knowledge_block(message, budget, visible)
+            self.last_context = self.semantic.context(message, budget, visible, budget_ms)
+        block = self.last_context.text
         return f"KNOWLEDGE:\n{block}" if block else ""
 
     def predictions(self, context: str, recent: list[Command], now_text: str,
@@ -233,13 +238,18 @@ class Memory:
 
     # --- lifecycle
     def close(self) -> None:
-        """Stop the dreamer after its current write, flush and close the stores, release the folder."""
+        """End the session: a last dream over what was not consolidated yet (at most
+        `session_end_s`), then stop the dreamer after its current write, flush and close the stores
+        (the statistics saved), release the folder."""
         if self._closed:
             return
         self._closed = True
         try:
             if self.dreamer is not None:
-                self.dreamer.stop()
+                try:
+                    self.dreamer.finish_session(self.session_end_s)
+                finally:
+                    self.dreamer.stop()
         finally:
             for part in (self.index, self.semantic, self.statistics):
                 if part is None:
@@ -298,6 +308,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
                         semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
                         folder_lock=folder_lock, settings=settings)
         memory.priors, memory.statistics = priors, statistics
+        memory.session_end_s = config.sessionEndDream
         memory.dreamer = dreamer = Dreamer(
             semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,
             after_writes=memory.sync_mirror, every_n=config.dreamEvery, interval_s=config.dreamInterval or None,

@@ -180,6 +180,8 @@ class RemoteMemory:
         self.lock = threading.RLock()  # the server serializes writes; this orders the agent's own threads
         self.dreamer = None  # the server dreams over every agent's episodes
         self.priors = RemotePriors(caller.url)
+        self.last_context = None  # built on the server
+        self.session_end_s = 0.0  # the server dreams; nothing to finish here
         self.outbox = Outbox(config.memory_path("outbox.jsonl"))
         self._closed = False
 
@@ -209,10 +211,12 @@ class RemoteMemory:
             return TurnRecord(local.id, [])
         return TurnRecord(str(answer["turn_id"]), list(answer["episode_ids"]))
 
-    def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None) -> str:
+    def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None,
+                  budget_ms: float | None = None) -> str:
         if not message.strip() or budget <= 0:
             return ""
-        return str(self.caller.call("agent_knowledge", message=message, budget=budget, scope=_scope(visible))["block"])
+        return str(self.caller.call("agent_knowledge", message=message, budget=budget, scope=_scope(visible),
+                                    budget_ms=budget_ms)["block"])
 
     def predictions(self, context: str, recent: list[Command], now_text: str,
                     visible: frozenset[str] | None = None) -> str:

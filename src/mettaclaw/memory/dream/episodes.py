@@ -39,11 +39,17 @@ def outcome_of(errors: str | None) -> str:
 
 
 def from_trace(episode: Any) -> DreamEpisode:
-    """A `trace.Episode` as a DreamEpisode (the mark is its byte offset, from the id `ep-<offset>`)."""
-    actions = tuple(cmd.skill for cmd in episode.commands)
+    """A `trace.Episode` as a DreamEpisode (the mark is its byte offset, from the id `ep-<offset>`):
+    its actions are their kinds (statistics.action_kind: `shell make`, not every shell call alike), and
+    a command that ended with a failure status is a failed outcome even without an error text."""
+    from mettaclaw.memory.statistics import action_kind
+
+    actions = tuple(action_kind(cmd) for cmd in episode.commands)
+    failed = next((status for status, _ in getattr(episode, "outcomes", ()) if status > 0), 0)
+    outcome = f"exit {failed}" if failed and not episode.errors else outcome_of(episode.errors)
     # the text is what was said; what was done (and how it ended) is matched as a pattern instead
     return DreamEpisode(episode.id, parse_time(episode.time) or 0.0, episode.message, actions,
-                        outcome_of(episode.errors) if actions else None, int(episode.id.removeprefix("ep-")),
+                        outcome if actions else None, int(episode.id.removeprefix("ep-")),
                         {"who": ", ".join(getattr(episode, "who", ())),
                          "scope": scopes.of_episode(getattr(episode, "who", ()), getattr(episode, "channel", ""))})
 

@@ -122,6 +122,16 @@ class Dreamer:
             self._thread = threading.Thread(target=self._work, name="dreamer", daemon=True)
             self._thread.start()
 
+    def finish_session(self, timeout: float) -> DreamReport | None:
+        """At the end of a session: dream over the episodes not yet consolidated (promote, then
+        consolidate; each batch persisted as it finishes), waiting at most `timeout` s. What does not
+        fit is resumed from the last finished batch at the next start, so a cut or a crash loses nothing."""
+        running = self._thread is not None and self._thread.is_alive()
+        if not running or timeout <= 0 or not self.source.after(self.state.dream_mark, 1):
+            return None
+        self.request("session end")
+        return self.wait(timeout)
+
     def stop(self, timeout: float | None = 30.0) -> None:
         """Stop after the current write (a dream in progress resumes from its last batch next time)."""
         self._stop.set()

@@ -35,13 +35,19 @@ def render_line(store: SemanticStore, rec: SemanticRecord) -> str:
     return f"- [{rec.kind} c={rec.confidence:.2f}] {head}{rec.content}" + (f" | {rels}" if rels else "")
 
 
+def render_names(records: list[SemanticRecord]) -> list[str]:
+    """The cheapest level: what the message names, and how much was seen of it."""
+    return [f"- {rec.name or rec.content[:60]} [{rec.kind}] ({len(rec.source_episodes)} episodes)" for rec in records]
+
+
 def render_knowledge(store: SemanticStore, hits: list[RecallResult], budget_chars: int) -> str:
+    return render_knowledge_lines([render_line(store, hit.record) for hit in hits if hit.record is not None], budget_chars)
+
+
+def render_knowledge_lines(lines_in: list[str], budget_chars: int) -> str:
     lines = [HEADER]
     used = len(HEADER)
-    for hit in hits:
-        if hit.record is None:
-            continue
-        line = render_line(store, hit.record)
+    for line in lines_in:
         if used + 1 + len(line) > budget_chars:
             room = budget_chars - used - 1
             if len(lines) == 1 and room >= 40:

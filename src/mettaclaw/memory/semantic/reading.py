@@ -5,18 +5,29 @@ tags and the KNOWLEDGE block. A mixin of SemanticMemory (memory.py), which holds
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.text import words
+from mettaclaw.memory.text import STOPWORDS, words
 
-from .knowledge import render_knowledge
+from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
 from .recall import MODES, gather, score
 from .recall import touch as touch_records
 from .records import RecallResult, SemanticRecord, parse_time
 from .store import RecordFilter
+
+
+@dataclass
+class Context:
+    """A built KNOWLEDGE block, the level it reached (names, relations, full; none) and its cost."""
+
+    text: str
+    level: str
+    ms: float
 
 
 class SemanticReading:
@@ -140,11 +151,54 @@ class SemanticReading:
 
     def knowledge_block(self, message: str, budget_chars: int, visible: frozenset[str] | None = None) -> str:
         """The few current facts most relevant to `message`, within `budget_chars` ("" when none is)."""
+        return self.context(message, budget_chars, visible).text
+
+    def context(self, message: str, budget_chars: int, visible: frozenset[str] | None = None,
+                budget_ms: float | None = None) -> Context:
+        """The KNOWLEDGE block built within a time budget, cheapest level first, each next level only
+        while the time left covers what it took last time:
+        `names`: the records the message names (people, objects, goals), with their episode counts;
+        `relations`: those records' content, confidence and strongest relations;
+        `full`: plus the recall over everything by meaning and activation (what knowledge_block was).
+        The level reached is reported, so a turn log can show when the budget cut it short."""
         if budget_chars <= 0 or not (message or "").strip():
-            return ""
-        hits = self.recall(message, limit=8, explain=True, touch=False, visible=visible)
-        said = set(words(message))
-        relevant = [h for h in hits if h.record and h.parts and (
-            h.parts["cosine"] >= self.thresholds.relevant  # close in meaning, or about an entity the message names
-            or (h.record.subject and h.record.subject != "user" and set(h.record.subject.split()) <= said))]
-        return render_knowledge(self.records, relevant, budget_chars)
+            return Context("", "none", 0.0)
+        began = time.perf_counter()
+
+        def left() -> float:
+            return float("inf") if budget_ms is None else budget_ms - 1000 * (time.perf_counter() - began)
+
+        named = self._named(message, visible)
+        level, lines = "names", render_names(named)
+        if left() > 0:
+            level, hits = "relations", [RecallResult(r.id, 1.0, r) for r in named]
+            if left() > self._full_ms:
+                step = time.perf_counter()
+                found = self.recall(message, limit=8, explain=True, touch=False, visible=visible)
+                self._full_ms = 0.7 * self._full_ms + 0.3 * 1000 * (time.perf_counter() - step)
+                said = set(words(message))
+                shown = {r.id for r in named}
+                hits += [h for h in found if h.record and h.parts and h.id not in shown and (
+                    h.parts["cosine"] >= self.thresholds.relevant  # close in meaning, or about an entity it names
+                    or (h.record.subject and h.record.subject != "user" and set(h.record.subject.split()) <= said))]
+                level = "full"
+            text = render_knowledge(self.records, hits, budget_chars)
+        else:
+            text = render_knowledge_lines(lines, budget_chars)
+        return Context(text, level if text else "none", 1000 * (time.perf_counter() - began))
+
+    _full_ms = 0.0  # what the full level took, smoothed: it is started only when that much time is left
+
+    def _named(self, message: str, visible: frozenset[str] | None, longest: int = 3) -> list[SemanticRecord]:
+        """Current records whose name the message says (word n-grams up to `longest`), in order."""
+        said = words(message)
+        found: dict[str, SemanticRecord] = {}
+        for size in range(longest, 0, -1):
+            for start in range(len(said) - size + 1):
+                name = normalize_name(" ".join(said[start:start + size]))
+                if not name or name in STOPWORDS:
+                    continue
+                for rec in self.records.find_by_key(name_norm=name):
+                    if rec.current and scopes.allows(visible, rec.tags):
+                        found.setdefault(rec.id, rec)
+        return list(found.values())[:8]
