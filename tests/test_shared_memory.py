@@ -232,7 +232,8 @@ def test_two_agent_processes_and_a_client_write_one_memory_at_once(tmp_path, chr
         for line in said["a"] + said["b"]:
             assert sum(line in t for t in heard) == 1, f"{line!r} is not on record exactly once"
         assert set(episodes) <= {m.id for m in memory.index if m.kind == "episode"}
-        for line in (said["a"][3], said["b"][3]):
-            assert any(line in (memory.text_of(h.id) or "") for h in memory.query(line, 10)), f"{line!r} not found"
+        for line in (said["a"][3], said["b"][3]):  # as the episode itself, or a fact the closing dream drew from it
+            shown = [(memory.text_of(i) or "") for h in memory.query(line, 10) for i in [h.id, *memory.cites(h.id)]]
+            assert any(line in text for text in shown), f"{line!r} not found"
     finally:
         memory.close()
