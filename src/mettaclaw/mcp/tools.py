@@ -27,6 +27,7 @@ from mettaclaw.skills import SkillError
 Ref = Annotated[str, Field(description="a record's id, a concept's name, or a fact's exact text", min_length=1)]
 Limit = Annotated[int, Field(ge=1, le=200, description="at most this many results")]
 Text = Annotated[str, Field(min_length=1)]
+Time = Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", description="YYYY-MM-DD HH:MM:SS")]
 
 
 def _record(rec: SemanticRecord) -> dict[str, Any]:
@@ -207,7 +208,7 @@ class MemoryTools:
             raise ToolError(str(err)) from None
 
     # --- for agents whose memory this server is (memoryServer=URL; memory/remote.py)
-    def agent_turn(self, time: Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")],
+    def agent_turn(self, time: Time,
                    messages: list[TurnMessage], commands: list[TurnCommand],
                    errors: str | None = None) -> dict[str, Any]:
         """Record an agent's turn (what it was told and did, how each command ended) as episodes, searchable when this returns."""
@@ -219,7 +220,7 @@ class MemoryTools:
         return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
 
     def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]
-                    arg: str, time: Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")],
+                    arg: str, time: Time,
                     scope: str = scopes.DEFAULT, max_items: Limit = 10,
                     max_lines: Annotated[int, Field(ge=1, le=1000)] = 20) -> dict[str, Any]:
         """Run one of an agent's memory skills (query, remember, learn, ...) as that agent, in a scope."""
@@ -231,7 +232,7 @@ class MemoryTools:
             raise ToolError(str(err)) from None
 
     def agent_predictions(self, context: str, recent: list[TurnCommand],
-                          time: Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")],
+                          time: Time,
                           scope: str = scopes.DEFAULT) -> dict[str, Any]:
         """The PREDICTIONS block an agent's prompt shows: how the actions it names ended before."""
         return {"block": self.memory.predictions(context, [Command(c.skill, tuple(c.args)) for c in recent], time,

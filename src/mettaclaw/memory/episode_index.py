@@ -43,6 +43,13 @@ class TurnRecord:
     episode_ids: list[str] = field(default_factory=list)
 
 
+def senders(messages: list[Message], channel: str = "") -> tuple[tuple[str, ...], str]:
+    """Who spoke in a turn (each once, in order; the anonymous terminal user is `user`) and on which
+    channel: what a trace record stores and its scope is decided by."""
+    who = tuple(dict.fromkeys(m.who or "user" for m in messages))
+    return who, messages[0].channel if messages else channel
+
+
 def message_id(offset: int) -> str:
     return f"ep-{offset}"
 
@@ -104,8 +111,7 @@ class EpisodeIndex:
     def record(self, time: str, messages: list[Message], commands: list[Command],
                errors: str | None = None, channel: str = "", outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
         """Append the turn to the trace (synced), then index its episodes; returns their ids."""
-        who = tuple(dict.fromkeys(m.who or "user" for m in messages))
-        channel = messages[0].channel if messages else channel
+        who, channel = senders(messages, channel)
         episode = self.trace.append_episode(time, shown(messages), commands, errors, who, channel, outcomes)
         return TurnRecord(episode.id, self._index([episode]))
 

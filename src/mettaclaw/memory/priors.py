@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mettaclaw.progress import progress_bar
+
 PRIOR_KIND = "prior"
 PRIOR_TIME = "knowledge_prior"
 MIN_SECTION = 100  # chars: smaller sections are merged into the next one
@@ -132,12 +134,6 @@ def _read_markdown(path: Path) -> str:
         raise ValueError(f"not UTF-8 (byte {err.start})") from None
 
 
-def _progress(enabled: bool) -> Any:
-    from rich.progress import Progress
-
-    return Progress(disable=not enabled, transient=True)
-
-
 def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsReport:
     """Bring the priors in `memory` in line with `folder`: embed only new or changed files."""
     folder = Path(folder)
@@ -151,7 +147,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
     files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
     report.folder = str(folder) if folder.is_dir() else ""
     seen: set[str] = set()
-    with _progress(progress) as bar:
+    with progress_bar(progress) as bar:
         task = bar.add_task("knowledge priors", total=len(files))
         for path in files:
             bar.update(task, advance=1, description=f"priors: {path.name}")

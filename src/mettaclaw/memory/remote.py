@@ -33,7 +33,7 @@ from mettaclaw.skills import SkillError
 from mettaclaw.textutil import atomic_write
 
 from . import scopes
-from .episode_index import TurnRecord
+from .episode_index import TurnRecord, senders
 from .episodic import EpisodicTrace
 from .lock import FolderLock
 from .working import WorkingMemory
@@ -194,8 +194,7 @@ class RemoteMemory:
         """The turn in this agent's own trace, then as episodes on the server (ids from there). While
         the server cannot be reached the turn waits in `outbox.jsonl` and is sent, in order, before
         the next turn that gets through; meanwhile its id is the local trace's."""
-        who = tuple(dict.fromkeys(m.who or "user" for m in messages))
-        channel = messages[0].channel if messages else ""
+        who, channel = senders(messages)
         with self.lock:
             local = self.trace.append_episode(time_text, shown(messages), commands, errors, who, channel)
             self.outbox.append({"time": time_text, "errors": errors,

@@ -177,7 +177,7 @@ class Prediction:
     ms: float
 
     def line(self) -> str:
-        when = f" in the {self.part}" if self.part and self.part != "night" else (" at night" if self.part else "")
+        when = "" if self.part is None else " at night" if self.part == "night" else f" in the {self.part}"
         failed = self.n - self.ok
         counts = f"failed {failed} of {self.n}" if self.expected == "failure" else f"succeeded {self.ok} of {self.n}"
         how = f" ({', '.join(_status(s) for s in self.statuses[:2])})" if self.expected == "failure" and self.statuses else ""

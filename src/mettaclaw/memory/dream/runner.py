@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.memory import scopes
+from mettaclaw.progress import progress_bar
 
 from . import patterns as pattern_rules
 from . import themes
@@ -244,8 +245,8 @@ class Dreamer:
             save_state(self.state_path, self.state)
         pending = self.source.after(self.state.dream_mark, self.max_episodes)
         total = len(pending)
-        bar = _Progress(self.show_progress, total)
-        try:
+        with progress_bar(self.show_progress and total > 0) as bar:
+            task = bar.add_task("dreaming", total=total)
             for start in range(0, total, self.batch_size):
                 if self._stop.is_set():
                     return  # stopped: in_progress stays set, the next dream resumes here
@@ -258,9 +259,7 @@ class Dreamer:
                     save_state(self.state_path, self.state)
                 report.episodes += len(batch)
                 report.batches += 1
-                bar.advance(len(batch))
-        finally:
-            bar.close()
+                bar.advance(task, len(batch))
         self._themes(report)
         self.progress = ("decay, prune, cap", total, total)
         result = consolidate(self.semantic, self.clock(), self.policy, lock=self.lock)
@@ -383,24 +382,3 @@ class Dreamer:
     @staticmethod
     def _time_of(batch: list[DreamEpisode], episode_id: str) -> float:
         return next((ep.time for ep in batch if ep.id == episode_id), batch[0].time)
-
-
-class _Progress:
-    """A rich progress bar on the console when asked for (benchmarks); nothing otherwise."""
-
-    def __init__(self, show: bool, total: int) -> None:
-        self._bar = None
-        if show and total:
-            from rich.progress import Progress
-
-            self._bar = Progress(transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("dreaming", total=total)
-
-    def advance(self, n: int) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, advance=n)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()

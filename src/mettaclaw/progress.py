@@ -1,0 +1,16 @@
+"""One progress bar for long work (indexing priors, dreaming): rich's, shown only when asked for.
+
+Why a function: every caller gets the same transient bar that disappears when done, and a disabled
+one costs nothing, so the callers' loops need no `if show` of their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def progress_bar(enabled: bool) -> Any:
+    """A rich `Progress` to use as a context manager (`disable`d unless `enabled`)."""
+    from rich.progress import Progress
+
+    return Progress(disable=not enabled, transient=True)
