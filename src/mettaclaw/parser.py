@@ -151,6 +151,7 @@ class _OpenScan:
 
     def __init__(self, text: str = "") -> None:
         self.depth, self.in_string, self.escaped, self.broken = 0, False, False, False
+        self.in_comment = False  # a `;` between top-level forms comments out the rest of its line
         self.feed(text)
 
     @property
@@ -161,7 +162,9 @@ class _OpenScan:
         for ch in text:
             if self.broken:
                 return
-            if self.in_string:
+            if self.in_comment:
+                self.in_comment = ch != "\n"
+            elif self.in_string:
                 if self.escaped:
                     self.escaped = False
                 elif ch == "\\":
@@ -170,6 +173,8 @@ class _OpenScan:
                     self.in_string = False
             elif ch == '"':
                 self.in_string = True
+            elif ch == ";" and self.depth == 0:
+                self.in_comment = True
             elif ch == "(":
                 self.broken = self.depth >= MAX_DEPTH
                 self.depth += 1
