@@ -44,8 +44,9 @@ def test_find_or_create_keeps_one_concept_per_name_with_every_episode():
     assert len(kettle) == 1 and kettle[0].source_episodes == ["ep-1", "ep-2"] and kettle[0].category == "object"
     action = [r for r in sem if r.name == "make_coffee"][0]
     assert action.name_norm == "make coffee" and action.category == "action"
-    edges = {e.dst for e in sem.records.edges_of(kettle[0].id) if e.type == "DERIVED_FROM"}
-    assert edges == {"ep-1", "ep-2"}
+    edges = {(e.type, e.other(kettle[0].id)) for e in sem.records.edges_of(kettle[0].id)
+             if e.type in ("DERIVED_FROM", "INSTANCE_OF")}
+    assert edges == {("DERIVED_FROM", "ep-1"), ("INSTANCE_OF", "ep-2")}  # made from ep-1; ep-2 is one more instance
 
 
 def test_new_trace_episodes_are_extracted_once_each(tmp_path):
@@ -116,5 +117,5 @@ def test_a_hub_concept_keeps_its_200_newest_references():
         mem.learn("coffee", name="coffee", kind="concept", source_episodes=[f"ep-{n}"])
     coffee = mem.resolve("coffee")
     assert len(coffee.source_episodes) == MAX_REFERENCES and coffee.source_episodes[0] == "ep-50"
-    linked = {e.dst for e in mem.records.edges_of(coffee.id) if e.type == "DERIVED_FROM"}
+    linked = {e.other(coffee.id) for e in mem.records.edges_of(coffee.id) if e.type in ("DERIVED_FROM", "INSTANCE_OF")}
     assert len(linked) == MAX_REFERENCES and "ep-0" not in linked and f"ep-{MAX_REFERENCES + 49}" in linked

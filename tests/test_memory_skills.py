@@ -3,6 +3,8 @@ hash embedder and in-memory vector stores)."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_remember_then_query_in_the_same_turn(make_agent) -> None:
     agent, llm, channel, _ = make_agent(["remember the spare key is under the blue flowerpot\nquery where is the spare key"],
@@ -17,7 +19,7 @@ def test_remember_then_query_in_the_same_turn(make_agent) -> None:
 
 def test_remember_a_belief_and_infer_from_it(make_agent) -> None:
     replies = ["remember (--> sam human) (stv 1 0.9)\nremember (--> human mortal) (stv 1 0.9)\nremember sam likes tea",
-               "infer is sam mortal?"]
+               "infer is sam mortal?", "infer is sam mortal?"]
     agent, llm, channel, _ = make_agent(replies, ["go"])
     longterm = agent.memory.index
     first = agent.turn()
@@ -28,7 +30,19 @@ def test_remember_a_belief_and_infer_from_it(make_agent) -> None:
     assert "(--> sam mortal)" in text and "0.81" in text and "deduction" in text
     ids = {m.id for m in longterm.query("sam human mortal", limit=5, kind="belief")}
     assert any(i in text for i in ids)  # the proof trail names the memories it used
-    assert len(longterm.ids_by(kind=("memory", "belief"))) == 3  # nothing derived was stored
+    assert len(longterm.ids_by(kind=("memory", "belief"))) == 3  # no new belief: a premise is never its own conclusion
+    # the conclusion is kept as a fact of the agent's own inference, with its trail and premises
+    kept = text.split("[kept as fact ")[1].split("]")[0]
+    fact = agent.memory.semantic.get(kept)
+    assert fact.provenance == "agent_inference" and fact.atom.startswith("(--> sam mortal)")
+    assert fact.confidence == pytest.approx(0.81) and "inferred" in fact.tags
+    assert fact.properties["trail"][-1]["rule"] == "deduction"
+    derived = {e.dst for e in agent.memory.semantic.records.edges_of(kept) if e.type == "DERIVED_FROM"}
+    assert derived == ids
+    assert any(h.id == kept or kept in str(h.item.metadata) for h in agent.memory.query("is sam mortal", 5))
+    channel.put("again")
+    again = agent.turn().results[0]
+    assert f"[kept as fact {kept}]" in again  # the same conclusion is one record, reinforced
 
 
 def test_malformed_belief_is_refused_with_its_cause(make_agent) -> None:

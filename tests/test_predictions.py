@@ -51,6 +51,15 @@ def test_a_fortnight_of_night_failures_is_predicted_before_the_next_night_run(ma
     agent.turn()
     assert "- shell backup in the afternoon: expect success: succeeded 14 of 14; otherwise succeeded " \
         f"{14 - failed} of 14" in llm.prompts[-1][1]
+    # the dream links the statistic into the graph: what it counted, the patterns it quantifies and confirms
+    agent.memory.dreamer.dream()
+    store, node = agent.memory.semantic.records, "stat:agent:shell backup"
+    edges = {(e.type, e.other(node)): e for e in store.edges_of(node)}
+    assert set(night_episodes) <= {other for kind, other in edges if kind == "COMPUTED_FROM"}
+    failing = agent.memory.semantic.resolve("pattern shell backup exit 1")
+    assert ("QUANTIFIES", failing.id) in edges and ("STATISTICALLY_CONFIRMS", failing.id) in edges
+    assert edges["STATISTICALLY_CONFIRMS", failing.id].weight > 0.5 > edges["QUANTIFIES", failing.id].weight
+    assert "failed" in agent.memory.text_of(node) or "succeeded" in agent.memory.text_of(node)
 
 
 def test_no_prediction_without_evidence_or_for_a_kind_nobody_named(make_agent) -> None:

@@ -135,3 +135,24 @@ def test_knowledge_block_shows_relevant_current_facts_within_budget(mem):
     assert mem.knowledge_block("Where does Alice live?", 0) == ""
     tight = mem.knowledge_block("Where does Alice live these days?", 120)
     assert 0 < len(tight) <= 120
+
+
+def test_a_record_unused_for_years_falls_below_the_retrieval_threshold(mem):
+    """ACT-R's tau: years without a use drop a record from retrieval, not from a listing or the past."""
+    old = mem.recall("coffee mug cup for hot drinks", explain=True, touch=False)[0]
+    assert old.parts["retrieval_probability"] > 0.99
+    mem.clock.now += 30 * 365 * DAY
+    assert "a cup for hot drinks" not in contents(mem.recall("a cup for hot drinks"))
+    assert "a cup for hot drinks" in contents(mem.recall(mode="logical", kind="concept"))
+    assert "a cup for hot drinks" in contents(mem.recall("a cup for hot drinks", include_history=True))
+
+
+def test_act_r_noise_is_repeatable_from_its_seed(tmp_path):
+    def noises():
+        m = SemanticMemory(HashEmbedder(64), InMemoryVectorStore(), InMemorySemanticStore(), clock=TickingClock())
+        for text in ("alpha cup", "beta cup", "gamma cup"):
+            m.learn(text)
+        return [round(h.parts["noise"], 9) for h in m.recall("cup", explain=True, touch=False)]
+
+    first = noises()  # drawn per candidate (in id order, and ids are random), the same draws from the same seed
+    assert sorted(first) == sorted(noises()) and len(set(first)) == len(first) > 1

@@ -24,6 +24,7 @@ from .lock import FolderLock
 from .priors import PRIOR_KIND
 from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
 from .recall import Hit, LayerGraph, Recall
+from .semantic.records import Edge
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,27 @@ class Memory:
         with self.lock:
             return self.index.remember(text, **fields)
 
+    def keep_inference(self, statement: str, belief: str, trail: list[dict[str, Any]], premises: list[str],
+                       scope: str = scopes.DEFAULT) -> str:
+        """Store a conclusion of the agent's own reasoning as a fact (provenance `agent_inference`,
+        confidence its truth value's c) with its proof trail, linked DERIVED_FROM to the memories it was
+        drawn from (the semantic record a premise mirrors, else the memory itself); its id. Inferred
+        facts are searchable by `query` but are not beliefs, so they never come back as premises and
+        their evidence is never counted twice."""
+        with self.lock:
+            result = self.semantic.learn(statement, kind="fact", atom=belief, provenance="agent_inference",
+                                         tags=("inferred",), properties={"trail": trail, "premises": premises},
+                                         scope=scope)
+            now = self.semantic.clock()
+            for premise in dict.fromkeys(premises):
+                row = self.index.get(premise)
+                record = row.meta.get("semantic_id") if row is not None else None
+                target, layer = (record, "semantic") if record else (premise, "episodic")
+                self.semantic.records.put_edge(Edge(result.id, target, "DERIVED_FROM", 1.0, created_at=now,
+                                                    dst_layer=layer))
+            self._mirror.sync()
+        return result.id
+
     def sync_mirror(self) -> None:
         """Bring the index's copies of every semantic record changed since the last call in line with
         the records (each write to semantic memory is followed by this, the dream's included)."""
@@ -121,6 +143,9 @@ class Memory:
         row = self.index.get(record_id)
         if row is not None:
             return scopes.allows(visible, row.tags)
+        stat = self.statistics.get(record_id) if self.statistics is not None else None
+        if stat is not None:
+            return stat.scope in visible
         record = self.semantic.get(record_id)
         return record is not None and scopes.allows(visible, record.tags)
 
@@ -233,6 +258,9 @@ class Memory:
         row = self.index.get(record_id)
         if row is not None:
             return row.text
+        stat = self.statistics.get(record_id) if self.statistics is not None else None
+        if stat is not None:
+            return stat.verbal()
         record = self.semantic.get(record_id)
         return record.content if record is not None else None
 
@@ -314,6 +342,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
             after_writes=memory.sync_mirror, every_n=config.dreamEvery, interval_s=config.dreamInterval or None,
             clock=clock, group_by="who", lock=memory.lock,
             retention=(lambda now: memory.evict(config.scopePolicies, now)) if config.scopePolicies else None)
+        dreamer.statistics = statistics  # the dream links them into the graph (dream/quantify.py)
         dreamer.attach(trace)
     except BaseException:
         for part in reversed(opened):

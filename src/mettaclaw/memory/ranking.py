@@ -28,6 +28,12 @@ class ActivationWeights(BaseModel):
     retrievability: float = Field(0.25, ge=0)
     decay: float = Field(0.5, gt=0)  # ACT-R d
     spread: float = Field(1.6, ge=0)  # ACT-R S
+    # ACT-R's transient noise (logistic, scale s) and retrieval threshold tau: a record whose activation
+    # falls below tau is not retrieved (it decays below tau after about two years unused, with one access);
+    # the seed makes the noise repeatable from one start to the next
+    noise: float = Field(0.25, ge=0)
+    threshold: float = Field(-9.0)
+    seed: int = 0
     rrf_k: int = Field(10, ge=1)  # the semantic layer fuses only two short lists: a small k keeps rank 1 apart
 
 

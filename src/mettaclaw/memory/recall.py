@@ -84,7 +84,7 @@ class LayerGraph:
 
     def __call__(self, layer: str, node: str) -> list[tuple[str, str, float]]:
         out: list[tuple[str, str, float]] = []
-        if layer in ("semantic", "episodic") and self.semantic is not None:
+        if layer in ("semantic", "episodic", "statistics") and self.semantic is not None:
             out.extend(self.semantic.records.links_of(node))
         if layer == "episodic" and self.adjacent is not None:
             out.extend(("episodic", n, self.adjacency_weight) for n in self.adjacent(node))

@@ -163,4 +163,6 @@ class MemorySkills:
     def infer(self, arg: str) -> str:
         from mettaclaw.reasoning.skills import infer_skill
 
-        return infer_skill(arg, lambda phrase, limit: self.memory.beliefs(phrase, limit, self.visible))
+        return infer_skill(arg, lambda phrase, limit: self.memory.beliefs(phrase, limit, self.visible),
+                           keep=lambda statement, belief, trail, premises: self.memory.keep_inference(
+                               statement, belief, trail, premises, self.scope))

@@ -301,6 +301,8 @@ class OutcomeStatistics(Announcer):
         return record.id
 
     def get(self, record_id: str) -> KindStatistics | None:
+        if not record_id.startswith("stat:"):
+            return None
         return next((s for s in self.kinds.values() if s.id == record_id), None)
 
     def remove(self, record_id: str) -> bool:

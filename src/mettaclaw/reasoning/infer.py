@@ -1,4 +1,4 @@
-"""Forward chaining over recalled beliefs, with proof trails; nothing derived is stored.
+"""Forward chaining over recalled beliefs, with proof trails (the caller decides what to keep).
 
 Premises go into a fresh belief space (a dict per call: nothing leaks between calls).  Each round
 pairs the new beliefs with every active belief, applies `|-` (or `|~` for PLN statements) through the
@@ -74,15 +74,18 @@ class InferResult:
         visit(node)
         return steps
 
-    def render(self, limit: int = 10) -> str:
-        """Text for the model: conclusions by expectation, each with its proof trail."""
+    def render(self, limit: int = 10, kept: dict[int, str] | None = None) -> str:
+        """Text for the model: conclusions by expectation, each with its proof trail and, for those
+        kept as facts (`kept`: node index -> record id), the record."""
+        kept = kept or {}
         if not self.conclusions:
             return "No conclusions: no rule applies to these beliefs."
         lines = [f"{len(self.conclusions)} conclusions from {sum(n.is_premise for n in self.nodes)} premises "
                  f"({self.rounds} rounds, {self.pairs_tried} pairs{', budget reached' if self.truncated else ''}); "
-                 "nothing was stored. Top by expectation:"]
+                 f"{f'{len(kept)} kept as facts' if kept else 'nothing was stored'}. Top by expectation:"]
         for k, n in enumerate(self.conclusions[:limit], 1):
-            lines.append(f"{k}. {n.belief.text()}  expectation {format_number(n.expectation)}")
+            note = f"  [kept as fact {kept[n.index]}]" if n.index in kept else ""
+            lines.append(f"{k}. {n.belief.text()}  expectation {format_number(n.expectation)}{note}")
             for step in self.trail(n):
                 prem = "; ".join(p["belief"] + _origin(p) for p in step["premises"])
                 lines.append(f"   {step['rule']}: {step['conclusion']} <- {prem}")

@@ -3,7 +3,9 @@
 The runtime declares the skills, with their help text, in metta/memory-skills.metta and calls these
 functions with the model's argument text.
 Errors the model caused (a malformed atom, a truth value out of range, an unknown copula) raise
-SkillError with the cause; nothing derived is stored here.
+SkillError with the cause. `infer` keeps its best conclusions (at most KEEP, confidence at least
+KEEP_CONFIDENCE, no variables) through the caller's `keep`, which stores them as facts with the
+provenance `agent_inference` and their proof trail.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from .terms import is_var
 
 RECALL_LIMIT = 60
 SHOW_LIMIT = 10
+KEEP = 3
+KEEP_CONFIDENCE = 0.5
+Keep = Callable[[str, str, list[dict], list[str]], str]  # (statement, belief, trail, premise ids) -> record id
 
 def format_conclusions(conclusions: list[Conclusion]) -> str:
     """One line per conclusion: ``[rule] STATEMENT (stv f c)``."""
@@ -53,7 +58,7 @@ def pln_skill(arg: str) -> str:
     return _one_step("pln", arg)
 
 
-def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 3) -> str:
+def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 3, keep: Keep | None = None) -> str:
     """Recall atom-bearing memories for a question or beliefs, chain forward, report with proof trails."""
     if not arg or not arg.strip():
         raise SkillError('needs a question or one or more beliefs, e.g. infer "is sam mortal?"')
@@ -93,7 +98,13 @@ def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 
     if not result.conclusions:
         listed = "; ".join(b.text() for b, _ in premises[:5])
         return f"No conclusions from {len(premises)} beliefs ({listed}{' ...' if len(premises) > 5 else ''})."
-    return result.render(SHOW_LIMIT)
+    kept: dict[int, str] = {}
+    for node in result.conclusions[:KEEP] if keep is not None else ():
+        if node.belief.c >= KEEP_CONFIDENCE and not node.belief.has_vars:
+            trail = result.trail(node)
+            premises = [str(p["memory_id"]) for step in trail for p in step["premises"] if p["memory_id"]]
+            kept[node.index] = keep(node.belief.statement, node.belief.text(), trail, premises)
+    return result.render(SHOW_LIMIT, kept)
 
 
 def _words(t: object) -> set[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 ACTIONS = ("added", "reinforced", "merged", "superseded", "pruned")
@@ -29,6 +31,7 @@ class DreamReport:
     unchanged: int = 0  # replays of confirmations already counted (a resumed batch)
     patterns_promoted: list[str] = field(default_factory=list)
     patterns_rejected: list[str] = field(default_factory=list)
+    statistics_linked: int = 0  # statistics whose graph links were rewritten (dream/quantify.py)
     decayed: int = 0
     edges_pruned: int = 0
     error: str | None = None
@@ -71,3 +74,31 @@ class DreamReport:
         out = asdict(self)
         out["counts"] = self.counts()
         return out
+
+
+MAX_REPORTS_BYTES = 5 * 1024 * 1024  # past this the older half of the reports is dropped
+
+
+def append_report(path: Path, report: DreamReport) -> None:
+    """One JSON line a finished dream (what the inspector lists); the file keeps the newest reports."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(report.to_dict(), default=str) + "\n")
+    if path.stat().st_size > MAX_REPORTS_BYTES:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(lines[len(lines) // 2:]), encoding="utf-8")
+        tmp.replace(path)
+
+
+def read_reports(path: Path) -> list[dict[str, Any]]:
+    """The saved reports, oldest first (a torn last line is skipped)."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out

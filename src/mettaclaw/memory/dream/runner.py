@@ -25,13 +25,13 @@ from mettaclaw.memory import scopes
 from mettaclaw.progress import progress_bar
 
 from . import patterns as pattern_rules
-from . import themes
+from . import quantify, themes
 from .cache import CachedEmbedder
 from .cluster import choose_k, cluster_vectors, word_vectors
 from .concepts import learn_concepts
 from .consolidate import Policy, consolidate
 from .episodes import DreamEpisode, EpisodeSource, TraceSource
-from .report import DreamReport
+from .report import DreamReport, append_report
 from .state import DreamState, load_state, save_state
 from .summarise import ExtractiveSummariser, LLMSummariser
 from .themes import DEFAULT_THEMES, ThemePolicy
@@ -61,6 +61,7 @@ class Dreamer:
         self._created_at = clock()
         self.source = source if hasattr(source, "after") else TraceSource(source)
         self.state_path = Path(state_path)
+        self.reports_path = self.state_path.with_name("reports.jsonl")  # every finished dream's report
         self.summariser = summariser or (LLMSummariser(llm) if llm is not None else ExtractiveSummariser())
         self.every_n, self.interval_s, self.batch_size, self.max_episodes = every_n, interval_s, batch_size, max_episodes
         self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
@@ -74,6 +75,7 @@ class Dreamer:
         self.cluster_size, self.cluster_on = cluster_size, cluster_on
         self.theme_policy = theme_policy  # None: no themes
         self.state: DreamState = load_state(self.state_path)
+        self.statistics: Any = None  # the statistics layer, linked into the graph after each dream's batches
         self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
         self._dreaming = threading.Lock()  # one dream at a time
         self._wake = threading.Event()
@@ -261,6 +263,10 @@ class Dreamer:
                 report.batches += 1
                 bar.advance(task, len(batch))
         self._themes(report)
+        if self.statistics is not None:
+            with self.lock:
+                report.statistics_linked = quantify.link(self.semantic.records, self.statistics,
+                                                         self.state.statistics_linked, self.clock())
         self.progress = ("decay, prune, cap", total, total)
         result = consolidate(self.semantic, self.clock(), self.policy, lock=self.lock)
         report.decayed, report.edges_pruned = result.decayed, result.edges_pruned
@@ -277,6 +283,7 @@ class Dreamer:
         self.state.last_report = {k: v for k, v in report.to_dict().items() if not isinstance(v, list)}
         with self.lock:
             save_state(self.state_path, self.state)
+            append_report(self.reports_path, report)
 
     def _written(self) -> None:
         if self.after_writes is not None:

@@ -23,6 +23,7 @@ class DreamState:
     concept_mark: int = -1  # the last episode whose concepts were extracted
     patterns: dict[str, list[list[Any]]] = field(default_factory=dict)
     pattern_cited: dict[str, int] = field(default_factory=dict)  # episodes each pattern concept cites
+    statistics_linked: dict[str, int] = field(default_factory=dict)  # statistic node -> its count when linked
     theme_sentences: dict[str, list[list[Any]]] = field(default_factory=dict)  # themes.collect's window
     theme_pending: list[str] = field(default_factory=list)  # groups whose themes are to be rebuilt
     in_progress: dict[str, Any] | None = None  # set while a dream runs: a leftover means it was cut short

@@ -19,10 +19,13 @@ BUILTIN_RELATIONS: dict[str, bool] = {
     "IS_A": False, "HAS_PART": False, "PART_OF": False, "CAUSES": False, "USES": False, "PRODUCES": False,
     "REQUIRES": False, "IMPLEMENTS": False, "SIMILAR_TO": True, "TRENDS_WITH": True, "CORRELATES_WITH": True,
     "PREDICTS": False, "RELATED_TO": True,
-    # cross-layer
-    "DERIVED_FROM": False, "INSTANCE_OF": False, "INFORMS": False,
+    # cross-layer: a record <- the episodes it was distilled from (or an inference <- its premises); an
+    # episode -> the concept it is one more instance of; the rest link the statistics layer (dream/quantify.py)
+    "DERIVED_FROM": False, "INSTANCE_OF": False, "INFORMS": False, "COMPUTED_FROM": False, "QUANTIFIES": False,
+    "STATISTICALLY_CONFIRMS": False, "TEMPORALLY_CORRELATES": True,
 }
-CROSS_LAYER = frozenset({"DERIVED_FROM", "INSTANCE_OF", "INFORMS"})
+CROSS_LAYER = frozenset({"DERIVED_FROM", "INSTANCE_OF", "INFORMS", "COMPUTED_FROM", "QUANTIFIES",
+                         "STATISTICALLY_CONFIRMS", "TEMPORALLY_CORRELATES"})
 INITIAL_WEIGHT = 0.1
 _RELATION_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,39}$")
 DAY = 86400.0

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from mettaclaw.memory import scopes
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
@@ -51,6 +53,15 @@ MAX_CONTENT = 4000
 MAX_REFERENCES = 200  # episodes a concept keeps citing (the design's cap; oldest evicted first)
 
 
+
+def cites(rec: SemanticRecord, episode: str, now: float, instance: bool = False) -> Edge:
+    """The provenance link between a record and one of its episodes: DERIVED_FROM (record -> episode)
+    for the episodes it was made from; INSTANCE_OF (episode -> concept) for an episode found later
+    to be one more instance of an existing concept."""
+    if instance:
+        return Edge(episode, rec.id, "INSTANCE_OF", 1.0, created_at=now, src_layer="episodic")
+    return Edge(rec.id, episode, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic")
+
 class SemanticMemory(SemanticReading, Announcer):
     """Facts and concepts, their graph and their history. `name = "semantic"` in the layer protocol."""
 
@@ -64,6 +75,7 @@ class SemanticMemory(SemanticReading, Announcer):
         self.embedder, self.records = embedder, record_store
         self.thresholds = thresholds or thresholds_for(embedder.name)
         self.weights = weights or ActivationWeights()
+        self.noise = np.random.default_rng(self.weights.seed)
         self.clock, self.rewriter = clock, rewriter
         sig, recorded = signature(embedder), record_store.get_meta("embedder")
         if recorded is None:
@@ -162,7 +174,7 @@ class SemanticMemory(SemanticReading, Announcer):
             self.announce_capture(old.id, old)
         if not extra.get("index"):
             for ep in rec.source_episodes:
-                self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
+                self.records.put_edge(cites(rec, ep, now))
             update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
         self.announce_capture(rec.id, rec)
         action = "superseded" if closed else "created"
@@ -204,9 +216,10 @@ class SemanticMemory(SemanticReading, Announcer):
         self.records.log_version(rec.id, action, now, {"content": rec.content, "reinforcements": rec.reinforcements,
                                                        "source_episodes": new_eps})
         for ep in new_eps:
-            self.records.put_edge(Edge(rec.id, ep, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic"))
+            self.records.put_edge(cites(rec, ep, now, instance=rec.kind == "concept"))
         for ep in evicted:  # the oldest references go, with their links
-            self.records.delete_edge(rec.id, ep, "DERIVED_FROM")
+            for edge in (cites(rec, ep, now), cites(rec, ep, now, instance=True)):
+                self.records.delete_edge(edge.src, edge.dst, edge.type)
         update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
         self.announce_capture(rec.id, rec)
         return LearnResult(rec.id, action, similarity=decision.similarity)

@@ -39,6 +39,7 @@ class SemanticReading:
     clock: Any
     weights: Any
     thresholds: Any
+    noise: Any
     _scope_tags: set[str] | None
 
     def resolve(self, ref: str, visible: frozenset[str] | None = None) -> SemanticRecord:
@@ -85,7 +86,8 @@ class SemanticReading:
                          include_history)
         qvec = self.embedder.embed([query])[0] if query else None
         cands = gather(self.records, self.vectors, qvec, query, mode, f, int(limit))
-        ranked = score(cands, self.records, self.clock(), list(as_tuple(context)), self.weights, mode != "logical")
+        ranked = score(cands, self.records, self.clock(), list(as_tuple(context)), self.weights, mode != "logical",
+                       self.noise, retrieving=mode != "logical" and f.as_of is None and not include_history)
         top = ranked[: int(limit)]
         if touch and top and f.as_of is None:
             touch_records(self.records, [rec for rec, _, _ in top], self.clock())
@@ -174,7 +176,8 @@ class SemanticReading:
             level, hits = "relations", [RecallResult(r.id, 1.0, r) for r in named]
             if left() > self._full_ms:
                 step = time.perf_counter()
-                found = self.recall(message, limit=8, explain=True, touch=False, visible=visible)
+                found = self.recall(message, limit=8, explain=True, touch=False, visible=visible,
+                                    context=[r.id for r in named])  # ACT-R's spreading from what it names
                 self._full_ms = 0.7 * self._full_ms + 0.3 * 1000 * (time.perf_counter() - step)
                 said = set(words(message))
                 shown = {r.id for r in named}

@@ -2,7 +2,9 @@
 
 score = 0.4 * similarity + 0.35 * sigmoid(activation) + 0.25 * retrievability, where similarity is the
 reciprocal-rank fusion (ranking.fuse) of vector and BM25 ranks (scaled so rank 1 in both is 1), activation is the
-ACT-R base level plus spreading from context records, and retrievability is the FSRS-style curve.
+ACT-R base level plus spreading from context records plus transient noise, and retrievability is the
+FSRS-style curve. As in ACT-R, a record whose activation is below the threshold tau is not retrieved;
+its retrieval probability 1 / (1 + e^((tau - A) / s)) is one of the score parts.
 """
 
 from __future__ import annotations
@@ -108,22 +110,41 @@ def gather(store: SemanticStore, vectors: VectorStore, qvec: np.ndarray | None, 
     return Candidates(recs, cosine, _ranks(cosine), bm25, _ranks(bm25))
 
 
+def act_r_noise(rng: np.random.Generator, s: float, n: int) -> np.ndarray:
+    """ACT-R's transient noise: logistic with scale s, one draw per candidate and retrieval."""
+    return rng.logistic(0.0, s, n) if s > 0 else np.zeros(n)
+
+
+def retrieval_probability(activation: float, w: ActivationWeights) -> float:
+    if w.noise <= 0:
+        return 1.0 if activation >= w.threshold else 0.0
+    return sigmoid((activation - w.threshold) / w.noise)
+
+
 def score(c: Candidates, store: SemanticStore, now: float, context: list[str], w: ActivationWeights,
-          use_similarity: bool) -> list[tuple[SemanticRecord, float, dict[str, float]]]:
+          use_similarity: bool, rng: np.random.Generator, retrieving: bool = True,
+          ) -> list[tuple[SemanticRecord, float, dict[str, float]]]:
+    """Every candidate scored with its parts, best first. When `retrieving`, activation carries noise and
+    records below tau are left out; a listing by filter or a look at the past asks for records, not
+    retrieval, and gets neither."""
     spread = spreading_activation(store, context, set(c.records), w.spread) if context else {}
+    noise = act_r_noise(rng, w.noise if retrieving else 0.0, len(c.records))
     by_rank = {name: sorted(ranks, key=ranks.__getitem__) for name, ranks in (("vector", c.vec_rank), ("bm25", c.lex_rank))}
     fused, _ = fuse(by_rank, {"vector": 1.0, "bm25": 1.0}, w.rrf_k)
     best = 2.0 / (w.rrf_k + 1)  # rank 1 in both lists: similarity 1
     out = []
-    for rid, rec in c.records.items():
+    for (rid, rec), eps in zip(sorted(c.records.items()), noise, strict=True):  # by id: the same draw each time
         similarity = fused.get(rid, 0.0) / best if use_similarity else 0.0
         times = accesses(rec)
         b = base_level(times, now, w.decay)
-        activation = b + spread.get(rid, 0.0)
+        activation = b + spread.get(rid, 0.0) + float(eps)
+        if retrieving and activation < w.threshold:
+            continue
         r = retrievability(max(times), rec.stability, now)
         total = w.similarity * similarity + w.activation * sigmoid(activation) + w.retrievability * r
         parts = {"similarity": similarity, "cosine": c.cosine.get(rid, 0.0), "bm25": c.bm25.get(rid, 0.0),
-                 "base_level": b, "spreading": spread.get(rid, 0.0), "activation": activation,
+                 "base_level": b, "spreading": spread.get(rid, 0.0), "noise": float(eps),
+                 "activation": activation, "retrieval_probability": retrieval_probability(activation, w),
                  "retrievability": r, "score": total}
         out.append((rec, total, parts))
     out.sort(key=lambda t: -t[1])
