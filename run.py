@@ -41,7 +41,17 @@ def main(argv: list[str]) -> int:
     # is: inside a hyperon callback that exception aborted the whole process (a Rust panic).
     stopping = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    inspector = None
     try:
+        if config.ui:
+            from mettaclaw.inspector import InspectorError, serve
+
+            try:
+                inspector = serve(memory, config)
+            except InspectorError as err:
+                print(f"error: {err}", file=sys.stderr)
+                return 2
+            print(f"inspector: {inspector.url}", flush=True)
         agent = Agent(config, llm, channel, memory)                                  # runner
         agent.stopping = stopping
         print(memory.priors.summary())
@@ -63,6 +73,8 @@ def main(argv: list[str]) -> int:
         memory.close()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         getattr(channel, "close", lambda: None)()
+        if inspector is not None:
+            inspector.close()
     return 0
 
 

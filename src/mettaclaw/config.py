@@ -131,6 +131,12 @@ class Config(BaseModel):
     mcpScope: str = Field("agent", pattern=SCOPE_NAME)  # the one scope its tools read and write
     memoryServer: str = ""  # an agent's memory on that MCP server (http://127.0.0.1:8765/mcp), token from mcpTokenEnv
 
+    # --- the inspector (a local web page over the running agent's memory; mettaclaw/inspector)
+    ui: bool = False
+    uiPort: int = Field(8766, gt=0, lt=65536)  # served on 127.0.0.1 only
+    uiTokenEnv: str = "INSPECTOR_TOKEN"  # the page asks for this variable's value; unset: a new one each start
+    uiReadOnly: bool = True  # false: a record's page may forget it (after a confirmation)
+
     # --- scopes and lenses (tables in mettaclaw.toml, or JSON objects as arguments)
     scopePolicies: dict[Annotated[str, Field(pattern=SCOPE_NAME)], ScopePolicy] = {}
     lenses: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")], Lens] = {}

@@ -54,6 +54,7 @@ class TurnState:
     started: float = field(default_factory=time.perf_counter)
     sections: dict[str, int] = field(default_factory=dict)  # prompt section -> characters
     message_chars: int = 0  # what the model got as the message (KNOWLEDGE included)
+    message: str = ""
     knowledge_chars: int = 0
     knowledge_level: str | None = None  # names, relations or full: how far the time budget let it go
     reply: str = ""
@@ -236,7 +237,7 @@ class Agent:
         """The model's reply; a failed call is reported as a model failure and the reply is empty, so
         no error text is ever read as if the model had written it."""
         state = self.turn_state
-        state.message_chars = len(message)
+        state.message_chars, state.message = len(message), message
         began = time.perf_counter()
         try:
             state.reply = safe_text(self._complete(state.prompt, message), "the model")
@@ -354,7 +355,8 @@ class Agent:
             "turn": self.turns_logged, "time": self.now_text(), "episode_id": state.episode_id,
             "messages": [{"who": m.who, "channel": m.channel, "text": clip(m.text)} for m in state.messages],
             "prompt_chars": len(state.prompt), "prompt_sections": state.sections,
-            "message_chars": state.message_chars, "knowledge_chars": state.knowledge_chars,
+            "message_chars": state.message_chars, "model_message": clip(state.message),
+            "knowledge_chars": state.knowledge_chars,
             "knowledge_level": state.knowledge_level,
             "reply": clip(state.reply), "model_ms": None if state.model_ms is None else round(state.model_ms, 1),
             "tokens": state.tokens, "commands": state.timings, "errors": [clip(e, 1000) for e in state.errors],

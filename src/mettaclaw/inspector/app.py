@@ -1,0 +1,236 @@
+"""The inspector's pages over one running agent's `Memory` and turn log (Starlette, Jinja2 templates).
+
+Every page is a read: search does not touch access times, so looking at memory does not change what
+it recalls. The one write is forgetting a record, offered only when `uiReadOnly=false`, after a
+confirmation page, through `Memory.forget` (what the `forget` skill calls).
+
+Access: the token (a URL's `?token=` once, then an HttpOnly same-site cookie, or a bearer header); a
+request naming another host than the loopback one is refused, so a web page elsewhere cannot reach
+it through a rebound DNS name.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from mettaclaw import turns
+from mettaclaw.memory import scopes
+from mettaclaw.memory.dream.report import read_reports
+from mettaclaw.memory.semantic.records import format_time
+from mettaclaw.memory.semantic.store import RecordFilter
+
+from .picture import draw_svg, neighbourhood
+
+PAGE = 50  # rows a list shows
+COOKIE = "mettaclaw_ui"
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+TURN = {"turn": "?", "time": "", "episode_id": None, "messages": [], "prompt_chars": 0, "prompt_sections": {},
+        "knowledge_level": None, "model_message": "", "reply": "", "model_ms": None, "tokens": None, "commands": [],
+        "errors": [], "turn_ms": 0.0}  # what a turn line may lack (an older version's log, a hand-edited line)
+COMMAND = {"skill": "?", "ms": 0.0, "result": ""}
+MESSAGE = {"who": "", "channel": "", "text": ""}
+
+
+def _turn(line: Any) -> dict[str, Any]:
+    turn = {**TURN, **line} if isinstance(line, dict) else dict(TURN)
+    for key, shape in (("commands", COMMAND), ("messages", MESSAGE)):
+        items = turn[key] if isinstance(turn[key], list) else []
+        turn[key] = [{**shape, **item} for item in items if isinstance(item, dict)]
+    return turn
+
+
+class Pages:
+    """What each page shows, read from the memory (kept apart from HTTP so it reads top to bottom)."""
+
+    def __init__(self, memory: Any, turn_log: Path, read_only: bool) -> None:
+        self.memory, self.turn_log, self.read_only = memory, Path(turn_log), read_only
+
+    def label(self, node: str, chars: int = 28) -> str:
+        text = self.memory.text_of(node) or ""
+        text = " ".join(text.split())
+        return node[:10] if not text else text[:chars] + ("…" if len(text) > chars else "")
+
+    def timeline(self, page: int) -> dict[str, Any]:
+        rows, more = turns.newest(self.turn_log, page * PAGE, PAGE)
+        return {"turns": [_turn(r) for r in rows], "page": page, "more": more}
+
+    def search(self, query: str, layer: str | None) -> dict[str, Any]:
+        hits = self.memory.query(query, limit=20, layer=layer, explain=True, touch=False) if query.strip() else []
+        return {"query": query, "layer": layer or "", "hits": [
+            {"hit": h, "cites": [(c, self.label(c, 60)) for c in h.cites[:8]],
+             "parts": {k: v for k, v in (h.parts or {}).items() if isinstance(v, int | float)}} for h in hits]}
+
+    def records(self, kind: str, before: float | None) -> dict[str, Any]:
+        f = RecordFilter(kinds=(kind,) if kind else (), time_to=None if before is None else before - 1e-6)
+        found = self.memory.semantic.records.select(f, limit=PAGE + 1)
+        return {"records": found[:PAGE], "kind": kind, "more": len(found) > PAGE,
+                "next": found[PAGE - 1].recorded_at if len(found) > PAGE else None}
+
+    def record(self, record_id: str) -> dict[str, Any] | None:
+        mem = self.memory
+        semantic = mem.semantic.get(record_id)
+        stat = mem.statistics.get(record_id) if mem.statistics is not None else None
+        row = mem.index.get(record_id)
+        if semantic is None and stat is None and row is None:
+            return None
+        edges = sorted(mem.semantic.records.edges_of(record_id), key=lambda e: (e.type, -e.weight))
+        out: dict[str, Any] = {"id": record_id, "semantic": semantic, "stat": stat, "row": row,
+                               "edges": [(e, e.other(record_id), self.label(e.other(record_id), 60)) for e in edges[:200]],
+                               "more_edges": max(0, len(edges) - 200), "read_only": self.read_only}
+        if semantic is not None:
+            out["scope"] = scopes.of_tags(semantic.tags)
+            out["tags"] = scopes.user_tags(semantic.tags)
+            out["versions"] = mem.semantic.records.by_lineage(semantic.lineage)
+            out["changes"] = mem.semantic.changes(record_id)
+            out["episodes"] = [(e, self.label(e, 80)) for e in semantic.source_episodes[-20:]]
+        elif row is not None:
+            out["scope"] = scopes.of_tags(row.tags)
+            out["tags"] = scopes.user_tags(row.tags)
+            cites = str(row.meta.get("cites") or "")
+            out["episodes"] = [(e, self.label(e, 80)) for e in cites.split("|") if e][:20]
+        return out
+
+    def graph_svg(self, record_id: str) -> str:
+        graph = neighbourhood(self.memory.semantic.records.edges_of, record_id)
+        return draw_svg(graph, record_id, self.label)
+
+    def beliefs(self, page: int) -> dict[str, Any]:
+        index = self.memory.index
+        ids = sorted(index.ids_by(kind="belief"), key=lambda i: index.row(i).metadata.get("ts", 0), reverse=True)
+        rows = [index.get(i) for i in ids[page * PAGE:(page + 1) * PAGE]]
+        inferred = self.memory.semantic.records.select(RecordFilter(tags_all=("inferred",)), limit=PAGE)
+        return {"beliefs": rows, "inferred": inferred, "page": page, "more": len(ids) > (page + 1) * PAGE}
+
+    def dreams(self, page: int) -> dict[str, Any]:
+        dreamer = self.memory.dreamer
+        reports = list(reversed(read_reports(dreamer.reports_path))) if dreamer is not None else []
+        shown = reports[page * 10:(page + 1) * 10]
+        labelled = [{**r, "labels": {i: self.label(i, 50) for k in ("added", "reinforced", "merged", "superseded")
+                                     for i in r.get(k, [])[:30]}} for r in shown]
+        running = getattr(dreamer, "progress", None)
+        return {"reports": labelled, "page": page, "more": len(reports) > (page + 1) * 10, "running": running}
+
+    def stats(self) -> dict[str, Any]:
+        mem = self.memory
+        kinds = sorted(mem.statistics, key=lambda s: -s.n)[:50] if mem.statistics is not None else []
+        state = mem.dreamer.state if mem.dreamer is not None else None
+        return {"index": mem.index.stats(), "semantic": mem.semantic.records.summary(),
+                "tags": list(mem.semantic.tags().items())[:30], "kinds": kinds,
+                "dreams": getattr(state, "dreams", 0), "last_dream": format_time(getattr(state, "last_dream", None)),
+                "pins": mem.working.text}
+
+
+def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> Starlette:
+    """The inspector's ASGI app (uvicorn serves it: inspector/__init__.py)."""
+    pages = Pages(memory, turn_log, read_only)
+    env = Environment(loader=PackageLoader("mettaclaw.inspector"), autoescape=select_autoescape())
+    env.filters["time"] = format_time
+    env.filters["json"] = lambda v: json.dumps(v, indent=1, default=str)
+    csrf = hmac.new(token.encode(), b"forget", "sha256").hexdigest()
+
+    def html(name: str, status: int = 200, **data: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(name).render(**data), status_code=status)
+
+    def allowed(request: Request) -> bool:
+        given = (request.cookies.get(COOKIE) or request.query_params.get("token")
+                 or request.headers.get("authorization", "").removeprefix("Bearer ").strip())
+        return bool(given) and hmac.compare_digest(given.encode(), token.encode())
+
+    def page(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        async def guarded(request: Request) -> Response:
+            if request.url.hostname not in LOOPBACK:
+                return HTMLResponse("the inspector answers on 127.0.0.1 only", status_code=403)
+            if not allowed(request):
+                return html("denied.html", 401)
+            if "token" in request.query_params:  # the token leaves the address bar for a cookie
+                rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+                target = request.url.path + ("?" + urlencode(rest) if rest else "")
+                response = RedirectResponse(target, status_code=303)
+                response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+                return response
+            return await handler(request)
+        return guarded
+
+    def number(request: Request, name: str) -> int:
+        try:
+            return max(0, int(request.query_params.get(name, "0")))
+        except ValueError:
+            return 0
+
+    @page
+    async def timeline(request: Request) -> Response:
+        return html("timeline.html", **await run_in_threadpool(pages.timeline, number(request, "page")))
+
+    @page
+    async def search(request: Request) -> Response:
+        layer = request.query_params.get("layer") or None
+        if layer not in (None, "episodic", "semantic"):
+            return html("error.html", 400, message=f"layer {layer!r} is not episodic or semantic")
+        return html("search.html", **await run_in_threadpool(pages.search, request.query_params.get("q", ""), layer))
+
+    @page
+    async def records(request: Request) -> Response:
+        try:
+            before = float(request.query_params["before"]) if "before" in request.query_params else None
+        except ValueError:
+            before = None
+        return html("records.html", **await run_in_threadpool(pages.records, request.query_params.get("kind", ""), before))
+
+    @page
+    async def record(request: Request) -> Response:
+        found = await run_in_threadpool(pages.record, request.path_params["id"])
+        if found is None:
+            return html("error.html", 404, message=f"no record {request.path_params['id']!r}")
+        return html("record.html", **found)
+
+    @page
+    async def graph(request: Request) -> Response:
+        svg = await run_in_threadpool(pages.graph_svg, request.path_params["id"])
+        return Response(svg, media_type="image/svg+xml")
+
+    @page
+    async def beliefs(request: Request) -> Response:
+        return html("beliefs.html", **await run_in_threadpool(pages.beliefs, number(request, "page")))
+
+    @page
+    async def dreams(request: Request) -> Response:
+        return html("dreams.html", **await run_in_threadpool(pages.dreams, number(request, "page")))
+
+    @page
+    async def stats(request: Request) -> Response:
+        return html("stats.html", **await run_in_threadpool(pages.stats))
+
+    @page
+    async def forget(request: Request) -> Response:
+        record_id = request.path_params["id"]
+        if read_only:
+            return html("error.html", 403, message="the inspector is read-only (start the agent with uiReadOnly=false "
+                        "to forget records from this page)")
+        if request.method == "GET":
+            return html("forget.html", id=record_id, text=pages.label(record_id, 400), csrf=csrf)
+        form = await request.form()
+        if not hmac.compare_digest(str(form.get("csrf", "")), csrf) or form.get("confirm") != "yes":
+            return html("error.html", 400, message="not forgotten: the confirmation was missing")
+        try:
+            gone = await run_in_threadpool(memory.forget, record_id)
+        except LookupError as err:
+            return html("error.html", 404, message=str(err))
+        return html("forgotten.html", id=record_id, gone=gone)
+
+    return Starlette(routes=[
+        Route("/", timeline), Route("/search", search), Route("/records", records),
+        Route("/record/{id:path}", record), Route("/graph/{id:path}.svg", graph), Route("/beliefs", beliefs),
+        Route("/dreams", dreams), Route("/stats", stats), Route("/forget/{id:path}", forget, methods=["GET", "POST"]),
+    ])

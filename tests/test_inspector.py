@@ -1,0 +1,103 @@
+"""The inspector's pages over a live agent's memory, through HTTP (Starlette's test client): the token,
+each page showing the records the agent made, paging, and forgetting only after a confirmation.
+The real-browser test is tests/test_inspector_browser.py."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from mettaclaw.inspector.app import COOKIE, PAGE, build
+
+TOKEN = "s3cret-token"
+
+
+@pytest.fixture
+def lived(make_agent):
+    """An agent after a few turns: a remembered fact, two beliefs and an inference, a dream."""
+    replies = ["remember the spare key is under the blue flowerpot",
+               "remember (--> sam human) (stv 1 0.9)\nremember (--> human mortal) (stv 1 0.9)",
+               "infer is sam mortal?", "send noted"]
+    agent, llm, channel, clock = make_agent(replies, sleepInterval=0)
+    for text in ("where do we keep the spare key? under the blue flowerpot", "sam is a human",
+                 "is sam mortal?", "thanks"):
+        channel.put(text)
+        agent.turn()
+    agent.memory.dreamer.dream()
+    return agent
+
+
+def client(agent, read_only: bool = True) -> TestClient:
+    app = build(agent.memory, agent.config.memory_path("turns.jsonl"), TOKEN, read_only=read_only)
+    return TestClient(app, base_url="http://127.0.0.1")
+
+
+def test_every_page_asks_for_the_token_and_only_on_loopback(lived) -> None:
+    c = client(lived)
+    for path in ("/", "/search?q=key", "/records", "/beliefs", "/dreams", "/stats"):
+        assert c.get(path).status_code == 401, path
+    assert c.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    first = c.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert first.status_code == 303 and first.headers["location"] == "/"  # the token leaves the address
+    assert COOKIE in first.cookies
+    assert c.get("/stats").status_code == 200  # the cookie carries it from then on
+    other = TestClient(c.app, base_url="http://attacker.example")
+    assert other.get("/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 403
+
+
+def test_the_pages_show_what_the_agent_saw_did_and_knows(lived) -> None:
+    c = client(lived)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    timeline = c.get("/").text
+    assert "where do we keep the spare key?" in timeline and "the model was shown" in timeline
+    assert "remember the spare key is under the blue flowerpot" in timeline  # the reply
+    search = c.get("/search", params={"q": "spare key flowerpot"}).text
+    assert "the spare key is under the blue flowerpot" in search and "score" in search and "bm25" in search
+    beliefs = c.get("/beliefs").text
+    assert "(--&gt; sam human)" in beliefs and "deduction" in beliefs  # a belief and the trail of an inference
+    kept = next(r for r in lived.memory.semantic.records.select(
+        __import__("mettaclaw.memory.semantic.store", fromlist=["RecordFilter"]).RecordFilter(tags_all=("inferred",))))
+    record = c.get(f"/record/{kept.id}").text
+    assert "agent_inference" in record and "Versions" in record and "DERIVED_FROM" in record
+    svg = c.get(f"/graph/{kept.id}.svg")
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml") and "<svg" in svg.text
+    assert "DERIVED_FROM" in svg.text  # the edge's type is drawn as its label
+    dreams = c.get("/dreams").text
+    assert "episodes" in dreams and "added" in dreams
+    stats = c.get("/stats").text
+    assert "semantic records" in stats and "memory index rows" in stats
+    assert c.get("/record/no-such-id").status_code == 404
+    assert c.get("/search", params={"q": "x", "layer": "bogus"}).status_code == 400
+
+
+def test_forgetting_from_the_page_needs_write_access_and_a_confirmation(lived) -> None:
+    hit = lived.memory.query("spare key flowerpot", 1)[0]
+    read_only = client(lived)
+    read_only.headers["Authorization"] = f"Bearer {TOKEN}"
+    assert read_only.post(f"/forget/{hit.id}", data={"confirm": "yes"}).status_code == 403
+    c = client(lived, read_only=False)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    page = c.get(f"/forget/{hit.id}").text
+    assert "Forget it" in page and "cannot be undone" in page
+    assert c.post(f"/forget/{hit.id}", data={"confirm": "yes"}).status_code == 400  # no confirmation token
+    csrf = page.split('name="csrf" value="')[1].split('"')[0]
+    done = c.post(f"/forget/{hit.id}", data={"confirm": "yes", "csrf": csrf})
+    assert done.status_code == 200 and hit.id in done.text
+    assert lived.memory.index.get(hit.id) is None
+    assert hit.id not in {h.id for h in lived.memory.query("spare key flowerpot", 10)}
+
+
+def test_the_timeline_is_paged(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["send ok"] * (PAGE + 5), sleepInterval=0)
+    for n in range(PAGE + 5):
+        channel.put(f"message number {n}")
+        agent.turn()
+    c = client(agent)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    first = c.get("/").text
+    assert f"message number {PAGE + 4}" in first and "message number 0<" not in first and 'id="older"' in first
+    second = c.get("/?page=1").text
+    assert "message number 0" in second and f"message number {PAGE + 4}" not in second
+    with open(agent.config.memory_path("turns.jsonl"), "a") as log:  # a line of another version, a torn one
+        log.write('{"turn": 999, "commands": [{"skill": "send"}, 3], "messages": [{"who": "x"}]}\n[1, 2]\n{"turn": 1000, "rep')
+    assert "turn 999" in c.get("/").text
