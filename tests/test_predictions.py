@@ -166,3 +166,15 @@ def test_an_end_of_session_dream_cut_short_is_resumed_at_the_next_start(open_tes
     again.close()
     third = open_test_memory("chromaMode=embedded", folder="m", dream=False)
     assert [r for r in third.semantic if r.name and r.name.startswith("pattern shell make")]
+
+
+def test_a_pattern_named_by_an_error_text_is_quantified_by_the_error_count() -> None:
+    """The dream names failures `exit N` and `error: <first words>`; the statistics count errors as -1."""
+    from mettaclaw.memory.dream.quantify import _support
+
+    stat = KindStatistics("remember")
+    for k in range(6):
+        stat.add(f"ep-{k}", "2026-03-02 14:00:00", -1 if k else 0, 5.0)
+    rate, support = _support(stat, "error: not stored the")
+    assert rate == pytest.approx(wilson_lower(5, 6)) and support >= rate > 0
+    assert _support(stat, "exit 1") == (0.0, 0.0)

@@ -30,8 +30,10 @@ CONFIRMS_ABOVE = 0.5  # the PREDICTIONS gate: the outcome holds more often than 
 
 
 def _status(outcome: str) -> str:
-    """A pattern's outcome (`exit N`, `error`, `timeout`) as the statistics' failure status."""
-    return {"error": "-1", "timeout": "124"}.get(outcome, outcome.removeprefix("exit ").strip())
+    """A pattern's failed outcome as the statistics' failure status: the dream names a failure status
+    `exit N` (a timeout is `exit 124`) and a skill's error `error: <its first words>`, which the
+    statistics count as -1 (dream/episodes.py from_trace, statistics.py status_of)."""
+    return "-1" if outcome.startswith("error") else outcome.removeprefix("exit ").strip()
 
 
 def _support(stat: KindStatistics, outcome: str) -> tuple[float, float]:
