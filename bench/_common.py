@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import statistics
 from pathlib import Path
 from typing import Any
@@ -48,3 +49,10 @@ def load_average() -> str:
     """The 1, 5 and 15 minute load averages, to print beside every timing (machines here are shared)."""
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def free_port() -> int:
+    """A port nothing listens on now (for a server a bench starts on loopback)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import median, report  # noqa: E402
+from _common import free_port, load_average, median, report  # noqa: E402
 from memory_scale import fill, vector_pool  # noqa: E402
 from semantic_scale import prefill  # noqa: E402
 
@@ -74,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         write_turns(config.memory_path("turns.jsonl"), args.turns, rng)
         record, row = ids[0], next(iter(memory.index.ids_by(tags=["synthetic"])))
 
-        token, port = "bench", 18_766
+        token, port = "bench", free_port()
         server = uvicorn.Server(uvicorn.Config(build(memory, config.memory_path("turns.jsonl"), token), host="127.0.0.1",
                                                port=port, log_level="warning", lifespan="off"))
         import threading
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                  "semantic record": f"/record/{record}", "memory row": f"/record/{row}",
                  "graph picture": f"/graph/{record}.svg", "beliefs": "/beliefs", "dreams": "/dreams", "stats": "/stats"}
         rows, payload = [], {"memories": len(memory.index), "records": args.records, "turns": args.turns,
-                             "load_before": os.getloadavg()[0], "pages_ms": {}}
+                             "load_before": load_average(), "pages_ms": {}}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"},
                           timeout=60) as http:
             for name, path in pages.items():
@@ -99,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                     assert response.status_code == 200, (path, response.status_code, response.text[:300])
                 payload["pages_ms"][name] = {"median": median(times), "max": max(times)}
                 rows.append((name, f"median {median(times):7.1f} ms   worst {max(times):7.1f} ms"))
-        payload["load_after"] = os.getloadavg()[0]
-        rows.append(("load average (1 min)", f"{payload['load_before']:.2f} before, {payload['load_after']:.2f} after"))
+        payload["load_after"] = load_average()
+        rows.append(("load average (1, 5, 15 min)", f"{payload['load_before']} before, {payload['load_after']} after"))
         server.should_exit = True
         memory.close()
     report(f"inspector pages over {payload['memories']:,} memories", rows, args.json, payload)

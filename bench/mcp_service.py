@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,18 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load_average, median, percentile, report  # noqa: E402
+from _common import free_port, load_average, median, percentile, report  # noqa: E402
 from memory_scale import fill, sentence, vector_pool  # noqa: E402
 
 TOKEN = "bench-token-" + "x" * 16
 QUESTIONS = ["what did I say about the garden", "when is the dentist", "where are the keys", "who called on Monday",
              "what is the wifi password", "how much was the insurance"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(url: str, server: subprocess.Popen) -> None:

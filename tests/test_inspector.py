@@ -8,6 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mettaclaw.inspector.app import COOKIE, PAGE, build
+from mettaclaw.memory.semantic.store import RecordFilter
 
 TOKEN = "s3cret-token"
 
@@ -55,8 +56,7 @@ def test_the_pages_show_what_the_agent_saw_did_and_knows(lived) -> None:
     assert "the spare key is under the blue flowerpot" in search and "score" in search and "bm25" in search
     beliefs = c.get("/beliefs").text
     assert "(--&gt; sam human)" in beliefs and "deduction" in beliefs  # a belief and the trail of an inference
-    kept = next(r for r in lived.memory.semantic.records.select(
-        __import__("mettaclaw.memory.semantic.store", fromlist=["RecordFilter"]).RecordFilter(tags_all=("inferred",))))
+    kept = next(iter(lived.memory.semantic.records.select(RecordFilter(tags_all=("inferred",)))))
     record = c.get(f"/record/{kept.id}").text
     assert "agent_inference" in record and "Versions" in record and "DERIVED_FROM" in record
     svg = c.get(f"/graph/{kept.id}.svg")

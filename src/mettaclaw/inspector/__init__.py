@@ -5,15 +5,12 @@ changed. `serve` starts it beside the agent loop; pages are in app.py, templates
 
 from __future__ import annotations
 
-import logging
 import os
 import secrets
 import socket
 import threading
 from pathlib import Path
 from typing import Any
-
-log = logging.getLogger(__name__)
 
 
 class InspectorError(RuntimeError):

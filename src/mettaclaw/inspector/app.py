@@ -81,7 +81,7 @@ class Pages:
     def record(self, record_id: str) -> dict[str, Any] | None:
         mem = self.memory
         semantic = mem.semantic.get(record_id)
-        stat = mem.statistics.get(record_id) if mem.statistics is not None else None
+        stat = mem.statistic(record_id)
         row = mem.index.get(record_id)
         if semantic is None and stat is None and row is None:
             return None

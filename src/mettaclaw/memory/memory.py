@@ -24,7 +24,7 @@ from .lock import FolderLock
 from .priors import PRIOR_KIND
 from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
 from .recall import Hit, LayerGraph, Recall
-from .semantic.records import Edge
+from .semantic.memory import cites
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +93,13 @@ class Memory:
                 row = self.index.get(premise)
                 record = row.meta.get("semantic_id") if row is not None else None
                 target, layer = (record, "semantic") if record else (premise, "episodic")
-                self.semantic.records.put_edge(Edge(result.id, target, "DERIVED_FROM", 1.0, created_at=now,
-                                                    dst_layer=layer))
+                self.semantic.records.put_edge(cites(result.id, target, now, layer=layer))
             self._mirror.sync()
         return result.id
+
+    def statistic(self, node: str) -> Any:
+        """The statistics layer's node `stat:<scope>:<kind>` (None: not one, or no statistics layer)."""
+        return self.statistics.get(node) if self.statistics is not None else None
 
     def sync_mirror(self) -> None:
         """Bring the index's copies of every semantic record changed since the last call in line with
@@ -143,7 +146,7 @@ class Memory:
         row = self.index.get(record_id)
         if row is not None:
             return scopes.allows(visible, row.tags)
-        stat = self.statistics.get(record_id) if self.statistics is not None else None
+        stat = self.statistic(record_id)
         if stat is not None:
             return stat.scope in visible
         record = self.semantic.get(record_id)
@@ -258,7 +261,7 @@ class Memory:
         row = self.index.get(record_id)
         if row is not None:
             return row.text
-        stat = self.statistics.get(record_id) if self.statistics is not None else None
+        stat = self.statistic(record_id)
         if stat is not None:
             return stat.verbal()
         record = self.semantic.get(record_id)

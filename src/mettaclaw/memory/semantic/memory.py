@@ -53,14 +53,13 @@ MAX_CONTENT = 4000
 MAX_REFERENCES = 200  # episodes a concept keeps citing (the design's cap; oldest evicted first)
 
 
-
-def cites(rec: SemanticRecord, episode: str, now: float, instance: bool = False) -> Edge:
-    """The provenance link between a record and one of its episodes: DERIVED_FROM (record -> episode)
-    for the episodes it was made from; INSTANCE_OF (episode -> concept) for an episode found later
-    to be one more instance of an existing concept."""
+def cites(record_id: str, source: str, now: float, instance: bool = False, layer: str = "episodic") -> Edge:
+    """The provenance link between a record and what it came from: DERIVED_FROM (record -> source) for
+    the episodes it was made from, or an inference's premises (`layer` "semantic" for a record);
+    INSTANCE_OF (episode -> concept) for an episode found later to be one more instance of a concept."""
     if instance:
-        return Edge(episode, rec.id, "INSTANCE_OF", 1.0, created_at=now, src_layer="episodic")
-    return Edge(rec.id, episode, "DERIVED_FROM", 1.0, created_at=now, dst_layer="episodic")
+        return Edge(source, record_id, "INSTANCE_OF", 1.0, created_at=now, src_layer=layer)
+    return Edge(record_id, source, "DERIVED_FROM", 1.0, created_at=now, dst_layer=layer)
 
 class SemanticMemory(SemanticReading, Announcer):
     """Facts and concepts, their graph and their history. `name = "semantic"` in the layer protocol."""
@@ -174,7 +173,7 @@ class SemanticMemory(SemanticReading, Announcer):
             self.announce_capture(old.id, old)
         if not extra.get("index"):
             for ep in rec.source_episodes:
-                self.records.put_edge(cites(rec, ep, now))
+                self.records.put_edge(cites(rec.id, ep, now))
             update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
         self.announce_capture(rec.id, rec)
         action = "superseded" if closed else "created"
@@ -216,9 +215,9 @@ class SemanticMemory(SemanticReading, Announcer):
         self.records.log_version(rec.id, action, now, {"content": rec.content, "reinforcements": rec.reinforcements,
                                                        "source_episodes": new_eps})
         for ep in new_eps:
-            self.records.put_edge(cites(rec, ep, now, instance=rec.kind == "concept"))
+            self.records.put_edge(cites(rec.id, ep, now, instance=rec.kind == "concept"))
         for ep in evicted:  # the oldest references go, with their links
-            for edge in (cites(rec, ep, now), cites(rec, ep, now, instance=True)):
+            for edge in (cites(rec.id, ep, now), cites(rec.id, ep, now, instance=True)):
                 self.records.delete_edge(edge.src, edge.dst, edge.type)
         update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
         self.announce_capture(rec.id, rec)
