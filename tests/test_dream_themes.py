@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from mettaclaw.memory.dream import Dreamer, ListSource
+from mettaclaw.memory.dream.cluster import cluster_vectors
 from mettaclaw.memory.dream.episodes import DreamEpisode
 from mettaclaw.memory.dream.mirror import Mirror
 from mettaclaw.memory.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes
@@ -143,7 +145,7 @@ def test_many_participants_share_one_bound_and_the_least_recent_give_way():
 
 
 @pytest.mark.parametrize("bad", [{"size": 1}, {"max_sentences": 0}, {"window": 1}, {"min_terms": 0},
-                                 {"window": 10, "total": 5}])
+                                 {"window": 10, "total": 5}, {"clustering": "spectral"}])
 def test_a_bad_theme_policy_is_refused(bad):
     with pytest.raises(ValueError, match="theme policy"):
         ThemePolicy(**bad)
@@ -173,3 +175,16 @@ def test_an_index_record_is_stored_as_is_and_kept_out_of_the_graph():
     lone = sem.learn("John lives in Leeds.", kind="summary", source_episodes=["D4", "D5"], index=True)
     moved = sem.learn("John lives in York.", source_episodes=["D6"])
     assert moved.action == "created" and sem.get(lone.id).current and sem.get(lone.id).subject is None
+
+
+def test_ward_clustering_is_deterministic_and_keeps_earlier_groups_when_a_row_is_added():
+    rng = np.random.default_rng(7)
+    centres = np.eye(3, 16, dtype=np.float32)
+    rows = np.vstack([c + 0.05 * rng.normal(size=(4, 16)) for c in centres]).astype(np.float32)
+    first = cluster_vectors(rows, 3, method="ward")
+    assert first == cluster_vectors(rows, 3, method="ward", seed=99)  # no random start
+    assert sorted(sorted(g) for g in first) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    grown = cluster_vectors(np.vstack([rows, centres[1] + 0.05 * rng.normal(size=(1, 16))]), 3, method="ward")
+    assert sorted(sorted(g) for g in grown) == [[0, 1, 2, 3], [4, 5, 6, 7, 12], [8, 9, 10, 11]]
+    with pytest.raises(ValueError, match="clustering method"):
+        cluster_vectors(rows, 3, method="spectral")

@@ -134,6 +134,32 @@ def test_the_floor_answers_nothing_for_an_unrelated_question_but_a_named_word_al
     assert [h.text for h in recall.recall("pinecone", 5)][0] == "The wifi password at the cabin is pinecone-42."
 
 
+class _WholeNotParts(HashEmbedder):
+    """The question and the row as a whole share a vector; each of the row's sentences is unrelated."""
+
+    ROW = "Went there in May. Loved it."
+
+    def embed(self, texts: list[str]):
+        out = super().embed(texts)
+        for i, text in enumerate(texts):
+            if text in (self.ROW, "which trips did I enjoy"):
+                out[i] = 0.0
+                out[i, 0] = 1.0
+            elif text in ("Went there in May.", "Loved it."):
+                out[i] = 0.0
+                out[i, 1 + len(text) % 2] = 1.0
+        return out
+
+
+def test_a_row_close_as_a_whole_passes_the_floor_though_none_of_its_sentences_does():
+    index = LongTermMemory(_WholeNotParts(), InMemoryVectorStore())
+    index.remember(_WholeNotParts.ROW)
+    index.remember("The printer on floor two is out of toner.")
+    hits = Recall(index).recall("which trips did I enjoy", 5, explain=True)
+    assert [h.text for h in hits] == [_WholeNotParts.ROW]
+    assert hits[0].parts["relevance"] == pytest.approx(1.0)
+
+
 def test_a_chat_lines_later_sentences_keep_who_said_them():
     assert labelled_sentences("Melanie: Yep, Caroline. I'm off to go swimming with the kids.") == [
         "Melanie: Yep, Caroline.", "Melanie: I'm off to go swimming with the kids."]

@@ -200,12 +200,14 @@ class Recall:
 
     def _relevance(self, query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
                    cosine: dict[str | None, float], best_sentence: dict[str, float]) -> dict[str, float]:
-        """How related each candidate is, on the cosine scale: its best sentence (or its vector), and 1
-        for a hit whose own text holds every content word of the query (a name, a code, a number)."""
+        """How related each candidate is, on the cosine scale: its best sentence or its whole vector,
+        whichever is closer (a turn of short sentences can be about the question as a whole though
+        none of its sentences is on its own), and 1 for a hit whose own text holds every content word of
+        the query (a name, a code, a number)."""
         wanted = term_set(query)
         out = {}
         for key in scores:
-            out[key] = best_sentence.get(key, cosine.get(key, -1.0))
+            out[key] = max(best_sentence.get(key, -1.0), cosine.get(key, -1.0))
             if out[key] < self.floor and wanted and wanted <= term_set(_text(keys[key][1])):
                 out[key] = 1.0
         return out

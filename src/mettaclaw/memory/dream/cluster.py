@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+CLUSTERINGS = ("kmeans", "ward")
+
 
 def choose_k(n: int, per_cluster: int = 5) -> int:
     if n <= 0:
@@ -15,8 +17,12 @@ def choose_k(n: int, per_cluster: int = 5) -> int:
     return max(1, min(n // 2, round(n / per_cluster)))
 
 
-def cluster_vectors(vectors: np.ndarray, k: int | None = None, seed: int = 0) -> list[list[int]]:
-    """Row indices grouped into clusters, biggest first; each row in exactly one cluster."""
+def cluster_vectors(vectors: np.ndarray, k: int | None = None, seed: int = 0, method: str = "kmeans") -> list[list[int]]:
+    """Row indices grouped into clusters, biggest first; each row in exactly one cluster. `method`
+    "ward" (agglomerative, Ward linkage) is deterministic and hierarchical: rows added later seldom
+    move the earlier ones to other clusters, so what is rebuilt often stays much the same."""
+    if method not in CLUSTERINGS:
+        raise ValueError(f"unknown clustering method {method!r}; use kmeans or ward")
     rows = np.asarray(vectors, dtype=np.float32)
     n = len(rows)
     if n == 0:
@@ -31,7 +37,12 @@ def cluster_vectors(vectors: np.ndarray, k: int | None = None, seed: int = 0) ->
 
     with warnings.catch_warnings():  # repeated episodes give fewer distinct points than k: fine
         warnings.simplefilter("ignore", ConvergenceWarning)
-        labels = KMeans(n_clusters=k, n_init=2, random_state=seed, max_iter=100).fit_predict(rows)
+        if method == "ward":
+            from sklearn.cluster import AgglomerativeClustering
+
+            labels = AgglomerativeClustering(n_clusters=k, linkage="ward").fit_predict(rows)
+        else:
+            labels = KMeans(n_clusters=k, n_init=2, random_state=seed, max_iter=100).fit_predict(rows)
     groups: dict[int, list[int]] = {}
     for index, label in enumerate(labels):
         groups.setdefault(int(label), []).append(index)
