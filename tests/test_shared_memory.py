@@ -27,6 +27,7 @@ from mettaclaw.mcp.tools import MemoryTools
 from mettaclaw.memory import open_memory
 from mettaclaw.memory.lock import FolderLock
 from mettaclaw.memory.remote import RemoteMemory, ServerUnavailable, open_remote
+from mettaclaw.messages import Message
 from mettaclaw.skills import SkillError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,6 +119,68 @@ def test_turns_wait_in_an_outbox_while_the_server_is_down_and_arrive_in_order(tm
     finally:
         agent.close()
         agent.memory.close()
+
+
+def test_a_turn_whose_answer_was_lost_is_sent_again_but_recorded_once(tmp_path, open_test_memory) -> None:
+    server = open_test_memory()
+    agent, channel, caller = remote_agent(tmp_path, server, [], "a")
+    real_call, lost = caller.call, []
+
+    def answer_lost_once(tool, **args):
+        answer = real_call(tool, **args)  # the server recorded the turn ...
+        if tool == "agent_turn" and not lost:
+            lost.append(args["key"])
+            raise ServerUnavailable("read timed out")  # ... but its answer never came back
+        return answer
+
+    caller.call = answer_lost_once
+    try:
+        channel.put("the van keys are on the hook")
+        assert not agent.turn().episode_ids, "no answer: the turn waits in the outbox"
+        channel.put("the van is parked at gate two")
+        agent.turn()
+        said = [e.text for e in server.trace.around("2000", 50)]
+        assert sum("van keys are on the hook" in t for t in said) == 1, said
+        assert len(said) == 2 and not (tmp_path / "a" / "outbox.jsonl").exists()
+        assert len([h for h in server.query("van keys hook", 10) if "van keys" in h.text]) == 1
+    finally:
+        agent.close()
+        agent.memory.close()
+
+
+def test_turn_keys_survive_a_server_restart_and_a_torn_line(tmp_path, open_test_memory) -> None:
+    config = config_for(tmp_path / "server")
+    told = [Message("the boiler was serviced", "ana", "chat")]
+    memory = open_memory(config, dream=False)
+    try:
+        first = memory.record_turn("2026-01-01 10:00:00", told, [], key="k" * 32)
+    finally:
+        memory.close()
+    with open(tmp_path / "server" / "delivered.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"key": "cut-by-a-cr')  # a crash mid-append
+    memory = open_memory(config, dream=False)
+    try:
+        again = memory.record_turn("2026-01-01 10:00:00", told, [], key="k" * 32)
+        other = memory.record_turn("2026-01-01 10:01:00", told, [], key="m" * 32)
+        assert again == first and other.turn_id != first.turn_id
+        assert len(memory.trace.around("2000", 50)) == 2
+    finally:
+        memory.close()
+
+
+def test_delivered_turns_keep_the_newest_keys_and_compact_their_file(tmp_path) -> None:
+    from mettaclaw.memory.delivery import DeliveredTurns
+    from mettaclaw.memory.episode_index import TurnRecord
+
+    delivered = DeliveredTurns(tmp_path / "delivered.jsonl", keep=3)
+    for n in range(7):
+        delivered.add(f"key{n}", TurnRecord(f"t{n}", [f"ep-{n}"]))
+    assert delivered.get("key0") is None and delivered.get("key6") == TurnRecord("t6", ["ep-6"])
+    assert len((tmp_path / "delivered.jsonl").read_text().splitlines()) <= 6
+    reread = DeliveredTurns(tmp_path / "delivered.jsonl", keep=3)
+    assert [reread.get(f"key{n}") is not None for n in range(7)] == [False] * 4 + [True] * 3
+    with pytest.raises(ValueError, match="keep"):
+        DeliveredTurns(tmp_path / "x.jsonl", keep=0)
 
 
 def test_a_server_of_one_scope_refuses_an_agent_acting_in_another(tmp_path, open_test_memory) -> None:

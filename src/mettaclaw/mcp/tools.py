@@ -210,13 +210,17 @@ class MemoryTools:
     # --- for agents whose memory this server is (memoryServer=URL; memory/remote.py)
     def agent_turn(self, time: Time,
                    messages: list[TurnMessage], commands: list[TurnCommand],
-                   errors: str | None = None) -> dict[str, Any]:
-        """Record an agent's turn (what it was told and did, how each command ended) as episodes, searchable when this returns."""
+                   errors: str | None = None,
+                   key: Annotated[str | None, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")] = None,
+                   ) -> dict[str, Any]:
+        """Record an agent's turn (what it was told and did, how each command ended) as episodes, searchable when this returns.
+        A turn sent again with the same `key` (its answer was lost) is answered as the first time, not recorded twice."""
         told = [Message(m.text, m.who, m.channel) for m in messages]
         for m in told:
             self._acting_in(scopes.of_episode([m.who or ""], m.channel))
         record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors,
-                                         [(c.status, c.ms) for c in commands] if all(c.ms is not None for c in commands) else [])
+                                         [(c.status, c.ms) for c in commands] if all(c.ms is not None for c in commands) else [],
+                                         key=key)
         return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
 
     def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]

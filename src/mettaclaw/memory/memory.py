@@ -45,6 +45,7 @@ class Memory:
         self.statistics: Any = None  # the statistics layer (statistics.py), listening to the trace
         self.last_context: Any = None  # the last KNOWLEDGE block built: its level and cost
         self.session_end_s = 0.0  # how long close() may dream over what is not consolidated yet
+        self.delivered: Any = None  # keys of the turns sent by agents whose memory this is (delivery.py)
 
     def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int,
                lenses: dict[str, Any] | None = None) -> Any:
@@ -63,12 +64,19 @@ class Memory:
 
     # --- writing
     def record_turn(self, time_text: str, messages: list[Message], commands: list[Command],
-                    errors: str | None = None, outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
+                    errors: str | None = None, outcomes: list[tuple[int, float]] = (),
+                    key: str | None = None) -> TurnRecord:
         """The turn's trace record (synced) and its episodes, searchable when this returns; how each
         command ended (`outcomes`: (status, ms)) counts in the statistics at once (they listen to
-        the trace)."""
+        the trace). A turn sent again under the same `key` is answered as the first time and not
+        recorded twice (delivery.py)."""
         with self.lock:
-            return self.episodes.record(time_text, messages, commands, errors, outcomes=outcomes)
+            if key is not None and self.delivered is not None and (done := self.delivered.get(key)) is not None:
+                return done
+            record = self.episodes.record(time_text, messages, commands, errors, outcomes=outcomes)
+            if key is not None and self.delivered is not None:
+                self.delivered.add(key, record)
+            return record
 
     def remember(self, text: str, *, scope: str = scopes.DEFAULT, **fields: Any) -> Any:
         """Store a memory in `scope` (the agent's own unless given)."""
@@ -306,6 +314,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         from .remote import open_remote
 
         return open_remote(config, dict(os.environ))  # type: ignore[return-value]
+    from .delivery import DeliveredTurns
     from .dream import Dreamer, TraceSource
     from .dream.cache import CachedEmbedder
     from .embedders import make_embedder
@@ -339,6 +348,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
                         semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
                         folder_lock=folder_lock, settings=settings)
         memory.priors, memory.statistics = priors, statistics
+        memory.delivered = DeliveredTurns(config.memory_path("delivered.jsonl"))
         memory.session_end_s = config.sessionEndDream
         memory.dreamer = dreamer = Dreamer(
             semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,

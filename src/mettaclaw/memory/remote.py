@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
@@ -193,11 +194,12 @@ class RemoteMemory:
                     errors: str | None = None, outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
         """The turn in this agent's own trace, then as episodes on the server (ids from there). While
         the server cannot be reached the turn waits in `outbox.jsonl` and is sent, in order, before
-        the next turn that gets through; meanwhile its id is the local trace's."""
+        the next turn that gets through; meanwhile its id is the local trace's. Each turn carries a
+        key, so one whose answer was lost after the server recorded it is not recorded twice."""
         who, channel = senders(messages)
         with self.lock:
             local = self.trace.append_episode(time_text, shown(messages), commands, errors, who, channel)
-            self.outbox.append({"time": time_text, "errors": errors,
+            self.outbox.append({"time": time_text, "errors": errors, "key": uuid.uuid4().hex,
                                 "messages": [{"text": m.text, "who": m.who, "channel": m.channel} for m in messages],
                                 "commands": [{"skill": c.skill, "args": list(c.args), "status": status, "ms": ms}
                                              for c, (status, ms) in zip(commands, _padded(outcomes, len(commands)), strict=True)]})

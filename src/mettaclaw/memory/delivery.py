@@ -1,0 +1,73 @@
+"""The turns a memory server has recorded, by the key their sender gave each one.
+
+Why: an agent whose memory is a server keeps each turn in its outbox until it has the server's answer
+(remote.py). When the turn got through but the answer was lost on the way back (a timeout, a dropped
+connection, a server stopped just after the write), the agent sends it again; the server then answers
+with the ids it gave the first time instead of recording the turn twice.
+
+The keys live in `delivered.jsonl` beside the trace, one synced line per turn, written after the
+turn's own trace record: a crash between the two writes can still record a turn twice, but never
+loses one. The newest `keep` keys are remembered, far more than an outbox ever holds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+from mettaclaw.textutil import atomic_write
+
+from .episode_index import TurnRecord
+
+log = logging.getLogger(__name__)
+
+KEEP = 10_000
+
+
+class DeliveredTurns:
+    """Turn key -> the TurnRecord it was recorded as, persisted; the oldest keys forgotten past `keep`."""
+
+    def __init__(self, path: Path, keep: int = KEEP) -> None:
+        if keep < 1:
+            raise ValueError(f"keep must be at least 1, not {keep}")
+        self.path, self.keep = path, keep
+        self._seen: OrderedDict[str, TurnRecord] = OrderedDict()
+        self._lines = 0
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                self._lines += 1
+                try:
+                    entry = json.loads(line)
+                    self._remember(str(entry["key"]), TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"])))
+                except (ValueError, KeyError, TypeError):  # a line cut by a crash mid-append
+                    log.warning("skipped an unreadable line of %s: %r", path, line[:200])
+
+    def get(self, key: str) -> TurnRecord | None:
+        return self._seen.get(key)
+
+    def add(self, key: str, record: TurnRecord) -> None:
+        """Remember that `key` was recorded as `record` (synced before this returns)."""
+        self._remember(key, record)
+        if self._lines >= 2 * self.keep:  # rewrite with the newest keys only, so the file stays small
+            atomic_write(self.path, "".join(self._line(k, r) for k, r in self._seen.items()))
+            self._lines = len(self._seen)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(self._line(key, record))
+            f.flush()
+            os.fsync(f.fileno())
+        self._lines += 1
+
+    def _remember(self, key: str, record: TurnRecord) -> None:
+        self._seen[key] = record
+        self._seen.move_to_end(key)
+        while len(self._seen) > self.keep:
+            self._seen.popitem(last=False)
+
+    @staticmethod
+    def _line(key: str, record: TurnRecord) -> str:
+        return json.dumps({"key": key, "turn_id": record.turn_id, "episode_ids": record.episode_ids}) + "\n"
