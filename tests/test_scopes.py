@@ -12,6 +12,7 @@ import pytest
 from mettaclaw.config import load_config
 from mettaclaw.mcp.tools import MemoryTools
 from mettaclaw.memory import open_memory, scopes
+from mettaclaw.memory.recall import LayerGraph
 from mettaclaw.messages import Message
 
 PEOPLE = {"alice": ("1111", "red", "Rosa's"), "bob": ("2222", "blue", "Rosa's place")}
@@ -110,6 +111,38 @@ def test_no_read_path_shows_another_scope(memory) -> None:
                                     scopes.reading(f"user:{person}"))
     infer = MemoryTools(memory, scope="user:alice").infer("is alice a gym-user?")["answer"]
     assert "(--> alice gym-user)" in infer and "bob" not in infer
+
+
+def test_activation_never_flows_through_another_scopes_records(tmp_path) -> None:
+    """Alice's two records are linked only through a record of Bob's: spreading for Alice must not
+    cross it, so Bob's memory cannot change what Alice is shown or how it ranks."""
+    config = load_config([f"memoryDir={tmp_path}", "embeddingprovider=hash", "chromaMode=memory"], env={})
+    memory = open_memory(config, dream=False)
+    try:
+        semantic = memory.semantic
+        start = semantic.learn("Alice keeps her kayak at the boathouse", name="kayak", scope="user:alice").id
+        far = semantic.learn("Alice renews her fishing licence in March", name="licence", scope="user:alice").id
+        bridge = semantic.learn("Bob borrowed the kayak to go fishing", name="bob's trip", scope="user:bob").id
+        semantic.relate(start, "RELATED_TO", bridge, weight=1.0)
+        semantic.relate(bridge, "RELATED_TO", far, weight=1.0)
+        memory.sync_mirror()
+        alice = scopes.reading("user:alice")
+        _, everyone = memory.spread(start)
+        assert {bridge, far} <= {n for found in everyone.values() for n, _ in found}  # the path exists
+        _, grouped = memory.spread(start, alice)
+        assert not {bridge, far} & {n for found in grouped.values() for n, _ in found}
+        expanded: set[str] = set()
+
+        class Watched(LayerGraph):
+            def __call__(self, layer: str, node: str) -> list[tuple[str, str, float]]:
+                expanded.add(node)
+                return super().__call__(layer, node)
+
+        memory.recall.graph = Watched(semantic, memory.episodes.neighbours)
+        memory.query("kayak boathouse", 10, visible=alice)
+        assert start in expanded and bridge not in expanded, "recall's spreading crossed a record of another scope"
+    finally:
+        memory.close()
 
 
 def test_the_mcp_tools_of_one_scope_see_only_it(memory) -> None:

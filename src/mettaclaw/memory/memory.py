@@ -28,6 +28,8 @@ from .semantic.memory import cites
 
 log = logging.getLogger(__name__)
 
+RECORD_SCOPES_KEPT = 200_000  # semantic records whose scope spreading keeps at hand (about 30 MB)
+
 
 class Memory:
     """The tiers (`working`, `episodes` over the trace, the memory `index`, `semantic`), the `dreamer`,
@@ -46,6 +48,9 @@ class Memory:
         self.last_context: Any = None  # the last KNOWLEDGE block built: its level and cost
         self.session_end_s = 0.0  # how long close() may dream over what is not consolidated yet
         self.delivered: Any = None  # keys of the turns sent by agents whose memory this is (delivery.py)
+        # a semantic record's scope is set when it is written and never changes: kept, so spreading
+        # does not read a record from the store for every node it walks through
+        self._record_scopes: dict[str, str] = {}
 
     def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int,
                lenses: dict[str, Any] | None = None) -> Any:
@@ -144,21 +149,27 @@ class Memory:
         activates, grouped by layer, best first (nodes of other scopes left out)."""
         with self.lock:
             record = self.semantic.resolve(ref, visible)
-            grouped = spread_with(self.recall.graph, {("semantic", record.id): 1.0}, self.settings)
-            if visible is not None:
-                grouped = {layer: kept for layer, found in grouped.items()
-                           if (kept := [(n, a) for n, a in found if self._visible(n, visible)])}
-            return record, grouped
+            graph = self.recall.graph if visible is None else self.recall.graph.within(lambda n: self.visible(n, visible))
+            return record, spread_with(graph, {("semantic", record.id): 1.0}, self.settings)
 
-    def _visible(self, record_id: str, visible: frozenset[str]) -> bool:
-        row = self.index.get(record_id)
+    def visible(self, record_id: str, visible: frozenset[str]) -> bool:
+        """May a reader of the `visible` scopes see this record (a memory, episode, statistic or
+        semantic record)? What spreading asks of each node it would walk through."""
+        row = self.index.row(record_id)
         if row is not None:
-            return scopes.allows(visible, row.tags)
+            return scopes.allows(visible, str(row.metadata.get("tags", "")).split("|"))
         stat = self.statistic(record_id)
         if stat is not None:
             return stat.scope in visible
-        record = self.semantic.get(record_id)
-        return record is not None and scopes.allows(visible, record.tags)
+        scope = self._record_scopes.get(record_id)
+        if scope is None:
+            record = self.semantic.get(record_id)
+            if record is None:
+                return False
+            if len(self._record_scopes) >= RECORD_SCOPES_KEPT:
+                self._record_scopes.clear()
+            scope = self._record_scopes[record_id] = scopes.of_tags(record.tags)
+        return scope in visible
 
     def forget(self, ref: str, visible: frozenset[str] | None = None) -> list[str]:
         """Delete what `ref` names from every store and index, so that its text does not come back
@@ -347,6 +358,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         memory = Memory(working=WorkingMemory(config.memory_path("pins.txt")), episodes=episodes, index=index,
                         semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
                         folder_lock=folder_lock, settings=settings)
+        recall.in_scopes = memory.visible
         memory.priors, memory.statistics = priors, statistics
         memory.delivered = DeliveredTurns(config.memory_path("delivered.jsonl"))
         memory.session_end_s = config.sessionEndDream

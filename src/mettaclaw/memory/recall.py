@@ -90,15 +90,34 @@ class LayerGraph:
             out.extend(("episodic", n, self.adjacency_weight) for n in self.adjacent(node))
         return out
 
+    def within(self, allowed: Callable[[str], bool]) -> Callable[[str, str], list[tuple[str, str, float]]]:
+        """These links without the nodes `allowed` refuses (each node asked once): what spreading
+        walks for a reader of some scopes only, so no activation flows through another user's
+        records and another user's memories cannot change how this reader's are ranked."""
+        seen: dict[str, bool] = {}
+
+        def links(layer: str, node: str) -> list[tuple[str, str, float]]:
+            out = []
+            for link in self(layer, node):
+                if link[1] not in seen:
+                    seen[link[1]] = allowed(link[1])
+                if seen[link[1]]:
+                    out.append(link)
+            return out
+
+        return links
+
 
 class Recall:
     """The one ranker (see the module's docstring); `settings` are what the agent uses unless given."""
 
     def __init__(self, index: Any, semantic: Any = None, graph: LayerGraph | None = None, *,
-                 settings: RecallSettings = DEFAULT_SETTINGS, mode: str = "hybrid") -> None:
+                 settings: RecallSettings = DEFAULT_SETTINGS, mode: str = "hybrid",
+                 in_scopes: Callable[[str, frozenset[str]], bool] | None = None) -> None:
         self.index, self.semantic, self.settings, self.mode = index, semantic, settings, mode
         self.graph = graph or LayerGraph(semantic, adjacency_weight=settings.adjacency_weight)
         self.floor = floor_for(index.embedder.name, settings)
+        self.in_scopes = in_scopes  # (node id, visible scopes) -> may the reader see it (Memory.visible)
 
     # --- the ranked list
     def recall(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
@@ -227,7 +246,9 @@ class Recall:
         best = top[0].score if top else 0.0
         if s.spread_weight <= 0 or best <= 0:
             return {}
-        gains = support(self.graph, {(h.layer, h.id): h.score / best for h in top}, s)
+        graph = self.graph if visible is None or self.in_scopes is None else \
+            self.graph.within(lambda node: self.in_scopes(node, visible))
+        gains = support(graph, {(h.layer, h.id): h.score / best for h in top}, s)
         reached: dict[str, float] = {}
         for (layer, node_id), gain in gains.items():
             if node_id not in hits:
