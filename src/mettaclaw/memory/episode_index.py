@@ -20,7 +20,7 @@ from typing import Any
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episodic import Episode, EpisodicTrace
-from mettaclaw.memory.lexical import parse_time
+from mettaclaw.memory.lexical import parse_time, row_tags
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.messages import Message, sender_name, shown
 from mettaclaw.parser import Command
@@ -176,7 +176,7 @@ class EpisodeIndex:
                     if row is None:
                         continue
                     text, when = row.document, str(row.metadata.get("time", ""))
-                    owner = scopes.of_tags(str(row.metadata.get("tags", "")).split("|"))
+                    owner = scopes.of_tags(row_tags(row.metadata))
                 if owner != scope:
                     continue
                 ts = parse_time(when)[1]

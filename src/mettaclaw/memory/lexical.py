@@ -216,6 +216,11 @@ class BM25Index:
         return hits[:k]
 
 
+def row_tags(meta: dict[str, Any]) -> tuple[str, ...]:
+    """A row's tags from its metadata, where they are one `|`-joined value (Chroma holds no lists)."""
+    return tuple(t for t in str(meta.get("tags", "")).split("|") if t)
+
+
 def tag_keys(tags: Any) -> list[str]:
     """One boolean metadata key per tag: Chroma metadata holds no lists, but `{"tag:x": True}` filters."""
     return [f"tag:{t}" for t in tags]
@@ -275,7 +280,7 @@ class FilterIndex:
     @staticmethod
     def _keys(meta: dict[str, Any]) -> list[tuple[str, str]]:
         keys = [("source", str(meta.get("source", ""))), ("kind", str(meta.get("kind", "")))]
-        return keys + [("tag", t) for t in str(meta.get("tags", "")).split("|") if t]
+        return keys + [("tag", t) for t in row_tags(meta)]
 
     def add(self, memory_id: str, meta: dict[str, Any]) -> None:
         for field_name, value in self._keys(meta):

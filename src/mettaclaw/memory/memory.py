@@ -20,6 +20,7 @@ from mettaclaw.parser import Command
 from . import scopes
 from .dream import mirror
 from .episode_index import EpisodeIndex, TurnRecord, action_id, message_id, offset_of
+from .lexical import row_tags
 from .lock import FolderLock
 from .priors import PRIOR_KIND
 from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
@@ -157,7 +158,7 @@ class Memory:
         semantic record)? What spreading asks of each node it would walk through."""
         row = self.index.row(record_id)
         if row is not None:
-            return scopes.allows(visible, str(row.metadata.get("tags", "")).split("|"))
+            return scopes.allows(visible, row_tags(row.metadata))
         stat = self.statistic(record_id)
         if stat is not None:
             return stat.scope in visible

@@ -24,6 +24,7 @@ import numpy as np
 
 from mettaclaw.memory import scopes
 
+from .lexical import row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
 from .text import labelled_sentences, term_set
 
@@ -270,7 +271,7 @@ class Recall:
             keys.setdefault(node_id, ("semantic", rec))
             return self._hit(node_id, keys[node_id], 0.0)
         row = self.index.row(node_id)
-        if row is None or not scopes.allows(visible, str(row.metadata.get("tags", "")).split("|")):
+        if row is None or not scopes.allows(visible, row_tags(row.metadata)):
             return None
         key = self._key(node_id, keys)
         return None if key is None else self._hit(key, keys[key], 0.0)

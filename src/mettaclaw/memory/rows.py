@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.lexical import tag_keys
+from mettaclaw.memory.lexical import row_tags, tag_keys
 from mettaclaw.memory.vectors import StoredItem
 
 # Metadata keys owned by this module; `extra` may not overwrite them.
@@ -62,7 +62,7 @@ def lexical_text(text: str, meta: dict[str, Any]) -> str:
     back, so it costs no prompt tokens. Embedding it instead blurred the vectors in our measurements.
     """
     parts = [text, text, str(meta.get("context") or ""), str(meta.get("breadcrumb") or ""),
-             " ".join(t for t in str(meta.get("tags", "")).split("|") if t)]
+             " ".join(row_tags(meta))]
     if meta.get("ts") is not None:
         from datetime import UTC, datetime
 
@@ -73,7 +73,8 @@ def lexical_text(text: str, meta: dict[str, Any]) -> str:
 
 def to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> Memory:
     meta = dict(item.metadata)
-    tags = tuple(t for t in str(meta.pop("tags", "")).split("|") if t)
+    tags = row_tags(meta)
+    meta.pop("tags", None)
     for key in tag_keys(tags):
         meta.pop(key, None)
     extra = {k: v for k, v in meta.items() if k not in RESERVED_KEYS}

@@ -26,6 +26,7 @@ KEEP = 3
 KEEP_CONFIDENCE = 0.5
 Keep = Callable[[str, str, list[dict], list[str]], str]  # (statement, belief, trail, premise ids) -> record id
 
+
 def format_conclusions(conclusions: list[Conclusion]) -> str:
     """One line per conclusion: ``[rule] STATEMENT (stv f c)``."""
     return "\n".join(f"[{c.rule}] {c.text()}" for c in conclusions)

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mettaclaw.textutil import atomic_write
+
 ACTIONS = ("added", "reinforced", "merged", "superseded", "pruned")
 
 
@@ -86,9 +88,7 @@ def append_report(path: Path, report: DreamReport) -> None:
         fh.write(json.dumps(report.to_dict(), default=str) + "\n")
     if path.stat().st_size > MAX_REPORTS_BYTES:
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(lines[len(lines) // 2:]), encoding="utf-8")
-        tmp.replace(path)
+        atomic_write(path, "".join(lines[len(lines) // 2:]))
 
 
 def read_reports(path: Path) -> list[dict[str, Any]]:

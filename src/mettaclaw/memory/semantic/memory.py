@@ -61,6 +61,7 @@ def cites(record_id: str, source: str, now: float, instance: bool = False, layer
         return Edge(source, record_id, "INSTANCE_OF", 1.0, created_at=now, src_layer=layer)
     return Edge(record_id, source, "DERIVED_FROM", 1.0, created_at=now, dst_layer=layer)
 
+
 class SemanticMemory(SemanticReading, Announcer):
     """Facts and concepts, their graph and their history. `name = "semantic"` in the layer protocol."""
 
