@@ -10,9 +10,15 @@ words its text shows). Plain BM25 and plain vector rankings over the same episod
 pass, for ratios. Nothing looks at a question's answer or evidence before scoring.
 
     python bench/locomo.py [--convs 0,1 | --skip-convs 2] [--json PATH] [--set NAME=VALUE ...] [--store memory]
+                           [--baseline EARLIER.json]
 
 `--set` changes a recall setting (memory.ranking.RecallSettings) and `--store memory` uses exact
 in-process vectors instead of embedded Chroma: both are for tuning runs, and the output says so.
+
+Each R@10 comes with a 95% bootstrap interval over the questions (`ci95=lo-hi`): on 43 multi-hop
+questions it is about +-0.1 wide, so a change smaller than that is not shown to be one. `--baseline`
+compares this run with an earlier `--json` file question by question (a paired bootstrap of the
+R@10 differences), which is the fair test of a tuning change.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -195,9 +203,36 @@ def ask(conv: dict, agent: Agent, memory: Any, turn_of: dict[str, str], text_of:
     return out
 
 
+def bootstrap_ci(values: list[float], rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of the mean of `values` (seeded: the same run prints the same)."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return float("nan"), float("nan")
+    means = v[np.random.default_rng(seed).integers(0, v.size, (rounds, v.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def paired(current: list[dict], earlier: list[dict]) -> dict[str, tuple[int, float, float, float]]:
+    """Per category: (questions in both runs, mean R@10 change, its 95% interval) of this run over an
+    earlier one, matched by conversation and question."""
+    before = {(q["source"], q["question"]): q["agent"]["R@10"] for q in earlier}
+    diffs: dict[str, list[float]] = defaultdict(list)
+    for q in current:
+        key = (q["source"], q["question"])
+        if key in before:
+            for cat in (CATEGORIES.get(q["category"], str(q["category"])), "all"):
+                diffs[cat].append(q["agent"]["R@10"] - before[key])
+    return {cat: (len(d), sum(d) / len(d), *bootstrap_ci(d)) for cat, d in diffs.items()}
+
+
+def questions_of(convs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**q, "source": c["source"]} for c in convs for q in c["questions"]]
+
+
 def summarise(convs: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean recall by category per ranking, latency percentiles, ingest per turn."""
-    questions = [q for c in convs for q in c["questions"]]
+    questions = questions_of(convs)
     out: dict[str, Any] = {}
     for mode in ("agent", "bm25", "vector"):
         by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -205,8 +240,8 @@ def summarise(convs: list[dict[str, Any]]) -> dict[str, Any]:
             for cat in (CATEGORIES.get(q["category"], str(q["category"])), "all"):
                 for figure, value in q[mode].items():
                     by_cat[cat][figure].append(value)
-        out[mode] = {cat: {"n": len(figs["R@10"]), **{f: sum(v) / len(v) for f, v in figs.items()}}
-                     for cat, figs in by_cat.items()}
+        out[mode] = {cat: {"n": len(figs["R@10"]), **{f: sum(v) / len(v) for f, v in figs.items()},
+                           "R@10_ci95": bootstrap_ci(figs["R@10"])} for cat, figs in by_cat.items()}
         ms = [q[f"{mode}_ms"] for q in questions]
         out[mode]["query_p50_ms"], out[mode]["query_p95_ms"] = median(ms), percentile(ms, 95)
     turn_ms = [c["turn_ms_p50"] for c in convs]
@@ -226,6 +261,7 @@ def print_lines(summary: dict[str, Any], label: str) -> None:
             r = res[cat]
             line = f"{name} {cat} " + " ".join(f"R@{k}={r[f'R@{k}']:.3f}" for k in KS)
             line += f" R@{TOKEN_BUDGET}tok={r[f'R@{TOKEN_BUDGET}tok']:.3f}"
+            line += " ci95={:.3f}-{:.3f}".format(*r["R@10_ci95"])
             line += f" tokens@10={r['tokens@10']:.0f}" if cat == "all" else f" (n={r['n']})"
             print(line)
         print(f"{name} query p50={res['query_p50_ms']:.1f} ms p95={res['query_p95_ms']:.1f} ms")
@@ -243,11 +279,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit-convs", type=int, help="only the first N conversations (after --skip-convs)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="change a recall setting (tuning runs only; the default is what the agent uses)")
+    parser.add_argument("--baseline", type=Path, help="an earlier --json file: R@10 changes question by question")
     parser.add_argument("--store", choices=["embedded", "memory"], default="embedded",
                         help="chromaMode (default embedded, as shipped; memory: exact in-process vectors)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         parser.error(f"no data file at {args.data}")
+    earlier = None
+    if args.baseline:
+        try:
+            earlier = questions_of(json.loads(args.baseline.read_text())["conversations"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"--baseline {args.baseline} is not a file this benchmark wrote with --json: {exc}")
     from rich.progress import Progress
 
     from mettaclaw.memory.embedders import SentenceTransformerEmbedder
@@ -272,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {c['source']}: {c['turns']} turns in {c['ingest_s']:.0f} s, {c['dreams']} dreams, "
               f"{c['semantic_records']} semantic records")
     print_lines(summary, label)
+    if earlier is not None:
+        for cat, (n, mean, lo, hi) in sorted(paired(questions_of(results), earlier).items()):
+            print(f"vs baseline {cat} (n={n}): R@10 change {mean:+.3f}, 95% interval {lo:+.3f} to {hi:+.3f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"data": str(args.data), "convs": chosen, "settings": overrides,

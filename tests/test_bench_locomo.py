@@ -1,0 +1,55 @@
+"""The LoCoMo benchmark's statistics: the interval printed beside each R@10 and the paired comparison
+with an earlier run, which decide whether a tuning change is a change at all."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _locomo():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("locomo_bench", BENCH / "locomo.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+locomo = _locomo()
+
+
+def _run(scores: dict[str, list[float]]) -> list[dict]:
+    """A --json run's conversations: per source, questions with these R@10 values (category 1)."""
+    return [{"source": src, "questions": [{"question": f"q{i}", "category": 1, "agent": {"R@10": v}}
+                                          for i, v in enumerate(values)]} for src, values in scores.items()]
+
+
+def test_the_interval_holds_the_mean_and_narrows_with_more_questions():
+    few = [1.0, 0.0] * 10
+    many = few * 20
+    lo_few, hi_few = locomo.bootstrap_ci(few)
+    lo_many, hi_many = locomo.bootstrap_ci(many)
+    assert lo_few < 0.5 < hi_few and lo_many < 0.5 < hi_many
+    assert hi_many - lo_many < (hi_few - lo_few) / 2
+    assert locomo.bootstrap_ci([0.7] * 5) == (0.7, 0.7)
+    assert locomo.bootstrap_ci(few) == (lo_few, hi_few)  # seeded: the same run prints the same
+
+
+def test_paired_comparison_matches_questions_by_conversation_and_text():
+    before = locomo.questions_of(_run({"a": [0.0] * 30, "b": [1.0] * 5}))
+    after = locomo.questions_of(_run({"a": [1.0] * 30, "c": [0.0] * 5}))  # "c" was not in the earlier run
+    n, mean, lo, hi = locomo.paired(after, before)["all"]
+    assert (n, mean, lo, hi) == (30, 1.0, 1.0, 1.0)
+    n, mean, lo, hi = locomo.paired(before, before)["multi-hop"]
+    assert (n, mean, lo, hi) == (35, 0.0, 0.0, 0.0)
+
+
+def test_a_mixed_change_has_an_interval_around_zero():
+    before = locomo.questions_of(_run({"a": [0.0, 1.0] * 20}))
+    after = locomo.questions_of(_run({"a": [1.0, 0.0] * 20}))  # as many gained as lost
+    n, mean, lo, hi = locomo.paired(after, before)["all"]
+    assert n == 40 and mean == 0.0 and lo < 0 < hi
