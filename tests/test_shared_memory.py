@@ -238,15 +238,22 @@ def test_two_agent_processes_and_a_client_write_one_memory_at_once(tmp_path, chr
             agents[name] = subprocess.Popen(
                 [sys.executable, "run.py", "provider=scripted", f"scriptFile={script}", f"memoryServer={url}",
                  f"memoryDir={tmp_path / name}", "sleepInterval=0", *common],
-                cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             said[name] = [f"{name} says: the van {k} of {name} leaves at {k + 8} o'clock" for k in range(each)]
 
         def feed(name: str) -> None:
+            # messages sent while the agent still starts arrive together as one turn, and a turn makes one
+            # scripted write: wait until it is running, so that most messages are turns of their own
+            proc = agents[name]
+            for out in proc.stdout:
+                if "mettaclaw is running" in out:
+                    break
             for line in said[name]:
-                agents[name].stdin.write(line + "\n")
-                agents[name].stdin.flush()
+                proc.stdin.write(line + "\n")
+                proc.stdin.flush()
                 time.sleep(0.4)
-            agents[name].stdin.close()
+            proc.stdin.close()
+            proc.stdout.read()  # what it prints until it ends (a full pipe would stop it)
 
         feeders = [threading.Thread(target=feed, args=(n,)) for n in agents]
         for f in feeders:
