@@ -11,6 +11,7 @@ from mettaclaw.memory.longterm import LongTermMemory
 from mettaclaw.memory.ranking import RecallSettings, fuse, spread
 from mettaclaw.memory.recall import LayerGraph, Recall, labelled_sentences, render
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.text import speakers
 from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.messages import Message
 
@@ -167,3 +168,29 @@ def test_a_chat_lines_later_sentences_keep_who_said_them():
     # no label, or a sentence that merely contains a colon: left as they are
     assert labelled_sentences("remember this: the key is under the mat. And the code is 42.") == [
         "remember this: the key is under the mat.", "And the code is 42."]
+
+
+def _two_painters(memory) -> tuple[str, str]:
+    """Alice's theme of what she painted, and Bob's record that says "painted" more often and names her."""
+    alice = memory.semantic.learn("Alice: I did a watercolour of the lake at sunrise. Alice: I painted my dog Luna.",
+                                  kind="summary", source_episodes=["ep-1", "ep-2"]).id
+    bob = memory.semantic.learn("Bob: Wow Alice, you painted that? Alice has painted so much! I painted a fence.",
+                                kind="summary", source_episodes=["ep-3"]).id
+    memory.sync_mirror()
+    return alice, bob
+
+
+@pytest.mark.parametrize("weight", [0.0, RecallSettings().speaker])
+def test_what_the_dream_gathered_of_the_person_a_question_names_ranks_first(open_test_memory, weight):
+    memory = open_test_memory(dream=False, settings=RecallSettings(speaker=weight))
+    alice, bob = _two_painters(memory)
+    order = [h.id for h in memory.query("What has Alice painted?", 10) if h.id in (alice, bob)]
+    assert order == ([alice, bob] if weight else [bob, alice])  # without it, Bob's words win
+    # naming nobody, or everybody the records quote, leaves the order to words and meaning
+    for question in ("What has been painted?", "What have Alice and Bob painted?"):
+        assert [h.id for h in memory.query(question, 10) if h.id in (alice, bob)][0] == bob
+
+
+def test_who_a_memory_quotes():
+    assert speakers("Melanie: I paint. Caroline: So do I.\nMary Ann Lee: Me too!") == {"Melanie", "Caroline", "Mary Ann Lee"}
+    assert speakers("remember this: the key is under the mat.") == frozenset()

@@ -39,9 +39,11 @@ class ActivationWeights(BaseModel):
 
 class RecallSettings(BaseModel):
     """Every knob of recall; the defaults were chosen on LoCoMo conversations 0-1 through the live agent
-    (bench/locomo.py) and checked once on conversations 2-6. Fusion weights are per ranking: `bm25` and `vector` over the memory index,
-    `sentences` (the index's candidates re-ranked by their best sentence) and `semantic` (the semantic
-    layer's own ranking; its facts and summaries are also in the index, so it adds little)."""
+    (bench/locomo.py) and checked once on conversations 2-6. Fusion weights are per ranking: `bm25` and
+    `vector` over the memory index, `sentences` (the index's candidates re-ranked by their best
+    sentence), `semantic` (the semantic layer's own ranking; its facts and summaries are also in the
+    index, so it adds little) and `speaker` (the dream's records that quote only the people a question
+    names: see `Recall._quoting_named`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -50,6 +52,7 @@ class RecallSettings(BaseModel):
     vector: float = Field(0.2, ge=0)
     sentences: float = Field(0.3, ge=0)
     semantic: float = Field(0.0, ge=0)
+    speaker: float = Field(0.3, ge=0)
     depth: int = Field(200, ge=1)  # candidates taken from each ranking
     sentence_pool: int = Field(200, ge=1)  # fused candidates whose sentences are compared with the query
     seeds: int = Field(10, ge=1)  # best hits spreading activation starts from

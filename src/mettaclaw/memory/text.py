@@ -81,3 +81,10 @@ def labelled_sentences(text: str) -> list[str]:
     if label is None:
         return found
     return [s if s.startswith(label.group(0)) else label.group(0) + s for s in found]
+
+
+@functools.lru_cache(maxsize=1 << 16)  # recall asks it of the same candidates query after query
+def speakers(text: str) -> frozenset[str]:
+    """Who a memory quotes: the "Who: " labels its sentences begin with (a chat line, or a theme or
+    summary of what someone said); empty when it quotes nobody."""
+    return frozenset(m.group(1) for s in (sentences(text) or [text]) if (m := _LABEL.match(s)))
