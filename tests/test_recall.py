@@ -194,3 +194,13 @@ def test_what_the_dream_gathered_of_the_person_a_question_names_ranks_first(open
 def test_who_a_memory_quotes():
     assert speakers("Melanie: I paint. Caroline: So do I.\nMary Ann Lee: Me too!") == {"Melanie", "Caroline", "Mary Ann Lee"}
     assert speakers("remember this: the key is under the mat.") == frozenset()
+
+
+def test_only_the_best_few_of_the_named_persons_records_are_lifted(open_test_memory):
+    memory = open_test_memory(dream=False, settings=RecallSettings(speaker_records=1))
+    _two_painters(memory)
+    memory.semantic.learn("Alice: I painted the kitchen blue last spring.", kind="summary", source_episodes=["ep-4"])
+    memory.sync_mirror()
+    hits = memory.query("What has Alice painted?", 10, explain=True)
+    lifted = [h for h in hits if "speaker_rank" in h.parts]
+    assert len(lifted) == 1 and lifted[0].text.startswith("Alice:")  # each theme costs the model up to 10 sentences
