@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
@@ -93,3 +94,85 @@ def test_a_saved_index_restores_built_so_the_first_search_after_a_restart_rebuil
     assert restored.search("apple dragon", 50) == index.search("apple dragon", 50)
     assert restored.rebuilds == before, "the big delta was folded at save, not at the first search"
     assert len(restored) == 600
+
+
+def _blocked_builds(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Background builds wait for the returned event: a test can write while one runs."""
+    go = threading.Event()
+    built = BM25Index._built
+
+    def slow(self: BM25Index, build):  # noqa: ANN001, ANN202
+        assert go.wait(10), "the test never let the build finish"
+        return built(self, build)
+
+    monkeypatch.setattr(BM25Index, "_built", slow)
+    return go
+
+
+def test_a_big_index_rebuilds_in_the_background_and_keeps_what_is_written_meanwhile(monkeypatch) -> None:
+    docs = _docs(300)
+    index = BM25Index(min_rebuild=50, background_from=100)
+    index.add_many(docs.items())
+    go = _blocked_builds(monkeypatch)
+    hits = dict(index.search("apple dragon", 300))  # starts the build and answers from the delta
+    assert index.rebuilds == 0 and index._build is not None, "the search waited for the rebuild"
+    assert set(hits) == {d for d, text in docs.items() if {"apple", "dragon"} & set(text.split())}
+    index.add("new", "zeppelin apple")  # written while the build runs
+    index.add("d4", "zeppelin only")  # a document of the build's corpus, replaced
+    index.remove("d3")  # and one removed
+    assert set(dict(index.search("zeppelin", 10))) == {"new", "d4"}
+    go.set()
+    index.wait()
+    assert index.rebuilds == 1 and index._build is None
+    final = {**docs, "new": "zeppelin apple", "d4": "zeppelin only"}
+    del final["d3"]
+    fresh = BM25Index()
+    fresh.add_many(final.items())
+    fresh.rebuild()
+    for query in ("zeppelin", "apple dragon", docs["d3"], docs["d4"]):
+        assert set(dict(index.search(query, 400))) == set(dict(fresh.search(query, 400))), query
+    assert len(index) == len(final) and "d3" not in index
+    index.rebuild()  # folded again: the same scores as an index built from scratch
+    a, b = dict(index.search("apple kettle", 400)), dict(fresh.search("apple kettle", 400))
+    assert a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-4 * max(1.0, b[k]) for k in a)
+
+
+def test_a_small_index_rebuilds_inline() -> None:
+    index = BM25Index(min_rebuild=50)  # background_from 20,000 by default
+    index.add_many(_docs(300).items())
+    index.search("apple", 5)
+    assert index.rebuilds == 1 and index._build is None
+
+
+def test_a_failed_background_rebuild_is_reported_once_and_loses_nothing(monkeypatch) -> None:
+    docs = _docs(300)
+    index = BM25Index(min_rebuild=50, background_from=100)
+    index.add_many(docs.items())
+
+    def broken(self: BM25Index, build):  # noqa: ANN001, ANN202
+        raise MemoryError("no room for the new index")
+
+    monkeypatch.setattr(BM25Index, "_built", broken)
+    before = index.search("apple dragon", 300)
+    index._build.done.wait(10)
+    with pytest.raises(RuntimeError, match="BM25 rebuild failed: no room"):
+        index.search("apple dragon", 300)
+    monkeypatch.undo()
+    assert index.search("apple dragon", 300) == before and len(index) == 300  # the next search retries
+    index.wait()
+    assert index.rebuilds == 1 and set(dict(index.search("apple dragon", 300))) == set(dict(before))
+
+
+def test_saving_waits_for_a_running_rebuild(monkeypatch, tmp_path) -> None:
+    docs = _docs(300)
+    index = BM25Index(min_rebuild=50, background_from=100)
+    index.add_many(docs.items())
+    go = _blocked_builds(monkeypatch)
+    index.search("apple", 5)
+    index.add("late", "zeppelin")
+    threading.Timer(0.2, go.set).start()
+    index.save(tmp_path / "bm25")
+    monkeypatch.undo()
+    texts = {**docs, "late": "zeppelin"}
+    restored = BM25Index.restore(tmp_path / "bm25", tokens_of=lambda ids: {i: tokenize(texts[i]) for i in ids})
+    assert len(restored) == 301 and [i for i, _ in restored.search("zeppelin", 5)] == ["late"]

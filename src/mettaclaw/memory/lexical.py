@@ -9,14 +9,19 @@ Why not rebuild per write: indexing 100k texts takes seconds, and `remember` mus
 So the index is a built bm25s index (the "main" part) plus a small delta of texts added since,
 scored with the same BM25 formula at query time, plus tombstones for removed or replaced texts.
 The main part is rebuilt lazily, at the next search, once the delta or the tombstones outgrow a
-share of it: the cost of a rebuild is spread over thousands of writes.
+share of it: the cost of a rebuild is spread over thousands of writes. A big index (`background_from`
+documents) rebuilds in a thread: a rebuild at 100k takes about 2.7 s, which a person should not wait
+for inside one `query`. Meanwhile searches go on over the old built part and the delta, and what is
+written during the build is replayed over the new part when it is put in place.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,27 @@ from .text import terms
 PRIOR_TIME = "knowledge_prior"
 
 
+@dataclass
+class _Built:
+    """A built bm25s part and its statistics (`fetched`: terms asked of `tokens_of` for it)."""
+
+    retriever: Any
+    df: Counter[str]
+    length: float
+    fetched: dict[str, list[str]]
+
+
+class _Build:
+    """One rebuild: the corpus it was taken from and the ids written since (replayed when installed)."""
+
+    def __init__(self, ids: list[str], tokens: dict[str, list[str]], missing: list[str]) -> None:
+        self.ids, self.tokens, self.missing = ids, tokens, missing
+        self.touched: set[str] = set()
+        self.done = threading.Event()
+        self.result: _Built | None = None
+        self.error: BaseException | None = None
+
+
 class BM25Index:
     """Incremental BM25 keyed by memory id: `add` replaces, `remove` tombstones, `search` ranks.
 
@@ -39,9 +65,12 @@ class BM25Index:
     """
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, rebuild_share: float = 0.1, min_rebuild: int = 256,
-                 tokens_of: Callable[[list[str]], dict[str, list[str]]] | None = None) -> None:
+                 tokens_of: Callable[[list[str]], dict[str, list[str]]] | None = None,
+                 background_from: int = 20_000) -> None:
         self.k1, self.b = k1, b
         self.rebuild_share, self.min_rebuild = rebuild_share, min_rebuild
+        self.background_from = background_from  # documents from which a lazy rebuild runs in a thread
+        self._build: _Build | None = None  # the rebuild running in a thread, if any
         self.tokens_of = tokens_of
         self._tokens: dict[str, list[str]] = {}  # live documents' terms, where known
         self._main_ids: list[str] = []
@@ -71,6 +100,8 @@ class BM25Index:
         self._add_delta(doc_id, terms(text))
 
     def _add_delta(self, doc_id: str, toks: list[str]) -> None:
+        if self._build is not None:
+            self._build.touched.add(doc_id)
         self._tokens[doc_id] = toks
         self._delta[doc_id] = toks
         self._delta_len += len(toks)
@@ -84,13 +115,17 @@ class BM25Index:
 
     def load(self, items: Iterable[tuple[str, str]]) -> None:
         """Replace the whole index with these (id, text) pairs and build it: the fast path at open."""
+        self.wait()
         self._tokens = {doc_id: terms(text) for doc_id, text in items}
+        self._main_ids, self._main_pos, self._main_alive = [], {}, np.zeros(0, dtype=bool)
         self._delta = dict(self._tokens)
         self.rebuild()
 
     def remove(self, doc_id: str) -> bool:
         if doc_id not in self:
             return False
+        if self._build is not None:
+            self._build.touched.add(doc_id)
         self._tokens.pop(doc_id, None)
         if doc_id in self._delta:
             toks = self._delta.pop(doc_id)
@@ -109,28 +144,88 @@ class BM25Index:
         return len(self._delta) > limit or self._dead > limit
 
     def rebuild(self) -> None:
-        """Fold delta and tombstones into a fresh bm25s index (also run lazily by `search`)."""
+        """Fold delta and tombstones into a fresh bm25s index now (a running background build is
+        finished first)."""
+        self.wait()
+        build = self._taken()
+        self._install(build, self._built(build))
+
+    def _maybe_rebuild(self) -> None:
+        """What a search does first: put a finished background build in place, then start a rebuild
+        when one is due (inline below `background_from` documents, where it takes milliseconds)."""
+        if self._build is not None and self._build.done.is_set():
+            self.wait()
+        if self._build is not None or not self._needs_rebuild():
+            return
+        if len(self) < self.background_from:
+            self.rebuild()
+            return
+        build = self._build = self._taken()
+
+        def run() -> None:
+            try:
+                build.result = self._built(build)
+            except BaseException as exc:  # noqa: BLE001 - handed to the thread that waits
+                build.error = exc
+            finally:
+                build.done.set()
+
+        threading.Thread(target=run, name="bm25-rebuild", daemon=True).start()
+
+    def wait(self) -> None:
+        """Finish a background rebuild and put it in place (its error, if it failed, is raised here)."""
+        build = self._build
+        if build is None:
+            return
+        build.done.wait()
+        self._build = None
+        if build.error is not None:
+            raise RuntimeError(f"the BM25 rebuild failed: {build.error}") from build.error
+        self._install(build, build.result)
+
+    def _taken(self) -> _Build:
+        """A rebuild of the live documents now: their ids, the terms known for them, the ids whose
+        terms must be asked of `tokens_of` (a restored index does not hold its built part's)."""
+        ids = [i for i, alive in zip(self._main_ids, self._main_alive, strict=True) if alive and i not in self._delta]
+        ids += list(self._delta)
+        known = {i: self._tokens[i] for i in ids if i in self._tokens}
+        missing = [i for i in ids if i not in known]
+        if missing and self.tokens_of is None:
+            raise RuntimeError("a restored BM25 index needs tokens_of to rebuild")
+        return _Build(ids, known, missing)
+
+    def _built(self, build: _Build) -> _Built:
+        """A bm25s index of the build's documents: reads nothing of `self` that a write changes, so it
+        can run in a thread (`tokens_of` must tolerate ids removed meanwhile)."""
         import bm25s
 
-        live = [i for i, alive in zip(self._main_ids, self._main_alive, strict=True) if alive and i not in self._delta]
-        missing = [i for i in live if i not in self._tokens]
-        if missing:
-            if self.tokens_of is None:
-                raise RuntimeError("a restored BM25 index needs tokens_of to rebuild")
-            self._tokens.update(self.tokens_of(missing))
-        ids = live + list(self._delta)
-        corpus = [self._tokens[i] or ["\x00empty"] for i in ids]
-        self._main_ids = ids
-        self._main_pos = {doc_id: pos for pos, doc_id in enumerate(ids)}
-        self._main_alive = np.ones(len(ids), dtype=bool)
-        self._main_df = Counter(t for toks in corpus for t in set(toks))
-        self._main_len = float(sum(len(toks) for toks in corpus))
-        self._retriever = None
-        if ids:
+        fetched = self.tokens_of(build.missing) if build.missing and self.tokens_of is not None else {}
+        corpus = [build.tokens.get(i) or fetched.get(i) or ["\x00empty"] for i in build.ids]
+        retriever = None
+        if build.ids:
             retriever = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
             retriever.index(corpus, show_progress=False)
-            self._retriever = retriever
-        self._delta, self._delta_df, self._delta_post, self._delta_len, self._dead = {}, Counter(), {}, 0, 0
+        return _Built(retriever, Counter(t for toks in corpus for t in set(toks)),
+                      float(sum(len(toks) for toks in corpus)), fetched)
+
+    def _install(self, build: _Build, built: _Built) -> None:
+        """Put a built part in place; what was written since its corpus was taken (`build.touched`)
+        stays in the delta, and the built part's copies of those documents are tombstones."""
+        touched = build.touched
+        self._tokens.update({i: t for i, t in built.fetched.items() if i not in touched})
+        self._main_ids = build.ids
+        self._main_pos = {doc_id: pos for pos, doc_id in enumerate(build.ids)}
+        self._main_alive = np.ones(len(build.ids), dtype=bool)
+        for doc_id in touched:
+            pos = self._main_pos.get(doc_id)
+            if pos is not None:
+                self._main_alive[pos] = False
+        self._dead = len(build.ids) - int(np.count_nonzero(self._main_alive))
+        self._main_df, self._main_len, self._retriever = built.df, built.length, built.retriever
+        later = {i: toks for i, toks in self._delta.items() if i in touched}
+        self._delta, self._delta_df, self._delta_post, self._delta_len = {}, Counter(), {}, 0
+        for doc_id, toks in later.items():
+            self._add_delta(doc_id, toks)
         self.rebuilds += 1
 
     # --- keeping it across restarts
@@ -138,6 +233,7 @@ class BM25Index:
         """Write the index into `folder` (which must be empty or new): bm25s' own arrays for the built
         part, JSON for the rest (the delta's terms, tombstones, statistics). A delta big enough to be
         folded at the next search is folded now: once at close, not at every start that follows."""
+        self.wait()
         if self._needs_rebuild():
             self.rebuild()
         folder.mkdir(parents=True, exist_ok=True)
@@ -189,8 +285,7 @@ class BM25Index:
 
     def search(self, query: str, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
         """Top k (id, score) with score > 0; `allowed` restricts to a candidate id set."""
-        if self._needs_rebuild():
-            self.rebuild()
+        self._maybe_rebuild()
         query_terms = terms(query)
         if not query_terms or k <= 0:
             return []

@@ -79,7 +79,10 @@ class LongTermMemory(Announcer):
         self._snapshot_on_disk = restored is not None
 
     def _tokens_of(self, ids: list[str]) -> dict[str, list[str]]:
-        return {i: terms(lexical_text(self._items[i].document, self._items[i].metadata)) for i in ids}
+        """The BM25 terms of these rows; called from the index's rebuild thread, so a row removed
+        meanwhile is skipped (the rebuild tombstones it anyway)."""
+        rows = {i: self._items.get(i) for i in ids}
+        return {i: terms(lexical_text(row.document, row.metadata)) for i, row in rows.items() if row is not None}
 
     def _changing(self) -> None:
         """Before the first write after open: the snapshot on disk no longer matches, so it goes."""
@@ -307,6 +310,11 @@ class LongTermMemory(Announcer):
             return []
         found = self.query("\n".join(s.document for s in seeds), limit=limit + len(seeds))
         return [m for m in found if m.id not in seed_ids][:limit]
+
+    def settle(self) -> None:
+        """Wait for a BM25 rebuild running in the background and put it in place: for a benchmark
+        that times the steady state, not the seconds after a large import."""
+        self._bm25.wait()
 
     def consolidate(self) -> dict[str, int]:
         self._bm25.rebuild()
