@@ -20,7 +20,7 @@ from typing import Any
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episodic import Episode, EpisodicTrace
-from mettaclaw.memory.lexical import parse_time, row_tags
+from mettaclaw.memory.filters import parse_time, row_tags
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.messages import Message, sender_name, shown
 from mettaclaw.parser import Command

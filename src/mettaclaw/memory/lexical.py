@@ -1,8 +1,5 @@
-"""In-process indexes over long-term memory: BM25 for words, id sets and times for filters.
-
-Both live beside the vector store because they answer in microseconds what the store answers in
-tens of milliseconds (a Chroma `where` filter cost ~100 ms at 100k rows), and both stay correct as
-memories come and go.
+"""BM25 over long-term memory, in process beside the vector store (filters.py holds the other
+in-process index, for filters).
 
 BM25 (bm25s) without full rebuilds:
 Why not rebuild per write: indexing 100k texts takes seconds, and `remember` must stay near 10 ms.
@@ -28,11 +25,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .scopes import DEFAULT as DEFAULT_SCOPE
-from .scopes import PREFIX as SCOPE_PREFIX
 from .text import terms
-
-PRIOR_TIME = "knowledge_prior"
 
 
 @dataclass
@@ -309,114 +302,3 @@ class BM25Index:
         hits.extend(self._delta_scores(query_terms, allowed).items())
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
-
-
-def row_tags(meta: dict[str, Any]) -> tuple[str, ...]:
-    """A row's tags from its metadata, where they are one `|`-joined value (Chroma holds no lists)."""
-    return tuple(t for t in str(meta.get("tags", "")).split("|") if t)
-
-
-def tag_keys(tags: Any) -> list[str]:
-    """One boolean metadata key per tag: Chroma metadata holds no lists, but `{"tag:x": True}` filters."""
-    return [f"tag:{t}" for t in tags]
-
-
-_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
-
-
-def parse_time(value: str | None, *, end_of_day: bool = False) -> tuple[str, float | None]:
-    """("YYYY-MM-DD HH:MM:SS", sortable seconds), or (knowledge_prior, None); bad text is refused."""
-    from datetime import UTC, datetime, timedelta
-
-    if value is None:
-        when = datetime.now().replace(microsecond=0)
-    elif value == PRIOR_TIME:
-        return PRIOR_TIME, None
-    else:
-        for fmt in _FORMATS:
-            try:
-                when = datetime.strptime(str(value).strip(), fmt)
-                break
-            except ValueError:
-                continue
-        else:
-            raise ValueError(f"bad time {value!r}: use 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DD' or {PRIOR_TIME!r}")
-        if end_of_day and len(str(value).strip()) == 10:
-            when += timedelta(days=1, seconds=-1)
-    # Naive times are ordinals here, not instants: UTC only makes the conversion deterministic.
-    return when.strftime(_FORMATS[0]), when.replace(tzinfo=UTC).timestamp()
-
-
-def where_filter(*, since: str | None = None, until: str | None = None, source: str | None = None,
-                 tags: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any] | None:
-    """The same filter as FilterIndex.select, in Chroma `where` syntax (for the store's slow path)."""
-    conds: list[dict[str, Any]] = []
-    if since is not None:
-        conds.append({"ts": {"$gte": parse_time(since)[1]}})
-    if until is not None:
-        conds.append({"ts": {"$lte": parse_time(until, end_of_day=True)[1]}})
-    if source is not None:
-        conds.append({"source": source})
-    if kind is not None:
-        conds.append({"kind": kind} if isinstance(kind, str) else {"kind": {"$in": list(kind)}})
-    conds.extend({key: True} for key in tag_keys([tags] if isinstance(tags, str) else tags or ()))
-    if not conds:
-        return None
-    return conds[0] if len(conds) == 1 else {"$and": conds}
-
-
-class FilterIndex:
-    """Id sets by source, kind and tag, and each id's time: filters without touching the store."""
-
-    def __init__(self) -> None:
-        self.by: dict[str, dict[str, set[str]]] = {"source": {}, "kind": {}, "tag": {}}
-        self.ts: dict[str, float | None] = {}
-
-    @staticmethod
-    def _keys(meta: dict[str, Any]) -> list[tuple[str, str]]:
-        keys = [("source", str(meta.get("source", ""))), ("kind", str(meta.get("kind", "")))]
-        return keys + [("tag", t) for t in row_tags(meta)]
-
-    def add(self, memory_id: str, meta: dict[str, Any]) -> None:
-        for field_name, value in self._keys(meta):
-            self.by[field_name].setdefault(value, set()).add(memory_id)
-        self.ts[memory_id] = meta.get("ts")
-
-    def remove(self, memory_id: str, meta: dict[str, Any]) -> None:
-        for field_name, value in self._keys(meta):
-            self.by[field_name].get(value, set()).discard(memory_id)
-        self.ts.pop(memory_id, None)
-
-    def in_scopes(self, scopes: frozenset[str]) -> set[str] | None:
-        """Ids of rows in any of `scopes` (scopes.py: untagged rows are the agent's), or None when
-        that is every row."""
-        tagged = {t[len(SCOPE_PREFIX):]: ids for t, ids in self.by["tag"].items() if t.startswith(SCOPE_PREFIX) and ids}
-        wanted = set().union(*(ids for name, ids in tagged.items() if name in scopes))
-        if DEFAULT_SCOPE not in scopes:
-            return wanted
-        others = set().union(*(ids for name, ids in tagged.items() if name not in scopes))
-        return None if not others else set(self.ts) - others
-
-    def select(self, *, since: str | None = None, until: str | None = None, source: str | None = None,
-               tags: Any = None, kind: str | tuple[str, ...] | None = None,
-               scopes: frozenset[str] | None = None) -> set[str] | None:
-        """Ids passing every given filter, or None when no filter was given (everything passes).
-        `kind` is one kind or a tuple of kinds (any of them); `scopes` the scopes a reader may see."""
-        sets = []
-        if scopes is not None and (in_scopes := self.in_scopes(scopes)) is not None:
-            sets.append(in_scopes)
-        if source is not None:
-            sets.append(self.by["source"].get(source, set()))
-        if kind is not None:
-            kinds = (kind,) if isinstance(kind, str) else tuple(kind)
-            sets.append(set().union(*(self.by["kind"].get(k, set()) for k in kinds)))
-        sets.extend(self.by["tag"].get(t, set()) for t in ([tags] if isinstance(tags, str) else tags or ()))
-        if since is None and until is None:
-            if not sets:
-                return None
-            sets.sort(key=len)
-            return set(sets[0]).intersection(*sets[1:])
-        low = parse_time(since)[1] if since is not None else float("-inf")
-        high = parse_time(until, end_of_day=True)[1] if until is not None else float("inf")
-        pool = set(sets[0]).intersection(*sets[1:]) if sets else self.ts.keys()
-        return {i for i in pool if (t := self.ts.get(i)) is not None and low <= t <= high}

@@ -20,8 +20,9 @@ from mettaclaw.memory import scopes
 from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
 from mettaclaw.memory.embedders import Embedder, signature
+from mettaclaw.memory.filters import FilterIndex, parse_time, tag_keys, where_filter
 from mettaclaw.memory.layers import Announcer
-from mettaclaw.memory.lexical import BM25Index, FilterIndex, parse_time, tag_keys, where_filter
+from mettaclaw.memory.lexical import BM25Index
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
 from mettaclaw.memory.rows import (
     RESERVED_KEYS,

@@ -20,7 +20,7 @@ from mettaclaw.parser import Command
 from . import scopes
 from .dream import mirror
 from .episode_index import EpisodeIndex, TurnRecord, action_id, message_id, offset_of
-from .lexical import row_tags
+from .filters import row_tags
 from .lock import FolderLock
 from .priors import PRIOR_KIND
 from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with

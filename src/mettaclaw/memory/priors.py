@@ -16,8 +16,9 @@ from typing import Any
 
 from mettaclaw.progress import progress_bar
 
+from .filters import PRIOR_TIME
+
 PRIOR_KIND = "prior"
-PRIOR_TIME = "knowledge_prior"
 MIN_SECTION = 100  # chars: smaller sections are merged into the next one
 MAX_SECTION = 6000  # chars: larger sections are split at blank lines
 _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")

@@ -25,7 +25,7 @@ import numpy as np
 
 from mettaclaw.memory import scopes
 
-from .lexical import row_tags
+from .filters import row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
 from .text import labelled_sentences, speakers, term_set
 

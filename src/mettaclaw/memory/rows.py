@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.lexical import row_tags, tag_keys
+from mettaclaw.memory.filters import row_tags, tag_keys
 from mettaclaw.memory.vectors import StoredItem
 
 # Metadata keys owned by this module; `extra` may not overwrite them.

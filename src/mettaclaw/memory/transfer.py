@@ -18,7 +18,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from .lexical import tag_keys
+from .filters import tag_keys
 from .priors import PRIOR_KIND
 from .rows import RESERVED_KEYS
 
