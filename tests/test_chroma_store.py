@@ -130,6 +130,8 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
         first.remember(f"kettle note {n} about the {['red', 'blue', 'green'][n % 3]} kettle", tags=["k"])
     first.forget(first.query("kettle note 7", limit=1, mode="bm25")[0].id)
     expected = [(m.id, m.text) for m in first.query("blue kettle note", limit=10)]
+    import copy
+    filters, by_hash = copy.deepcopy((first._filters.by, first._filters.ts)), dict(first._by_hash)
     first.close()
     assert (snap / "meta.json").is_file()
     reads = []
@@ -140,14 +142,26 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
         assert not reads, "a valid snapshot is restored without reading every row back"
         assert [(m.id, m.text) for m in second.query("blue kettle note", limit=10)] == expected
         assert len(second) == 299 and second.ids_by(tags=["k"]) == {i for i in second.ids_by()}
+        assert (second._filters.by, second._filters.ts) == filters and second._by_hash == by_hash  # kept, not rebuilt
+        assert not second.remember("kettle note 12 about the red kettle", tags=["k"]).created
         second.remember("a brand new note about the silver kettle")  # the first write drops the snapshot
         assert not snap.exists()
         second.vector_store.close()  # a crash: no clean close, so no snapshot is written
         third = open_index()
         assert reads, "without a snapshot the index is rebuilt from the store"
         assert len(third) == 300 and third.query("silver kettle", limit=1)[0].text.endswith("silver kettle")
-        third.close()
     finally:
         ChromaVectorStore.iter_all = original
-    (snap / "meta.json").write_bytes(b'{"format": 1, "embedder": "other:3", "rows": 300}')
+    third.close()
+    assert snapshot.load(snap, sig, 300, lambda ids: {}) is not None
+    meta = (snap / "meta.json").read_bytes()
+    (snap / "meta.json").write_bytes(meta.replace(sig.encode(), b"other:3"))
     assert snapshot.load(snap, sig, 300, lambda ids: {}) is None  # another embedder's snapshot is refused
+    (snap / "meta.json").write_bytes(meta)
+    for broken in (b'{"filters": {"by": [], "ts": {}}, "by_hash": {}}', b'{"filters": {"by": {}, "ts": {}}, "by_hash": {}}',
+                   b"{not json"):
+        (snap / "filters.json").write_bytes(broken)  # damaged, or not the rows' filters: rebuilt from the store
+        assert snapshot.load(snap, sig, 300, lambda ids: {}) is None
+    reopened = open_index()
+    assert len(reopened) == 300 and len(reopened.ids_by(tags=["k"])) == 299  # the silver kettle has no tag
+    reopened.close()

@@ -86,6 +86,19 @@ class FilterIndex:
             self.by[field_name].setdefault(value, set()).add(memory_id)
         self.ts[memory_id] = meta.get("ts")
 
+    def state(self) -> dict[str, Any]:
+        """What `restore` rebuilds this index from (JSON-ready): kept in the memory index's snapshot,
+        because adding 100k rows one by one took a third of a restart."""
+        return {"by": {f: {v: list(ids) for v, ids in values.items() if ids} for f, values in self.by.items()},
+                "ts": self.ts}
+
+    @classmethod
+    def restore(cls, state: dict[str, Any]) -> FilterIndex:
+        index = cls()
+        index.by = {f: {v: set(ids) for v, ids in state["by"].get(f, {}).items()} for f in index.by}
+        index.ts = dict(state["ts"])
+        return index
+
     def remove(self, memory_id: str, meta: dict[str, Any]) -> None:
         for field_name, value in self._keys(meta):
             self.by[field_name].get(value, set()).discard(memory_id)

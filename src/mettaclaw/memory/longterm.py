@@ -68,9 +68,7 @@ class LongTermMemory(Announcer):
         self.snapshot = snapshot  # where the in-process state is kept across restarts (snapshot.py)
         restored = snapshots.load(snapshot, signature(embedder), store.count(), self._tokens_of) if snapshot else None
         if restored is not None:
-            rows, self._bm25 = restored
-            for item in rows:
-                self._mirror(item, index_words=False)
+            self._items, self._bm25, self._filters, self._by_hash = restored
         else:
             texts = []
             for item in store.iter_all(batch=5000):
@@ -345,7 +343,8 @@ class LongTermMemory(Announcer):
         """Write the snapshot (when there is a place for it and something changed), close the store."""
         try:
             if self.snapshot is not None and not self._snapshot_on_disk:
-                snapshots.save(self.snapshot, signature(self.embedder), self._items, self._bm25)
+                snapshots.save(self.snapshot, signature(self.embedder),
+                               snapshots.Restored(self._items, self._bm25, self._filters, self._by_hash))
                 self._snapshot_on_disk = True
         finally:
             close = getattr(self.vector_store, "close", None)
