@@ -1,4 +1,4 @@
-"""The memory index's in-process state (its rows, their BM25 index) kept across restarts.
+"""The memory index's in-process state (its rows, their filters, dedup hashes and BM25 index) kept across restarts.
 
 Why: at open the index mirrors every row of the vector store in process (filters and BM25 answer in
 microseconds), and reading 100k rows back out of Chroma and re-indexing their words took about 13 s.
