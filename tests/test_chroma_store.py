@@ -142,7 +142,7 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
         assert not reads, "a valid snapshot is restored without reading every row back"
         assert [(m.id, m.text) for m in second.query("blue kettle note", limit=10)] == expected
         assert len(second) == 299 and second.ids_by(tags=["k"]) == {i for i in second.ids_by()}
-        assert (second._filters.by, second._filters.ts) == filters and second._by_hash == by_hash  # kept, not rebuilt
+        assert (second._filters.by, second._filters.ts) == filters and second._by_hash == by_hash  # restored as they were
         assert not second.remember("kettle note 12 about the red kettle", tags=["k"]).created
         second.remember("a brand new note about the silver kettle")  # the first write drops the snapshot
         assert not snap.exists()
@@ -158,7 +158,7 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
     (snap / "meta.json").write_bytes(meta.replace(sig.encode(), b"other:3"))
     assert snapshot.load(snap, sig, 300, lambda ids: {}) is None  # another embedder's snapshot is refused
     (snap / "meta.json").write_bytes(meta)
-    for broken in (b'{"filters": {"by": [], "ts": {}}, "by_hash": {}}', b'{"filters": {"by": {}, "ts": {}}, "by_hash": {}}',
+    for broken in (b'{"kind": ["not", "a", "map"]}', b'{"kind": {}, "source": {}, "tag": {}}',
                    b"{not json"):
         (snap / "filters.json").write_bytes(broken)  # damaged, or not the rows' filters: rebuilt from the store
         assert snapshot.load(snap, sig, 300, lambda ids: {}) is None

@@ -43,6 +43,11 @@ MODES = ("hybrid", "vector", "bm25")
 EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
 
 
+def _hash_of(item: StoredItem) -> str:
+    """The row's dedup key (rows.dedup_key), as `_by_hash` is keyed."""
+    return str(item.metadata.get("hash", ""))
+
+
 class LongTermMemory(Announcer):
     """Durable embedding memory; also a `layers.MemoryLayer` named "longterm"."""
 
@@ -68,7 +73,8 @@ class LongTermMemory(Announcer):
         self.snapshot = snapshot  # where the in-process state is kept across restarts (snapshot.py)
         restored = snapshots.load(snapshot, signature(embedder), store.count(), self._tokens_of) if snapshot else None
         if restored is not None:
-            self._items, self._bm25, self._filters, self._by_hash = restored
+            self._items, self._bm25, self._filters = restored
+            self._by_hash = {_hash_of(item): item.id for item in self._items.values()}
         else:
             texts = []
             for item in store.iter_all(batch=5000):
@@ -92,7 +98,7 @@ class LongTermMemory(Announcer):
     # --- bookkeeping
     def _mirror(self, item: StoredItem, index_words: bool = True) -> None:
         self._items[item.id] = item
-        self._by_hash[str(item.metadata.get("hash", ""))] = item.id
+        self._by_hash[_hash_of(item)] = item.id
         self._filters.add(item.id, item.metadata)
         if index_words:
             self._bm25.add(item.id, lexical_text(item.document, item.metadata))
@@ -101,8 +107,8 @@ class LongTermMemory(Announcer):
         self._sentences.forget(memory_id)
         item = self._items.pop(memory_id, None)
         if item is not None:
-            if self._by_hash.get(str(item.metadata.get("hash", ""))) == memory_id:
-                del self._by_hash[str(item.metadata.get("hash", ""))]
+            if self._by_hash.get(_hash_of(item)) == memory_id:
+                del self._by_hash[_hash_of(item)]
             self._filters.remove(memory_id, item.metadata)
             self._bm25.remove(memory_id)
         return item
@@ -344,7 +350,7 @@ class LongTermMemory(Announcer):
         try:
             if self.snapshot is not None and not self._snapshot_on_disk:
                 snapshots.save(self.snapshot, signature(self.embedder),
-                               snapshots.Restored(self._items, self._bm25, self._filters, self._by_hash))
+                               snapshots.Restored(self._items, self._bm25, self._filters))
                 self._snapshot_on_disk = True
         finally:
             close = getattr(self.vector_store, "close", None)

@@ -1,4 +1,4 @@
-"""The memory index's in-process state (its rows, their filters, dedup hashes and BM25 index) kept across restarts.
+"""The memory index's in-process state (its rows, their filters and BM25 index) kept across restarts.
 
 Why: at open the index mirrors every row of the vector store in process (filters and BM25 answer in
 microseconds), and reading 100k rows back out of Chroma and re-indexing their words took about 13 s.
@@ -29,7 +29,7 @@ from .lexical import BM25Index
 from .vectors import StoredItem
 
 log = logging.getLogger(__name__)
-FORMAT = 2  # 2: the filter index and the dedup hashes are kept too, not rebuilt row by row
+FORMAT = 2  # 2: the filter index is kept too, not rebuilt row by row
 
 
 class Restored(NamedTuple):
@@ -38,7 +38,6 @@ class Restored(NamedTuple):
     items: dict[str, StoredItem]
     bm25: BM25Index
     filters: FilterIndex
-    by_hash: dict[str, str]
 
 
 def _sync_dir(folder: Path) -> None:
@@ -56,7 +55,7 @@ def save(folder: Path, embedder: str, state: Restored) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
     fresh.mkdir(parents=True)
     (fresh / "rows.json").write_bytes(orjson.dumps([[i, it.document, it.metadata] for i, it in state.items.items()]))
-    (fresh / "filters.json").write_bytes(orjson.dumps({"filters": state.filters.state(), "by_hash": state.by_hash}))
+    (fresh / "filters.json").write_bytes(orjson.dumps(state.filters.state()))
     state.bm25.save(fresh / "bm25")
     (fresh / "meta.json").write_bytes(orjson.dumps({"format": FORMAT, "embedder": embedder, "rows": len(state.items)}))
     for path in fresh.rglob("*"):
@@ -101,11 +100,11 @@ def _read(folder: Path, embedder: str, rows: int,
             log.info("index snapshot %s does not match the store; rebuilding", folder)
             return None
         items = {i: StoredItem(i, doc, meta) for i, doc, meta in orjson.loads((folder / "rows.json").read_bytes())}
-        kept = orjson.loads((folder / "filters.json").read_bytes())
-        filters = FilterIndex.restore(kept["filters"])
-        if len(items) != rows or filters.ts.keys() != items.keys():
+        filters = FilterIndex.restore(orjson.loads((folder / "filters.json").read_bytes()),
+                                      {i: item.metadata for i, item in items.items()})
+        if len(items) != rows or filters.ids() != items.keys():
             return None
-        return Restored(items, BM25Index.restore(folder / "bm25", tokens_of), filters, dict(kept["by_hash"]))
+        return Restored(items, BM25Index.restore(folder / "bm25", tokens_of), filters)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, orjson.JSONDecodeError) as err:
         log.warning("index snapshot %s is unreadable (%s); rebuilding", folder, err)
         return None
