@@ -21,8 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -33,19 +31,6 @@ from memory_scale import fill, sentence, vector_pool  # noqa: E402
 TOKEN = "bench-token-" + "x" * 16
 QUESTIONS = ["what did I say about the garden", "when is the dentist", "where are the keys", "who called on Monday",
              "what is the wifi password", "how much was the insurance"]
-
-
-def wait_for(url: str, server: subprocess.Popen) -> None:
-    for _ in range(1200):
-        try:
-            urllib.request.urlopen(url, timeout=1)
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            if server.poll() is not None:
-                raise SystemExit(f"the server stopped: {server.stderr.read() if server.stderr else ''}") from None
-            time.sleep(0.1)
-    raise SystemExit("the server did not start")
 
 
 def prepare(folder: Path, memories: int) -> list[str]:
@@ -86,6 +71,7 @@ def main() -> None:
     from mcp.client.streamable_http import streamable_http_client
 
     from mettaclaw.config import load_config
+    from mettaclaw.mcp.server import wait_until_serving
     from mettaclaw.mcp.tools import MemoryTools
     from mettaclaw.memory import open_memory
 
@@ -114,7 +100,7 @@ def main() -> None:
             server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", "transport=http", f"port={port}",
                                        *settings], env=env, stderr=subprocess.PIPE, text=True)
             try:
-                wait_for(url, server)
+                wait_until_serving(url, server)
                 async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as http, \
                         Client(streamable_http_client(url, http_client=http)) as over_http:
                     await time_calls(over_http, calls[:2])
@@ -185,6 +171,7 @@ async def write_at_once(url: str, writers: int, writes: int, httpx2, Client, str
 def concurrent_writes(settings: list[str], env: dict, writes: int, httpx2, Client, streamable_http_client) -> dict:
     """Writes per second through one HTTP server from 1, 2 and 4 clients, each write looked up after."""
     from mettaclaw.config import load_config
+    from mettaclaw.mcp.server import wait_until_serving
     from mettaclaw.memory import open_memory
 
     out = {}
@@ -194,7 +181,7 @@ def concurrent_writes(settings: list[str], env: dict, writes: int, httpx2, Clien
         server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", "transport=http", f"port={port}", *settings],
                                   env=env, stderr=subprocess.PIPE, text=True)
         try:
-            wait_for(url, server)
+            wait_until_serving(url, server)
             print(f"{writers} concurrent writer(s) ...", flush=True)
             took, acked = asyncio.run(write_at_once(url, writers, writes, httpx2, Client, streamable_http_client))
         finally:

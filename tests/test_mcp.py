@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from mettaclaw.config import ConfigError, load_config
-from mettaclaw.mcp.server import bearer_token
+from mettaclaw.mcp.server import bearer_token, wait_until_serving
 from mettaclaw.memory import open_memory
 
 TOKEN = "test-token-0123456789abcdef"
@@ -103,6 +102,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def test_waiting_for_a_server_that_exits_or_never_listens_says_so() -> None:
+    """A child that dies is reported with its exit status and what it wrote to stderr, at once; one that
+    never listens is reported after the timeout, never waited on forever."""
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    died = subprocess.Popen([sys.executable, "-c", "import sys; sys.stderr.write('no token set'); sys.exit(3)"],
+                            stderr=subprocess.PIPE, text=True)
+    with pytest.raises(RuntimeError, match=r"status 3: no token set"):
+        wait_until_serving(url, died, timeout_s=60)
+    silent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with pytest.raises(RuntimeError, match="did not answer"):
+            wait_until_serving(url, silent, timeout_s=0.5)
+    finally:
+        silent.kill()
+        silent.wait()
+
+
 def test_every_tool_over_http_with_a_bearer_token(tmp_path) -> None:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
@@ -112,7 +128,7 @@ def test_every_tool_over_http_with_a_bearer_token(tmp_path) -> None:
                                *settings(tmp_path)], env=environment(), stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        wait_for(url, server)
+        wait_until_serving(url, server)
         with pytest.raises(urllib.error.HTTPError) as bare:
             urllib.request.urlopen(url, timeout=5)
         assert bare.value.code == 401, "a request without the token is refused"
@@ -161,7 +177,7 @@ def test_concurrent_clients_over_http_lose_and_duplicate_nothing(tmp_path) -> No
     url = f"http://127.0.0.1:{port}/mcp"
     writers, each = 4, 15
     try:
-        wait_for(url, server)
+        wait_until_serving(url, server)
 
         async def writer(n: int) -> list[tuple[str, str]]:
             acked = []
@@ -194,19 +210,6 @@ def test_concurrent_clients_over_http_lose_and_duplicate_nothing(tmp_path) -> No
         assert sorted(stored) == sorted(t for _, t in acked), "nothing duplicated, nothing extra"
     finally:
         memory.close()
-
-
-def wait_for(url: str, server: subprocess.Popen) -> None:
-    """Until the HTTP server answers (401 without a token)."""
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(url, timeout=1)
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
-            time.sleep(0.1)
-    raise AssertionError("the server did not start")
 
 
 def test_text_a_client_sends_is_made_safe_where_it_enters(open_test_memory) -> None:

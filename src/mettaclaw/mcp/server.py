@@ -13,6 +13,10 @@ import dataclasses
 import hmac
 import json
 import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
 from typing import Any
 
 from mcp.server import MCPServer
@@ -95,3 +99,24 @@ def serve(memory: Any, config: Any) -> None:
 
     app = http_app(server, bearer_token(config), config.mcpHost)
     uvicorn.run(app, host=config.mcpHost, port=config.mcpPort, log_level="warning")
+
+
+def wait_until_serving(url: str, process: subprocess.Popen, timeout_s: float = 120.0) -> None:
+    """Return once the HTTP transport at `url` answers at all (401 without a token counts), for whoever
+    starts `python -m mettaclaw.mcp transport=http` as a child process: a request sent before the
+    server listens is refused by the OS, not by the server. Raises RuntimeError, with what the child
+    wrote to stderr when it was piped, if the child exits first or `timeout_s` passes."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            if process.poll() is not None:
+                said = process.stderr.read() if process.stderr else ""
+                raise RuntimeError(f"the MCP server exited with status {process.returncode}: {said}") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the MCP server did not answer at {url} within {timeout_s:g} s") from None
+            time.sleep(0.1)
