@@ -8,7 +8,13 @@ import sys
 import numpy as np
 import pytest
 
-from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch, StoreLocked, StoreUnavailable
+from mettaclaw.memory.chroma import (
+    DEFAULT_HNSW,
+    ChromaVectorStore,
+    EmbedderMismatch,
+    StoreLocked,
+    StoreUnavailable,
+)
 from mettaclaw.memory.embedders import HashEmbedder, make_embedder, signature
 from mettaclaw.memory.longterm import LongTermMemory
 from mettaclaw.memory.vectors import InMemoryVectorStore, VectorStore
@@ -87,6 +93,20 @@ def test_memories_survive_close_and_reopen(tmp_path) -> None:
     hit = reopened.query("where is the spare key", tags=["home"], limit=1)[0]
     assert (hit.id, hit.time, hit.tags) == (written.id, "2024-04-04 00:00:00", ("home",))
     reopened.close()
+
+
+def test_a_store_made_with_older_hnsw_settings_takes_the_adjustable_defaults_and_keeps_its_rows(tmp_path) -> None:
+    """Chroma applies a configuration only when it creates a collection, so a folder from before a
+    change of sync_threshold (1000, Chroma's own) is adjusted when it is opened; nothing is lost."""
+    older = ChromaVectorStore.embedded(tmp_path, embedder_signature=SIG, hnsw={**DEFAULT_HNSW, "sync_threshold": 1000})
+    older.add([f"r{i}" for i in range(30)], _rows(30), [f"row {i}" for i in range(30)], [{"n": i} for i in range(30)])
+    assert older._col.configuration["hnsw"]["sync_threshold"] == 1000
+    older.close()
+    store = ChromaVectorStore.embedded(tmp_path, embedder_signature=SIG)
+    assert store._col.configuration["hnsw"]["sync_threshold"] == DEFAULT_HNSW["sync_threshold"] != 1000
+    assert store.count() == 30
+    assert store.query(_rows(30)[7], 1)[0][0].id == "r7"
+    store.close()
 
 
 def test_unreachable_server_is_reported() -> None:

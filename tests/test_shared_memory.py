@@ -23,6 +23,7 @@ from conftest import test_config as config_for
 from mettaclaw.channels import QueueChannel
 from mettaclaw.config import ConfigError, load_config
 from mettaclaw.llm import Scripted
+from mettaclaw.mcp.server import wait_until_serving
 from mettaclaw.mcp.tools import MemoryTools
 from mettaclaw.memory import open_memory
 from mettaclaw.memory.lock import FolderLock
@@ -227,9 +228,7 @@ def test_two_agent_processes_and_a_client_write_one_memory_at_once(tmp_path, chr
     url = f"http://127.0.0.1:{port}/mcp"
     said: dict[str, list[str]] = {}
     try:
-        from test_mcp import wait_for
-
-        wait_for(url, server)
+        wait_until_serving(url, server)
         agents = {}
         for name in ("a", "b"):
             script = tmp_path / f"{name}.txt"
