@@ -24,8 +24,9 @@ from mettaclaw.memory.vectors import StoredItem, Where, cosines
 # on synthetic vectors; these were measured against exact search in bench/memory_scale.py.
 # sync_threshold: embedded Chroma 1.5 persists its HNSW index every this many writes, and until then
 # each upsert costs more the more writes wait unsynced. With Chroma's 1000, one `remember` at 100k
-# memories averaged 34.1 ms over a cycle; with 100 (its smallest, the batch size), 22.6 ms, with no
-# more bytes written to disk (1000 remembers at 30k: 277 vs 295 MB) and a smaller worst case.
+# memories averaged 34.1 ms over a cycle; with 100 (its smallest, the batch size), 22.6 ms, with about
+# as many bytes written to disk (1000 remembers at 30k: 277 MB with 1000, 295 MB with 100) and a
+# smaller worst case.
 DEFAULT_HNSW: dict[str, Any] = {"space": "cosine", "ef_construction": 200, "ef_search": 128, "max_neighbors": 32,
                                 "sync_threshold": 100}
 ADJUSTABLE_HNSW = ("ef_search", "sync_threshold")  # what Chroma lets an existing collection change
