@@ -13,12 +13,14 @@ memories into the BM25 index in a thread; `BM25 fold` is the time until that fol
 samples are timed after it.
 Medians over many samples; the growth figures compare the smallest and largest size in one run.
 
-`remember` is timed over a whole Chroma sync cycle (`--remember-samples`, 1000 by default): embedded
-Chroma 1.5 persists its HNSW index every `sync_threshold` (1000) writes, and until then each upsert
-costs more the more writes wait unsynced (measured on bare Chroma at 100k: 10 ms just after a sync,
-18 ms just before it, 0.28 s for the write that syncs). A hundred samples taken wherever a fill left
-the cycle gave a p50 anywhere between those (38 ms at 10k in one run, 17 ms at 100k in the same run).
-The remembered rows stay, so each size's `remember` figure covers that size plus 1000 (1k: 1,000-2,000).
+`remember` is timed over whole Chroma sync cycles (`--remember-samples`, 1000 by default): embedded
+Chroma 1.5 persists its HNSW index every `sync_threshold` writes (ours 100, `chroma.DEFAULT_HNSW`;
+Chroma's own and older folders' 1000), and until then each upsert costs more the more writes wait
+unsynced (bare Chroma at 100k with 1000: 10 ms just after a sync, 18 ms just before it, 0.28 s for the
+write that syncs). With 1000, a hundred samples taken wherever a fill left the cycle gave a p50
+anywhere between those (38 ms at 10k in one run, 17 ms at 100k in the same run); 1000 samples cover a
+whole cycle of either setting. The remembered rows stay, so each size's `remember` figure covers that
+size plus 1000 (1k: 1,000-2,000).
 
     python bench/memory_scale.py [--sizes 1000,10000,100000] [--samples 100] [--remember-samples 1000]
                                  [--json PATH]
@@ -183,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--samples", type=int, default=100, help="recall and vector queries timed at each size")
     parser.add_argument("--remember-samples", type=int, default=1000,
-                        help="remembers timed at each size (1000: one whole Chroma sync cycle)")
+                        help="remembers timed at each size (1000: whole Chroma sync cycles, of 100 or of 1000 writes)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--hnsw-random", type=int, metavar="N",
                         help="only compare HNSW recall@20 (ours vs Chroma defaults) on N random vectors")

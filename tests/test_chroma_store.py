@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 
@@ -150,7 +151,6 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
         first.remember(f"kettle note {n} about the {['red', 'blue', 'green'][n % 3]} kettle", tags=["k"])
     first.forget(first.query("kettle note 7", limit=1, mode="bm25")[0].id)
     expected = [(m.id, m.text) for m in first.query("blue kettle note", limit=10)]
-    import copy
     filters, by_hash = copy.deepcopy((first._filters.by, first._filters.ts)), dict(first._by_hash)
     first.close()
     assert (snap / "meta.json").is_file()
