@@ -152,6 +152,7 @@ class _OpenScan:
     def __init__(self, text: str = "") -> None:
         self.depth, self.in_string, self.escaped, self.broken = 0, False, False, False
         self.in_comment = False  # a `;` between top-level forms comments out the rest of its line
+        self.in_atom = False  # inside a top-level symbol, which the reader reads through a `;` ("0;(")
         self.feed(text)
 
     @property
@@ -172,14 +173,16 @@ class _OpenScan:
                 elif ch == '"':
                     self.in_string = False
             elif ch == '"':
-                self.in_string = True
-            elif ch == ";" and self.depth == 0:
+                self.in_string, self.in_atom = True, False
+            elif ch == ";" and self.depth == 0 and not self.in_atom:
                 self.in_comment = True
+            elif self.depth == 0 and ch not in "()":
+                self.in_atom = not ch.isspace()
             elif ch == "(":
-                self.broken = self.depth >= MAX_DEPTH
+                self.broken, self.in_atom = self.depth >= MAX_DEPTH, False
                 self.depth += 1
             elif ch == ")":
-                self.broken = self.depth == 0
+                self.broken, self.in_atom = self.depth == 0, False
                 self.depth -= 1
 
 
