@@ -46,6 +46,16 @@ def cap_tail(text: str, limit: int) -> str:
     return f"[... {len(text) - limit} earlier characters not shown ...]\n" + text[-limit:]
 
 
+def append_synced(path: Path, text: str) -> None:
+    """Append `text` (whole lines) and fsync before returning: what a caller acknowledges after this
+    survives a crash; a crash during it leaves at most a torn last line, which readers skip."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Write via a synced temporary file and rename, so a crash leaves the old or the new content."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections import OrderedDict
 from pathlib import Path
 
-from mettaclaw.textutil import atomic_write
+from mettaclaw.textutil import append_synced, atomic_write
 
 from .episode_index import TurnRecord
 
@@ -55,11 +54,7 @@ class DeliveredTurns:
             atomic_write(self.path, "".join(self._line(k, r) for k, r in self._seen.items()))
             self._lines = len(self._seen)
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(self._line(key, record))
-            f.flush()
-            os.fsync(f.fileno())
+        append_synced(self.path, self._line(key, record))
         self._lines += 1
 
     def _remember(self, key: str, record: TurnRecord) -> None:

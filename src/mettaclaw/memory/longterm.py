@@ -5,7 +5,8 @@ BM25 misses paraphrase; fusing the two rankings by rank (not by score, whose sca
 either alone. Why a mirror of the metadata in process: filters (time range, source, tags, kind)
 run on it in microseconds, where a Chroma `where` filter costs ~100 ms at 100k rows, and the BM25
 index needs every text anyway. The vector store stays the durable record; the mirror is rebuilt
-from it at open.
+from it at open. New rows reach the store in batches, through a synced journal (vectorbuffer.py):
+a Chroma upsert costs as much as embedding the text, whatever the batch size.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from mettaclaw.memory.rows import (
 )
 from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
 from mettaclaw.memory.text import terms
+from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
 from mettaclaw.memory.vectors import StoredItem, VectorStore
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
@@ -55,13 +57,16 @@ class LongTermMemory(Announcer):
 
     def __init__(self, embedder: Embedder, store: VectorStore, *, default_mode: str = "hybrid",
                  max_items: int = 20, settings: RecallSettings = DEFAULT_SETTINGS,
-                 snapshot: Path | None = None) -> None:
+                 snapshot: Path | None = None, journal: Path | None = None) -> None:
+        """`journal`: where rows wait for the store (vectorbuffer.py); None writes through to the store."""
         super().__init__()
         if default_mode not in MODES:
             raise ValueError(f"unknown recall mode {default_mode!r}; use one of {', '.join(MODES)}")
         recorded = getattr(store, "embedder_signature", None)
         if recorded is not None and recorded != signature(embedder):
             raise EmbedderMismatch(f"store was opened for embedder {recorded!r}, not {signature(embedder)!r}")
+        if journal is not None:  # rows a crash left in the journal go to the store here, before it is counted
+            store = BufferedVectors(store, VectorJournal(journal), background=True)
         self.embedder, self.vector_store = embedder, store
         self.default_mode, self.max_items = default_mode, max_items
         self.settings = settings
@@ -181,6 +186,8 @@ class LongTermMemory(Announcer):
                 self.announce_capture(row_id, to_memory(item))
             if rows_out is not None:
                 self._sentences.keep(parts, rows_out[len(ids):])
+            if isinstance(self.vector_store, BufferedVectors):
+                self.vector_store.maybe_flush()
         return results
 
     # --- sentence vectors
@@ -364,7 +371,7 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
     from mettaclaw.memory.vectors import InMemoryVectorStore
 
     sig = signature(embedder)
-    snapshot = None
+    snapshot, journal = None, config.memory_path("index-journal.jsonl")
     if config.chromaMode == "embedded":  # one process owns the folder: its snapshot can be trusted
         store: Any = ChromaVectorStore.embedded(config.memory_path("chroma"), embedder_signature=sig)
         snapshot = config.memory_path("index-snapshot")
@@ -372,10 +379,10 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
         store = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig,
                                          owner=folder_id(config.memory_path()))
     else:
-        store = InMemoryVectorStore()
+        store, journal = InMemoryVectorStore(), None
     try:
         return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems,
-                              settings=settings, snapshot=snapshot)
+                              settings=settings, snapshot=snapshot, journal=journal)
     except BaseException:
         getattr(store, "close", lambda: None)()
         raise

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from mettaclaw.config import ConfigError
 from mettaclaw.messages import Message, shown
 from mettaclaw.parser import Command
 from mettaclaw.skills import SkillError
-from mettaclaw.textutil import atomic_write
+from mettaclaw.textutil import append_synced, atomic_write
 
 from . import scopes
 from .episode_index import TurnRecord, senders
@@ -135,10 +134,7 @@ class Outbox:
         self.path = path
 
     def append(self, turn: dict[str, Any]) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(turn, ensure_ascii=True) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_synced(self.path, json.dumps(turn, ensure_ascii=True) + "\n")
 
     def deliver(self, send: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         """Send every waiting turn in order; the last answer. What was sent before a failure is

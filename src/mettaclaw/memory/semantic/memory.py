@@ -17,6 +17,7 @@ from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.ranking import ActivationWeights, spread_with
+from mettaclaw.memory.vectorbuffer import FLUSH_EVERY, BufferedVectors, Row
 from mettaclaw.memory.vectors import VectorStore
 
 from .graph import (
@@ -46,11 +47,29 @@ from .records import (
     parse_time,
 )
 from .store import SemanticStore
-from .vectorbuffer import FLUSH_EVERY, BufferedVectors
 
 STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
 MAX_CONTENT = 4000
 MAX_REFERENCES = 200  # episodes a concept keeps citing (the design's cap; oldest evicted first)
+
+
+class QueuedRecords:
+    """The semantic tier's PendingLog (vectorbuffer.py): the record store keeps each record's vector
+    anyway, so it only marks which ones the index still lacks, in the write's own transaction."""
+
+    def __init__(self, records: SemanticStore) -> None:
+        self.records = records
+
+    def queue(self, rows: list[Row]) -> None:
+        self.records.queue_vectors([row[0] for row in rows])
+
+    def settled(self, ids: list[str]) -> None:
+        self.records.unqueue_vectors(ids)
+
+    def replay(self) -> list[Row]:
+        queued = self.records.queued_vectors()
+        return [(rec.id, rec.embedding, rec.content, {"kind": rec.kind, "name": rec.name_norm})
+                for rec in self.records.get_many(queued) if rec.embedding is not None] if queued else []
 
 
 def cites(record_id: str, source: str, now: float, instance: bool = False, layer: str = "episodic") -> Edge:
@@ -84,7 +103,7 @@ class SemanticMemory(SemanticReading, Announcer):
             raise EmbedderMismatch(f"the semantic store was built with embedder {recorded!r}; this run uses "
                                    f"{sig!r}. Use the same embedder, or point memoryDir at a fresh folder.")
         self.relations = RelationRegistry(record_store)
-        self.vectors = BufferedVectors(vector_store, record_store, flush_every)
+        self.vectors = BufferedVectors(vector_store, QueuedRecords(record_store), flush_every)
         self._scope_tags: set[str] | None = None  # scope tags in the store (read once, then kept up to date)
 
     # ------------------------------------------------------------------ writing
