@@ -13,14 +13,12 @@ memories into the BM25 index in a thread; `BM25 fold` is the time until that fol
 samples are timed after it.
 Medians over many samples; the growth figures compare the smallest and largest size in one run.
 
-`remember` is timed over whole Chroma sync cycles (`--remember-samples`, 1000 by default): embedded
-Chroma 1.5 persists its HNSW index every `sync_threshold` writes (ours 100, `chroma.DEFAULT_HNSW`;
-Chroma's own and older folders' 1000), and until then each upsert costs more the more writes wait
-unsynced (bare Chroma at 100k with 1000: 10 ms just after a sync, 18 ms just before it, 0.28 s for the
-write that syncs). With 1000, a hundred samples taken wherever a fill left the cycle gave a p50
-anywhere between those (38 ms at 10k in one run, 17 ms at 100k in the same run); 1000 samples cover a
-whole cycle of either setting. The remembered rows stay, so each size's `remember` figure covers that
-size plus 1000 (1k: 1,000-2,000).
+`remember` is timed over `--remember-samples` writes (1000 by default). It embeds the sentence and
+appends the row to the index's journal; Chroma gets the rows in batches of 64 from a flusher thread
+(vectorbuffer.py), which runs during the timed writes as it does during a turn. 1000 writes span many
+of those batches and whole cycles of Chroma's HNSW sync (every `sync_threshold` = 100 writes,
+`chroma.DEFAULT_HNSW`). The remembered rows stay, so each size's `remember` figure covers that size
+plus 1000 (1k: 1,000-2,000).
 
     python bench/memory_scale.py [--sizes 1000,10000,100000] [--samples 100] [--remember-samples 1000]
                                  [--json PATH]
@@ -185,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--samples", type=int, default=100, help="recall and vector queries timed at each size")
     parser.add_argument("--remember-samples", type=int, default=1000,
-                        help="remembers timed at each size (1000: whole Chroma sync cycles, of 100 or of 1000 writes)")
+                        help="remembers timed at each size (1000 spans many flushes of 64 rows to Chroma)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--hnsw-random", type=int, metavar="N",
                         help="only compare HNSW recall@20 (ours vs Chroma defaults) on N random vectors")
@@ -244,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _exact_matrix(memory: Any, ids: list[str]) -> tuple[np.ndarray, list[str]]:
-    col = memory.index.vector_store._col  # the bench may look inside: exact search needs every stored vector
+    store = memory.index.vector_store
+    store.flush()  # the rows still waiting in the write-behind buffer (vectorbuffer.py) go to Chroma first
+    col = store.index._col  # the bench may look inside: exact search needs every stored vector
     vecs, order = [], []
     for pos in range(0, len(ids), 5000):
         got = col.get(ids=ids[pos : pos + 5000], include=["embeddings"])

@@ -60,6 +60,7 @@ def test_rows_are_found_before_the_store_has_them_and_replayed_after_a_crash(tmp
     assert store.count() == 0, "below a batch nothing is sent yet"
     assert [m.id for m in first.query("bassoon", mode="vector", limit=1)] == [kept.id]
     assert first.forget(gone.id)
+    assert "4471" not in journal.read_text() and "bassoon" in journal.read_text(), "a forgotten text leaves the file"
     # a crash: `first` is never closed; the next open sends the journal's rows to the store
     again = LongTermMemory(HashEmbedder(), store, journal=journal)
     assert store.get([kept.id]) and not store.get([gone.id]), "a forgotten row does not come back"
@@ -119,7 +120,8 @@ def test_a_failing_store_loses_nothing_and_the_rows_go_in_later(tmp_path, caplog
     store.release.set()
     store.fail = True
     buffered = BufferedVectors(store, VectorJournal(tmp_path / "j.jsonl"), flush_every=2)
-    buffered.add(["a", "b"], np.stack([unit(1), unit(2)]), ["alpha", "beta"], [{}, {}])
+    buffered.add(["a"], np.stack([unit(1)]), ["alpha"], [{}])
+    buffered.add(["b"], np.stack([unit(2)]), ["beta"], [{}])
     with caplog.at_level("ERROR"):
         buffered.maybe_flush()  # logged, not raised: the write it follows is stored
     assert "disk full" in caplog.text and "stay queued" in caplog.text
@@ -171,3 +173,12 @@ def test_kill_during_remembers_loses_no_acknowledged_memory(tmp_path) -> None:
             ltm.close()
     journal = tmp_path / "index-journal.jsonl"
     assert journal.stat().st_size == 0, "closing sent everything to the store"
+
+
+def test_a_bulk_write_goes_straight_to_the_store_and_supersedes_what_waits(tmp_path) -> None:
+    store = InMemoryVectorStore()
+    buffered = BufferedVectors(store, VectorJournal(tmp_path / "j.jsonl"), flush_every=3)
+    buffered.add(["a"], np.stack([unit(1)]), ["old a"], [{}])
+    buffered.add(["a", "b", "c"], np.stack([unit(2), unit(3), unit(4)]), ["new a", "b", "c"], [{}, {}, {}])
+    assert store.count() == 3 and buffered.get(["a"])[0].document == "new a"
+    assert VectorJournal(tmp_path / "j.jsonl").replay() == [], "nothing waits: a crash now replays no old a"

@@ -24,11 +24,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from mettaclaw.memory.vectors import StoredItem, VectorStore, Where, cosines, matches
-from mettaclaw.textutil import append_synced
+from mettaclaw.textutil import append_synced, atomic_write
 
 log = logging.getLogger(__name__)
 
 FLUSH_EVERY = 64
+BACKLOG = 8  # batches that may wait for a background flusher before writers flush themselves
 
 Row = tuple[str, np.ndarray, str, dict[str, Any]]  # id, vector, document, metadata
 
@@ -48,52 +49,52 @@ class PendingLog(Protocol):
 
 
 class VectorJournal:
-    """A PendingLog in one file of synced JSON lines: `{"put": [rows]}` and `{"drop": [ids]}`.
+    """A PendingLog in one file of synced JSON lines, each `{"put": [rows]}`.
 
-    Emptied (truncated) each time nothing waits any more, so it holds at most a flush's worth of rows.
-    A line cut by a crash mid-append was never acknowledged and is skipped."""
+    When rows settle, the file is rewritten (atomically) with only the rows still waiting, and emptied
+    when none are: it holds at most a few flushes' worth, and a forgotten row's text does not stay in
+    it. A line cut by a crash mid-append was never acknowledged and is skipped."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._waiting: set[str] = set()
+        self._waiting: dict[str, Row] = {}
 
-    def queue(self, rows: list[Row]) -> None:
-        if not rows:
-            return
+    @staticmethod
+    def _line(rows: list[Row]) -> str:
         put = [[row_id, base64.b64encode(np.asarray(vec, dtype="<f4").tobytes()).decode("ascii"), doc, meta]
                for row_id, vec, doc, meta in rows]
-        append_synced(self.path, json.dumps({"put": put}, ensure_ascii=True) + "\n")
-        self._waiting.update(row[0] for row in rows)
+        return json.dumps({"put": put}, ensure_ascii=True) + "\n"
+
+    def queue(self, rows: list[Row]) -> None:
+        if rows:
+            append_synced(self.path, self._line(rows))
+            self._waiting.update((row[0], row) for row in rows)
 
     def settled(self, ids: list[str]) -> None:
-        gone = self._waiting.intersection(ids)
+        gone = [i for i in ids if self._waiting.pop(i, None) is not None]
         if not gone:
             return
-        self._waiting -= gone
         if self._waiting:
-            append_synced(self.path, json.dumps({"drop": sorted(gone)}, ensure_ascii=True) + "\n")
+            atomic_write(self.path, self._line(list(self._waiting.values())))
         else:
             with open(self.path, "r+b") as fh:
                 fh.truncate(0)
 
     def replay(self) -> list[Row]:
+        self._waiting = {}
         if not self.path.exists():
             return []
-        waiting: dict[str, Row] = {}
         lines = self.path.read_text(encoding="utf-8").splitlines()
         for n, line in enumerate(lines, start=1):
             try:
-                entry = json.loads(line)
-                for row_id, vec, doc, meta in entry.get("put", ()):
-                    waiting[str(row_id)] = (str(row_id), np.frombuffer(base64.b64decode(vec), dtype="<f4").copy(),
-                                            str(doc), dict(meta))
-                for row_id in entry.get("drop", ()):
-                    waiting.pop(str(row_id), None)
-            except (ValueError, TypeError, AttributeError):
+                rows = [(str(row_id), np.frombuffer(base64.b64decode(vec), dtype="<f4").copy(), str(doc), dict(meta))
+                        for row_id, vec, doc, meta in json.loads(line)["put"]]
+            except (ValueError, TypeError, KeyError, AttributeError):
                 if n < len(lines):  # not a torn last line: say so, keep the rest
                     log.warning("skipped unreadable line %d of %s: %r", n, self.path, line[:200])
-        self._waiting = set(waiting)
-        return list(waiting.values())
+                continue
+            self._waiting.update((row[0], row) for row in rows)
+        return list(self._waiting.values())
 
 
 class BufferedVectors:
@@ -119,7 +120,16 @@ class BufferedVectors:
             self.flush()
 
     def add(self, ids: list[str], vectors: np.ndarray, documents: list[str], metadatas: list[dict[str, Any]]) -> None:
-        """Log (durably) and hold; `maybe_flush` sends them later."""
+        """Log (durably) and hold; `maybe_flush` sends them later. A batch of `flush_every` rows or
+        more (an import, a fill) is already as cheap per row as the index gets: it goes straight in."""
+        if len(ids) >= self.flush_every:
+            with self._flushing:
+                self.index.add(list(ids), vectors, documents, metadatas)
+                with self._lock:  # older versions still waiting are superseded
+                    for row_id in ids:
+                        self._pending.pop(row_id, None)
+                    self.log.settled(list(ids))
+            return
         rows = [(row_id, np.asarray(vectors[i], dtype=np.float32), documents[i], dict(metadatas[i]))
                 for i, row_id in enumerate(ids)]
         with self._lock:
@@ -130,9 +140,10 @@ class BufferedVectors:
     def maybe_flush(self) -> None:
         """Flush once `flush_every` rows wait. A failing index is logged, not raised: the rows are
         stored (logged and searchable) and go to the index at the next flush."""
-        if len(self._pending) < self.flush_every:
+        waiting = len(self._pending)
+        if waiting < self.flush_every:
             return
-        if self.background:
+        if self.background and waiting < BACKLOG * self.flush_every:  # beyond it, the writer waits too
             if self._flusher is None:
                 self._flusher = threading.Thread(target=self._flush_when_woken, name="vector-flush", daemon=True)
                 self._flusher.start()
