@@ -85,6 +85,22 @@ def test_model_failure_goes_to_the_next_prompt_and_the_loop_goes_on(make_agent, 
     assert "model call failed" in caplog.text
 
 
+def test_a_bug_while_running_one_command_is_reported_and_the_next_commands_run(make_agent, caplog, monkeypatch) -> None:
+    agent, llm, channel, _ = make_agent(["send one\nsend two\nsend three"], ["go"])
+    real = agent.run_skill
+
+    def flaky(command):
+        if "two" in str(command):
+            raise RuntimeError("bookkeeping broke")
+        return real(command)
+
+    monkeypatch.setattr(agent, "run_skill", flaky)
+    outcome = agent.turn()
+    assert channel.sent == ["one", "three"]
+    assert any("internal error" in e and "bookkeeping broke" in e for e in outcome.errors)
+    assert "bookkeeping broke" in caplog.text
+
+
 def test_more_commands_than_allowed_are_reported_as_skipped(make_agent) -> None:
     agent, llm, channel, _ = make_agent(["\n".join(f"send m{i}" for i in range(7))], ["go"])
     outcome = agent.turn()

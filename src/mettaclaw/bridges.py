@@ -135,7 +135,7 @@ def install(agent: Agent) -> set[str]:
         "join-nonempty": lambda *a: [ValueAtom("\n".join(t for t in strings(*a) if t.strip()))],
         "join-lines": lambda *a: [ValueAtom("\n".join(strings(*a)))],
         "parse-reply": lambda reply: [agent.parse_reply(atom_text(reply))],
-        "run-skill": lambda command: [value(agent.run_skill(command))],
+        "run-next-skill": lambda: [agent.run_next_skill()],
     }
     for name, fn in raw.items():
         runner.register_atom(name, OperationAtom(name, fn, unwrap=False))

@@ -46,6 +46,7 @@ class TurnState:
     messages: list[Message] = field(default_factory=list)
     new: bool = False
     commands: list[Command] = field(default_factory=list)
+    waiting: list[Any] = field(default_factory=list)  # parsed command atoms not run yet, in order
     results: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     episode_id: str | None = None
@@ -300,7 +301,22 @@ class Agent:
                 self.turn_state.error(f"{command.brief()} -> {self._unknown(command.skill)}")
             else:
                 runnable.append(command)  # argument counts stay small, so no huge expression reaches hyperon
-        return E(*(bridges.command_atom(c.skill, c.args) for c in runnable)) if runnable else E()
+        self.turn_state.waiting = [bridges.command_atom(c.skill, c.args) for c in runnable]
+        return S("parsed")
+
+    def run_next_skill(self) -> Any:
+        """Run the next parsed command (`ran`), or `done` when none is left. The commands wait here,
+        not in MeTTa: hyperon copies every value a step carries, each copy of a Python value a call
+        into Python, and a list of five commands carried through the loop cost ~10,000 of them a turn."""
+        if not self.turn_state.waiting:
+            return S("done")
+        command = self.turn_state.waiting.pop(0)
+        try:
+            self.run_skill(command)
+        except Exception as err:  # a bug of ours, not the model's: logged, reported, and the next command runs
+            log.exception("running %s failed", command)
+            self.turn_state.error(f"ERROR: internal error while running {command}: {type(err).__name__}: {err}")
+        return S("ran")
 
     def _unknown(self, name: str) -> str:
         named = name if len(name) <= 60 else name[:60] + "..."
