@@ -182,3 +182,28 @@ def test_a_bulk_write_goes_straight_to_the_store_and_supersedes_what_waits(tmp_p
     buffered.add(["a", "b", "c"], np.stack([unit(2), unit(3), unit(4)]), ["new a", "b", "c"], [{}, {}, {}])
     assert store.count() == 3 and buffered.get(["a"])[0].document == "new a"
     assert VectorJournal(tmp_path / "j.jsonl").replay() == [], "nothing waits: a crash now replays no old a"
+
+
+def test_a_line_torn_by_a_full_disk_does_not_swallow_the_next_acknowledged_row(tmp_path) -> None:
+    path = tmp_path / "j.jsonl"
+    journal = VectorJournal(path)
+    journal.queue([("a", unit(1), "alpha", {})])
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"put": [["b", "AAAA')  # the append of b failed halfway: b was never acknowledged
+    journal.queue([("c", unit(3), "gamma", {})])
+    assert [r[0] for r in VectorJournal(path).replay()] == ["a", "c"]
+
+
+def test_rows_the_store_refuses_at_open_stay_waiting_and_searchable(tmp_path, caplog) -> None:
+    path = tmp_path / "j.jsonl"
+    VectorJournal(path).queue([("a", unit(1), "alpha", {})])
+    store = GatedStore()
+    store.release.set()
+    store.fail = True
+    with caplog.at_level("ERROR"):
+        buffered = BufferedVectors(store, VectorJournal(path))
+    assert "could not go to the vector index yet" in caplog.text
+    assert buffered.query(unit(1), 1)[0][0].id == "a"
+    store.fail = False
+    buffered.close()
+    assert store.get(["a"]) and path.stat().st_size == 0

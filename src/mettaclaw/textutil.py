@@ -48,10 +48,15 @@ def cap_tail(text: str, limit: int) -> str:
 
 def append_synced(path: Path, text: str) -> None:
     """Append `text` (whole lines) and fsync before returning: what a caller acknowledges after this
-    survives a crash; a crash during it leaves at most a torn last line, which readers skip."""
+    survives a crash; a crash (or a full disk) during it leaves at most a torn last line, which
+    readers skip, and which the next append starts a new line after, so it never swallows that line."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(text)
+    with open(path, "a+b") as fh:
+        if fh.seek(0, os.SEEK_END) > 0:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                text = "\n" + text
+        fh.write(text.encode("utf-8"))
         fh.flush()
         os.fsync(fh.fileno())
 

@@ -117,7 +117,10 @@ class BufferedVectors:
         if replayed:  # a previous run ended before its last flush
             for row_id, vec, doc, meta in replayed:
                 self._pending[row_id] = (vec, doc, meta)
-            self.flush()
+            try:
+                self.flush()
+            except Exception:  # noqa: BLE001 - they stay logged and searchable; the next flush retries
+                log.exception("%d rows waiting from an earlier run could not go to the vector index yet", len(replayed))
 
     def add(self, ids: list[str], vectors: np.ndarray, documents: list[str], metadatas: list[dict[str, Any]]) -> None:
         """Log (durably) and hold; `maybe_flush` sends them later. A batch of `flush_every` rows or
