@@ -64,15 +64,29 @@ class TraceSource:
     """The episodic trace as a source. A watermark is a record's byte offset, so the episodes after it
     are read by seeking there: neither a long trace nor each new episode costs a scan of the file."""
 
+    SCOPES_KEPT = 50_000  # more than a theme window cites (themes.ThemePolicy.total)
+
     def __init__(self, trace: Any) -> None:
         self.trace = trace
+        self._scopes: dict[str, str] = {}  # an episode's scope never changes: each theme rebuild asks again
 
     def after(self, mark: int, limit: int) -> list[DreamEpisode]:
-        return [from_trace(e) for e in itertools.islice(self.trace.records_after(mark), limit)]
+        found = [from_trace(e) for e in itertools.islice(self.trace.records_after(mark), limit)]
+        self._keep({ep.id: str(ep.meta["scope"]) for ep in found})
+        return found
 
     def scope_of(self, episode_id: str) -> str:
-        episode = self.trace.get(episode_id)
-        return scopes.of_episode(episode.who, episode.channel) if episode is not None else scopes.DEFAULT
+        if episode_id not in self._scopes:
+            episode = self.trace.get(episode_id)  # a read and a parse of the trace record
+            if episode is None:
+                return scopes.DEFAULT
+            self._keep({episode_id: scopes.of_episode(episode.who, episode.channel)})
+        return self._scopes[episode_id]
+
+    def _keep(self, found: dict[str, str]) -> None:
+        if len(self._scopes) + len(found) > self.SCOPES_KEPT:
+            self._scopes.clear()
+        self._scopes.update(found)
 
 
 class ListSource:

@@ -173,8 +173,10 @@ def refresh(semantic: Any, group: str, themes: list[Theme],
     fresh = {(t.text, t.episodes): t for t in themes}
     written = []
     for key, theme in fresh.items():
+        if key in old:
+            continue
         owners = {scope_of(e) for e in theme.episodes}
-        if key not in old and len(owners) == 1:
+        if len(owners) == 1:
             written.append(semantic.learn(theme.text, kind="summary", tags=["dream", THEME_TAG],
                                           source_episodes=list(theme.episodes), provenance="episodic_consolidation",
                                           valid_from=theme.time, properties={GROUP_KEY: group}, index=True,
