@@ -307,7 +307,8 @@ class Agent:
     def run_next_skill(self) -> Any:
         """Run the next parsed command (`ran`), or `done` when none is left. The commands wait here,
         not in MeTTa: hyperon copies every value a step carries, each copy of a Python value a call
-        into Python, and a list of five commands carried through the loop cost ~10,000 of them a turn."""
+        into Python; with four commands carried through the loop as a list a turn made 12,600 copies,
+        without it 3,700."""
         if not self.turn_state.waiting:
             return S("done")
         command = self.turn_state.waiting.pop(0)
