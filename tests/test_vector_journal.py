@@ -168,7 +168,9 @@ def test_kill_during_remembers_loses_no_acknowledged_memory(tmp_path) -> None:
         try:
             missing = [i for i in acknowledged if ltm.get(i) is None]
             assert not missing, f"trial {trial}: {len(missing)} acknowledged memories lost"
-            assert ltm.vector_store.index.count() == len(set(acknowledged)), "all of them reached Chroma at open"
+            # all of them reached Chroma at open (and maybe a row written just before the kill, never printed)
+            assert ltm.vector_store.index.count() >= len(set(acknowledged))
+            assert not ltm.vector_store._pending
         finally:
             ltm.close()
     journal = tmp_path / "index-journal.jsonl"
