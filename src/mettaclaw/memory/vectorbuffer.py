@@ -117,10 +117,7 @@ class BufferedVectors:
         if replayed:  # a previous run ended before its last flush
             for row_id, vec, doc, meta in replayed:
                 self._pending[row_id] = (vec, doc, meta)
-            try:
-                self.flush()
-            except Exception:  # noqa: BLE001 - they stay logged and searchable; the next flush retries
-                log.exception("%d rows waiting from an earlier run could not go to the vector index yet", len(replayed))
+            self._flush_or_log("%d rows waiting from an earlier run could not go to the vector index yet")
 
     def add(self, ids: list[str], vectors: np.ndarray, documents: list[str], metadatas: list[dict[str, Any]]) -> None:
         """Log (durably) and hold; `maybe_flush` sends them later. A batch of `flush_every` rows or
@@ -152,10 +149,7 @@ class BufferedVectors:
                 self._flusher.start()
             self._wake.set()
             return
-        try:
-            self.flush()
-        except Exception:  # noqa: BLE001 - the write it follows has succeeded; retried next time
-            log.exception("the vector index refused %d waiting rows; they stay queued", len(self._pending))
+        self._flush_or_log()
 
     def _flush_when_woken(self) -> None:
         while True:
@@ -163,10 +157,15 @@ class BufferedVectors:
             self._wake.clear()
             if self._stopping:
                 return
-            try:
-                self.flush()
-            except Exception:  # noqa: BLE001 - the rows stay logged and searchable; retried next time
-                log.exception("the vector index refused %d waiting rows; they stay queued", len(self._pending))
+            self._flush_or_log()
+
+    def _flush_or_log(self, message: str = "the vector index refused %d waiting rows; they stay queued") -> None:
+        """`flush`, where a failure must not fail the caller: the rows stay logged and searchable,
+        and the next flush tries again. `message` gets the count of rows waiting."""
+        try:
+            self.flush()
+        except Exception:  # noqa: BLE001 - logged; nothing is lost
+            log.exception(message, len(self._pending))
 
     def flush(self) -> None:
         """Send every waiting row to the index. Reads and writes go on meanwhile: a row written again

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from mettaclaw.textutil import atomic_write
+
 log = logging.getLogger(__name__)
 
 
@@ -53,17 +55,10 @@ def load_state(path: Path) -> DreamState:
 
 def save_state(path: Path, state: DreamState) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     # a shallow dict and one C-encoded string: `asdict` deep-copies the theme window (20k sentences)
     # and `json.dump` encodes in Python chunks; together 0.17 s of every batch of a long dream
-    text = json.dumps({f.name: getattr(state, f.name) for f in fields(state)})
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
+    atomic_write(path, json.dumps({f.name: getattr(state, f.name) for f in fields(state)}))
+    fd = os.open(path.parent, os.O_RDONLY)  # the rename itself survives a power loss
     try:
         os.fsync(fd)
     finally:
