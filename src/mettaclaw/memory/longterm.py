@@ -34,7 +34,7 @@ from mettaclaw.memory.rows import (
     to_memory,
     vector_text,
 )
-from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
+from mettaclaw.memory.sentence_vectors import FileSentenceVectors, SentenceVectors, sentence_parts
 from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
 from mettaclaw.memory.vectors import StoredItem, VectorStore
@@ -57,8 +57,11 @@ class LongTermMemory(Announcer):
 
     def __init__(self, embedder: Embedder, store: VectorStore, *, default_mode: str = "hybrid",
                  max_items: int = 20, settings: RecallSettings = DEFAULT_SETTINGS,
-                 snapshot: Path | None = None, journal: Path | None = None) -> None:
-        """`journal`: where rows wait for the store (vectorbuffer.py); None writes through to the store."""
+                 snapshot: Path | None = None, journal: Path | None = None,
+                 sentences: Path | None = None) -> None:
+        """`journal`: where rows wait for the store (vectorbuffer.py), None writes through to the store;
+        `sentences`: the folder keeping the rows' sentence vectors (sentence_vectors.py), None keeps
+        the most recent ones in memory."""
         super().__init__()
         if default_mode not in MODES:
             raise ValueError(f"unknown recall mode {default_mode!r}; use one of {', '.join(MODES)}")
@@ -74,7 +77,8 @@ class LongTermMemory(Announcer):
         self._by_hash: dict[str, str] = {}
         self._filters = FilterIndex()
         self._bm25 = BM25Index(tokens_of=self._tokens_of)
-        self._sentences = SentenceVectors(embedder.embed)
+        self._sentences = SentenceVectors(embedder.embed, None if sentences is None else
+                                          FileSentenceVectors(sentences, signature(embedder), embedder.dim))
         self.snapshot = snapshot  # where the in-process state is kept across restarts (snapshot.py)
         restored = snapshots.load(snapshot, signature(embedder), store.count(), self._tokens_of) if snapshot else None
         if restored is not None:
@@ -171,10 +175,10 @@ class LongTermMemory(Announcer):
             results.append(RememberResult(row_id, existing is None))
         if ids:
             self._changing()
-            parts = {i: p for i, d, m in zip(ids, docs, metas, strict=True) if (p := sentence_parts(d, m))}
+            parts = {i: (d, p) for i, d, m in zip(ids, docs, metas, strict=True) if (p := sentence_parts(d, m))}
             if given is None:  # the rows and their sentences in one embedding call
                 texts = [vector_text(d, m) for d, m in zip(docs, metas, strict=True)]
-                rows_out = self.embedder.embed(texts + [s for p in parts.values() for s in p])
+                rows_out = self.embedder.embed(texts + [s for _, p in parts.values() for s in p])
                 vectors = rows_out[: len(texts)]
             else:
                 vectors, rows_out, parts = np.asarray(given, dtype=np.float32)[rows], None, {}
@@ -360,6 +364,7 @@ class LongTermMemory(Announcer):
                                snapshots.Restored(self._items, self._bm25, self._filters))
                 self._snapshot_on_disk = True
         finally:
+            self._sentences.close()
             close = getattr(self.vector_store, "close", None)
             if close is not None:
                 close()
@@ -371,10 +376,10 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
     from mettaclaw.memory.vectors import InMemoryVectorStore
 
     sig = signature(embedder)
-    snapshot, journal = None, config.memory_path("index-journal.jsonl")
+    snapshot, sentences, journal = None, None, config.memory_path("index-journal.jsonl")
     if config.chromaMode == "embedded":  # one process owns the folder: its snapshot can be trusted
         store: Any = ChromaVectorStore.embedded(config.memory_path("chroma"), embedder_signature=sig)
-        snapshot = config.memory_path("index-snapshot")
+        snapshot, sentences = config.memory_path("index-snapshot"), config.memory_path("sentence-vectors")
     elif config.chromaMode == "server":
         store = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig,
                                          owner=folder_id(config.memory_path()))
@@ -382,7 +387,7 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
         store, journal = InMemoryVectorStore(), None
     try:
         return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems,
-                              settings=settings, snapshot=snapshot, journal=journal)
+                              settings=settings, snapshot=snapshot, journal=journal, sentences=sentences)
     except BaseException:
         getattr(store, "close", lambda: None)()
         raise

@@ -1,0 +1,159 @@
+"""Sentence vectors kept on disk: they survive a restart, never serve another text, and a torn or
+foreign file costs a re-embedding, never a wrong vector or a failed open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mettaclaw.memory import sentence_vectors
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.sentence_vectors import FileSentenceVectors, SentenceVectors, text_digest
+
+DIM = 8
+
+
+def vecs(seed: int, rows: int = 3) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(rows, DIM)).astype(np.float16)
+
+
+def reopen(folder: Path, embedder: str = "hash") -> FileSentenceVectors:
+    return FileSentenceVectors(folder, embedder, DIM)
+
+
+def test_vectors_come_back_after_a_reopen_for_the_same_text_only(tmp_path: Path) -> None:
+    store = reopen(tmp_path)
+    store.put("a", text_digest("Ann: one. two. three."), vecs(1))
+    store.put("b", text_digest("Bob: four. five."), vecs(2, 2))
+    store.close()
+    store = reopen(tmp_path)
+    assert np.array_equal(store.get("a", text_digest("Ann: one. two. three.")), vecs(1))
+    assert np.array_equal(store.get("b", text_digest("Bob: four. five.")), vecs(2, 2))
+    assert store.get("a", text_digest("Ann: one. two. changed.")) is None  # the row's text was rewritten
+    assert store.get("c", text_digest("anything")) is None
+    store.close()
+
+
+def test_a_forgotten_row_is_gone_and_its_vectors_are_overwritten(tmp_path: Path) -> None:
+    store = reopen(tmp_path)
+    store.put("a", "d1", vecs(1))
+    store.put("b", "d2", vecs(2))
+    store.put("b", "d3", vecs(3))  # replaced: the old vectors are overwritten too
+    store.forget("a")
+    store.close()
+    data = b"".join(p.read_bytes() for p in tmp_path.glob("vectors-*.f16"))
+    assert vecs(1).tobytes() not in data and vecs(2).tobytes() not in data
+    assert vecs(3).tobytes() in data
+    store = reopen(tmp_path)
+    assert store.get("a", "d1") is None and store.get("b", "d2") is None
+    assert np.array_equal(store.get("b", "d3"), vecs(3))
+    store.close()
+
+
+def test_a_torn_tail_loses_only_the_torn_entry_and_later_writes_read_back(tmp_path: Path) -> None:
+    store = reopen(tmp_path)
+    store.put("a", "d1", vecs(1))
+    store.put("b", "d2", vecs(2))
+    store.close()
+    vectors = next(tmp_path.glob("vectors-*.f16"))
+    with open(vectors, "r+b") as fh:  # a crash mid-append: b's vectors half written, its line torn
+        fh.truncate(vectors.stat().st_size - DIM * 2 * 2 - 3)
+    with open(tmp_path / "rows.jsonl", "ab") as fh:
+        fh.write(b'["c", 99, 3, "d')
+    store = reopen(tmp_path)
+    assert np.array_equal(store.get("a", "d1"), vecs(1))
+    assert store.get("b", "d2") is None  # its vectors are not all there: embedded again when needed
+    store.put("e", "d5", vecs(5))
+    store.close()
+    store = reopen(tmp_path)
+    assert np.array_equal(store.get("e", "d5"), vecs(5)) and np.array_equal(store.get("a", "d1"), vecs(1))
+    store.close()
+
+
+@pytest.mark.parametrize("damage", ["other embedder", "garbage header", "empty"])
+def test_a_foreign_or_damaged_folder_starts_empty(tmp_path: Path, damage: str) -> None:
+    store = reopen(tmp_path)
+    store.put("a", "d1", vecs(1))
+    store.close()
+    if damage == "garbage header":
+        (tmp_path / "rows.jsonl").write_bytes(b"\x00\xffnot json\n")
+    elif damage == "empty":
+        (tmp_path / "rows.jsonl").write_bytes(b"")
+    store = reopen(tmp_path, "other" if damage == "other embedder" else "hash")
+    assert store.get("a", "d1") is None
+    assert sum(p.stat().st_size for p in tmp_path.glob("vectors-*.f16")) == 0  # nothing of the old kept
+    store.put("a", "d1", vecs(1))
+    store.close()
+    assert np.array_equal(reopen(tmp_path, "other" if damage == "other embedder" else "hash").get("a", "d1"), vecs(1))
+
+
+def test_a_mostly_dead_file_is_compacted_at_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sentence_vectors, "COMPACT_ABOVE_BYTES", 0)
+    store = reopen(tmp_path)
+    for i in range(40):
+        store.put(f"r{i}", f"d{i}", vecs(i))
+    for i in range(30):
+        store.forget(f"r{i}")
+    store.close()
+    before = next(tmp_path.glob("vectors-*.f16"))
+    store = reopen(tmp_path)
+    after = list(tmp_path.glob("vectors-*.f16"))
+    assert len(after) == 1 and after[0].name != before.name
+    assert after[0].stat().st_size == 10 * 3 * DIM * 2
+    assert all(np.array_equal(store.get(f"r{i}", f"d{i}"), vecs(i)) for i in range(30, 40))
+    store.put("new", "dn", vecs(99))
+    store.close()
+    store = reopen(tmp_path)
+    assert np.array_equal(store.get("new", "dn"), vecs(99)) and store.get("r3", "d3") is None
+    store.close()
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.seen: list[str] = []
+
+    @property
+    def texts(self) -> int:
+        return len(self.seen)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen += texts
+        return super().embed(texts)
+
+
+def test_a_row_missing_from_the_store_is_embedded_once_then_kept(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    keeper = SentenceVectors(embedder.embed, reopen(tmp_path))
+    row = ("Ann: We moved house. The new garden is big.", {})
+    first = keeper.of({"a": row, "single": ("one statement", {})})
+    assert set(first) == {"a"} and embedder.texts == 2
+    keeper.close()
+    keeper = SentenceVectors(embedder.embed, reopen(tmp_path))
+    again = keeper.of({"a": row})
+    assert embedder.texts == 2 and np.array_equal(again["a"], first["a"])
+    keeper.close()
+
+
+def test_recall_after_a_restart_embeds_no_stored_sentence_again(tmp_path: Path) -> None:
+    from mettaclaw.config import load_config
+    from mettaclaw.memory import open_memory
+
+    config = load_config([f"memoryDir={tmp_path / 'memory'}", "embeddingprovider=hash", "chromaMode=embedded",
+                          f"knowledgePriorsDir={tmp_path / 'none'}", "dreamInterval=0"], env={})
+    memory = open_memory(config)
+    for i in range(30):
+        memory.remember(f"Ann: We went to the lake on day {i}. The water was cold. We swam anyway {i}.")
+    memory.close()
+    memory = open_memory(config)
+    counted = CountingEmbedder()
+    counted.dim, counted.name = memory.index.embedder.dim, memory.index.embedder.name
+    memory.index.embedder = memory.recall.index.embedder = counted
+    memory.index._sentences.embed = counted.embed
+    try:
+        assert memory.query("did Ann swim in the lake?", 5)
+        assert set(counted.seen) == {"did Ann swim in the lake?"}  # every row's sentences came from disk
+    finally:
+        memory.close()
