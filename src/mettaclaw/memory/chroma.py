@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.config import ConfigError
-from mettaclaw.memory.vectors import StoredItem, Where, cosines
+from mettaclaw.memory.vectors import StoredItem, Where
 
 # Default HNSW settings: at 100k, Chroma's defaults (ef_search 10) returned ~44% of the true top-20
 # on synthetic vectors; these were measured against exact search in bench/memory_scale.py.
@@ -203,12 +203,13 @@ class ChromaVectorStore:
         return [(StoredItem(i, d or "", dict(m or {})), 1.0 - float(dist))
                 for i, d, m, dist in zip(res["ids"][0], docs, metas, res["distances"][0], strict=True)]
 
-    def similarity(self, vector: np.ndarray, ids: list[str]) -> dict[str, float]:
-        """By fetching the rows' vectors (5 ms for 100 at 20k rows; a query restricted to `ids` took 20 ms)."""
+    def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """5 ms for 100 at 20k rows (a query restricted to `ids` took 20 ms): the index keeps its own
+        copies by id (keyed_vectors.py) and asks here only for rows it lacks."""
         if not ids:
             return {}
         got = self._col.get(ids=list(ids), include=["embeddings"])
-        return cosines(vector, list(got["ids"]), got["embeddings"])
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"], strict=True)}
 
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]:
         got = self._col.get(where=where or None, limit=limit, include=["documents", "metadatas"])

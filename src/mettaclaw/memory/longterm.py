@@ -22,6 +22,7 @@ from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.filters import FilterIndex, parse_time, tag_keys, where_filter
+from mettaclaw.memory.keyed_vectors import FileKeyedVectors
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
@@ -34,10 +35,10 @@ from mettaclaw.memory.rows import (
     to_memory,
     vector_text,
 )
-from mettaclaw.memory.sentence_vectors import FileSentenceVectors, SentenceVectors, sentence_parts
+from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts, text_digest
 from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
-from mettaclaw.memory.vectors import StoredItem, VectorStore
+from mettaclaw.memory.vectors import StoredItem, VectorStore, cosines
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
 
@@ -58,10 +59,11 @@ class LongTermMemory(Announcer):
     def __init__(self, embedder: Embedder, store: VectorStore, *, default_mode: str = "hybrid",
                  max_items: int = 20, settings: RecallSettings = DEFAULT_SETTINGS,
                  snapshot: Path | None = None, journal: Path | None = None,
-                 sentences: Path | None = None) -> None:
+                 vectors: Path | None = None) -> None:
         """`journal`: where rows wait for the store (vectorbuffer.py), None writes through to the store;
-        `sentences`: the folder keeping the rows' sentence vectors (sentence_vectors.py), None keeps
-        the most recent ones in memory."""
+        `vectors`: the folder where the index keeps its own copies of the rows' vectors and their
+        sentences' (keyed_vectors.py); None keeps the most recent sentence vectors in memory and asks
+        the store for the rows' vectors."""
         super().__init__()
         if default_mode not in MODES:
             raise ValueError(f"unknown recall mode {default_mode!r}; use one of {', '.join(MODES)}")
@@ -77,8 +79,10 @@ class LongTermMemory(Announcer):
         self._by_hash: dict[str, str] = {}
         self._filters = FilterIndex()
         self._bm25 = BM25Index(tokens_of=self._tokens_of)
-        self._sentences = SentenceVectors(embedder.embed, None if sentences is None else
-                                          FileSentenceVectors(sentences, signature(embedder), embedder.dim))
+        sig = signature(embedder)
+        self._sentences = SentenceVectors(embedder.embed, None if vectors is None else
+                                          FileKeyedVectors(vectors / "sentences", sig, embedder.dim, "float16"))
+        self._row_vectors = None if vectors is None else FileKeyedVectors(vectors / "rows", sig, embedder.dim, "float32")
         self.snapshot = snapshot  # where the in-process state is kept across restarts (snapshot.py)
         restored = snapshots.load(snapshot, signature(embedder), store.count(), self._tokens_of) if snapshot else None
         if restored is not None:
@@ -114,6 +118,8 @@ class LongTermMemory(Announcer):
 
     def _unmirror(self, memory_id: str) -> StoredItem | None:
         self._sentences.forget(memory_id)
+        if self._row_vectors is not None:
+            self._row_vectors.forget(memory_id)
         item = self._items.pop(memory_id, None)
         if item is not None:
             if self._by_hash.get(_hash_of(item)) == memory_id:
@@ -183,8 +189,10 @@ class LongTermMemory(Announcer):
             else:
                 vectors, rows_out, parts = np.asarray(given, dtype=np.float32)[rows], None, {}
             self.vector_store.add(ids, vectors, docs, metas)
-            for row_id, doc, meta in zip(ids, docs, metas, strict=True):
+            for row_id, doc, meta, vector in zip(ids, docs, metas, vectors, strict=True):
                 self._unmirror(row_id)
+                if self._row_vectors is not None:
+                    self._row_vectors.put(row_id, text_digest(doc), vector[None, :])
                 item = StoredItem(row_id, doc, meta)
                 self._mirror(item)
                 self.announce_capture(row_id, to_memory(item))
@@ -201,8 +209,25 @@ class LongTermMemory(Announcer):
         return self._sentences.of({i: (self._items[i].document, self._items[i].metadata) for i in ids if i in self._items})
 
     def similarity(self, vector: Any, ids: list[str]) -> dict[str, float]:
-        """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not reach)."""
-        return self.vector_store.similarity(vector, [i for i in ids if i in self._items])
+        """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not
+        reach): from the index's own copies, the store asked only for rows it lacks (a row written
+        before the copies were kept), which are copied then."""
+        ids = [i for i in ids if i in self._items]
+        if self._row_vectors is None:
+            return self._cosines(vector, self.vector_store.vectors(ids))
+        kept, digests = {}, {}
+        for i in ids:
+            digests[i] = text_digest(self._items[i].document)
+            if (found := self._row_vectors.get(i, digests[i])) is not None:
+                kept[i] = found[0]
+        fetched = self.vector_store.vectors([i for i in ids if i not in kept])
+        for i, row in fetched.items():
+            self._row_vectors.put(i, digests[i], np.asarray(row, dtype=np.float32)[None, :])
+        return self._cosines(vector, {**kept, **fetched})
+
+    @staticmethod
+    def _cosines(vector: Any, rows: dict[str, Any]) -> dict[str, float]:
+        return cosines(vector, list(rows), list(rows.values()))
 
     def remember(self, text: str, *, time: str | None = None, source: str = "agent", tags: Any = (),
                  kind: str = "memory", atom: str | None = None, extra: dict | None = None) -> RememberResult:
@@ -365,6 +390,8 @@ class LongTermMemory(Announcer):
                 self._snapshot_on_disk = True
         finally:
             self._sentences.close()
+            if self._row_vectors is not None:
+                self._row_vectors.close()
             close = getattr(self.vector_store, "close", None)
             if close is not None:
                 close()
@@ -376,10 +403,10 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
     from mettaclaw.memory.vectors import InMemoryVectorStore
 
     sig = signature(embedder)
-    snapshot, sentences, journal = None, None, config.memory_path("index-journal.jsonl")
+    snapshot, vectors, journal = None, None, config.memory_path("index-journal.jsonl")
     if config.chromaMode == "embedded":  # one process owns the folder: its snapshot can be trusted
         store: Any = ChromaVectorStore.embedded(config.memory_path("chroma"), embedder_signature=sig)
-        snapshot, sentences = config.memory_path("index-snapshot"), config.memory_path("sentence-vectors")
+        snapshot, vectors = config.memory_path("index-snapshot"), config.memory_path("index-vectors")
     elif config.chromaMode == "server":
         store = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig,
                                          owner=folder_id(config.memory_path()))
@@ -387,7 +414,7 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
         store, journal = InMemoryVectorStore(), None
     try:
         return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems,
-                              settings=settings, snapshot=snapshot, journal=journal, sentences=sentences)
+                              settings=settings, snapshot=snapshot, journal=journal, vectors=vectors)
     except BaseException:
         getattr(store, "close", lambda: None)()
         raise

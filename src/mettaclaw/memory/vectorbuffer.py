@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mettaclaw.memory.vectors import StoredItem, VectorStore, Where, cosines, matches
+from mettaclaw.memory.vectors import StoredItem, VectorStore, Where, matches
 from mettaclaw.textutil import append_synced, atomic_write
 
 log = logging.getLogger(__name__)
@@ -213,10 +213,9 @@ class BufferedVectors:
         found.sort(key=lambda pair: -pair[1])
         return found[:k]
 
-    def similarity(self, vector: np.ndarray, ids: list[str]) -> dict[str, float]:
+    def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         held = dict(self._held())
-        out = cosines(vector, [i for i in ids if i in held], [held[i][0] for i in ids if i in held])
-        return {**self.index.similarity(vector, [i for i in ids if i not in held]), **out}
+        return {**self.index.vectors([i for i in ids if i not in held]), **{i: held[i][0] for i in ids if i in held}}
 
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]:
         held = [StoredItem(i, d, m) for i, (_, d, m) in self._held() if matches(m, where)]

@@ -39,8 +39,8 @@ class VectorStore(Protocol):
         leave document and metadata empty; Chroma then skips a SQLite read per hit."""
         ...
 
-    def similarity(self, vector: np.ndarray, ids: list[str]) -> dict[str, float]:
-        """Cosine similarity of these rows (those that exist) to `vector`: rank a candidate set a
+    def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of these rows (those that exist): to rank a candidate set a
         nearest-neighbour query did not reach."""
         ...
 
@@ -121,11 +121,11 @@ class InMemoryVectorStore:
         ids = [i for i, item in self._rows.items() if matches(item.metadata, where)]
         if not ids or k <= 0:
             return []
-        sims = self.similarity(vector, ids)
+        sims = cosines(vector, ids, [self._vecs[i] for i in ids])
         return [(self._rows[i], sims[i]) for i in sorted(ids, key=lambda i: -sims[i])[:k]]
 
-    def similarity(self, vector: np.ndarray, ids: list[str]) -> dict[str, float]:
-        return cosines(vector, [i for i in ids if i in self._vecs], [self._vecs[i] for i in ids if i in self._vecs])
+    def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        return {i: self._vecs[i] for i in ids if i in self._vecs}
 
     def find(self, where: Where, limit: int | None = None) -> list[StoredItem]:
         found = [item for item in self._rows.values() if matches(item.metadata, where)]

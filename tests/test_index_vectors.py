@@ -1,5 +1,6 @@
-"""Sentence vectors kept on disk: they survive a restart, never serve another text, and a torn or
-foreign file costs a re-embedding, never a wrong vector or a failed open."""
+"""The index's own copies of vectors by row id (its rows' and their sentences'): they survive a
+restart, never serve another text, and a torn or foreign file costs a re-computation, never a wrong
+vector or a failed open."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mettaclaw.memory import sentence_vectors
+from mettaclaw.memory import keyed_vectors
 from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.sentence_vectors import FileSentenceVectors, SentenceVectors, text_digest
+from mettaclaw.memory.keyed_vectors import FileKeyedVectors
+from mettaclaw.memory.sentence_vectors import SentenceVectors, text_digest
 
 DIM = 8
 
@@ -19,8 +21,8 @@ def vecs(seed: int, rows: int = 3) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=(rows, DIM)).astype(np.float16)
 
 
-def reopen(folder: Path, embedder: str = "hash") -> FileSentenceVectors:
-    return FileSentenceVectors(folder, embedder, DIM)
+def reopen(folder: Path, embedder: str = "hash", dtype: str = "float16") -> FileKeyedVectors:
+    return FileKeyedVectors(folder, embedder, DIM, dtype)
 
 
 def test_vectors_come_back_after_a_reopen_for_the_same_text_only(tmp_path: Path) -> None:
@@ -43,7 +45,7 @@ def test_a_forgotten_row_is_gone_and_its_vectors_are_overwritten(tmp_path: Path)
     store.put("b", "d3", vecs(3))  # replaced: the old vectors are overwritten too
     store.forget("a")
     store.close()
-    data = b"".join(p.read_bytes() for p in tmp_path.glob("vectors-*.f16"))
+    data = b"".join(p.read_bytes() for p in tmp_path.glob("vectors-*.bin"))
     assert vecs(1).tobytes() not in data and vecs(2).tobytes() not in data
     assert vecs(3).tobytes() in data
     store = reopen(tmp_path)
@@ -57,7 +59,7 @@ def test_a_torn_tail_loses_only_the_torn_entry_and_later_writes_read_back(tmp_pa
     store.put("a", "d1", vecs(1))
     store.put("b", "d2", vecs(2))
     store.close()
-    vectors = next(tmp_path.glob("vectors-*.f16"))
+    vectors = next(tmp_path.glob("vectors-*.bin"))
     with open(vectors, "r+b") as fh:  # a crash mid-append: b's vectors half written, its line torn
         fh.truncate(vectors.stat().st_size - DIM * 2 * 2 - 3)
     with open(tmp_path / "rows.jsonl", "ab") as fh:
@@ -72,34 +74,39 @@ def test_a_torn_tail_loses_only_the_torn_entry_and_later_writes_read_back(tmp_pa
     store.close()
 
 
-@pytest.mark.parametrize("damage", ["other embedder", "garbage header", "empty"])
+@pytest.mark.parametrize("damage", ["other embedder", "other type", "garbage header", "empty", "path in header"])
 def test_a_foreign_or_damaged_folder_starts_empty(tmp_path: Path, damage: str) -> None:
     store = reopen(tmp_path)
     store.put("a", "d1", vecs(1))
     store.close()
+    rows = tmp_path / "rows.jsonl"
     if damage == "garbage header":
-        (tmp_path / "rows.jsonl").write_bytes(b"\x00\xffnot json\n")
+        rows.write_bytes(b"\x00\xffnot json\n")
     elif damage == "empty":
-        (tmp_path / "rows.jsonl").write_bytes(b"")
-    store = reopen(tmp_path, "other" if damage == "other embedder" else "hash")
+        rows.write_bytes(b"")
+    elif damage == "path in header":
+        rows.write_bytes(rows.read_bytes().replace(b"vectors-0.bin", b"../../etc/passwd", 1))
+    embedder, dtype = {"other embedder": ("other", "float16"), "other type": ("hash", "float32")}.get(
+        damage, ("hash", "float16"))
+    store = reopen(tmp_path, embedder, dtype)
     assert store.get("a", "d1") is None
-    assert sum(p.stat().st_size for p in tmp_path.glob("vectors-*.f16")) == 0  # nothing of the old kept
+    assert sum(p.stat().st_size for p in tmp_path.glob("vectors-*.bin")) == 0  # nothing of the old kept
     store.put("a", "d1", vecs(1))
     store.close()
-    assert np.array_equal(reopen(tmp_path, "other" if damage == "other embedder" else "hash").get("a", "d1"), vecs(1))
+    assert np.array_equal(reopen(tmp_path, embedder, dtype).get("a", "d1"), vecs(1))
 
 
 def test_a_mostly_dead_file_is_compacted_at_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sentence_vectors, "COMPACT_ABOVE_BYTES", 0)
+    monkeypatch.setattr(keyed_vectors, "COMPACT_ABOVE_BYTES", 0)
     store = reopen(tmp_path)
     for i in range(40):
         store.put(f"r{i}", f"d{i}", vecs(i))
     for i in range(30):
         store.forget(f"r{i}")
     store.close()
-    before = next(tmp_path.glob("vectors-*.f16"))
+    before = next(tmp_path.glob("vectors-*.bin"))
     store = reopen(tmp_path)
-    after = list(tmp_path.glob("vectors-*.f16"))
+    after = list(tmp_path.glob("vectors-*.bin"))
     assert len(after) == 1 and after[0].name != before.name
     assert after[0].stat().st_size == 10 * 3 * DIM * 2
     assert all(np.array_equal(store.get(f"r{i}", f"d{i}"), vecs(i)) for i in range(30, 40))
@@ -152,8 +159,35 @@ def test_recall_after_a_restart_embeds_no_stored_sentence_again(tmp_path: Path) 
     counted.dim, counted.name = memory.index.embedder.dim, memory.index.embedder.name
     memory.index.embedder = memory.recall.index.embedder = counted
     memory.index._sentences.embed = counted.embed
+    asked: list[str] = []
+    store_vectors = memory.index.vector_store.vectors
+    memory.index.vector_store.vectors = lambda ids: (asked.extend(ids), store_vectors(ids))[1]
     try:
         assert memory.query("did Ann swim in the lake?", 5)
         assert set(counted.seen) == {"did Ann swim in the lake?"}  # every row's sentences came from disk
+        assert asked == []  # and every row's own vector
     finally:
         memory.close()
+
+
+def test_row_vectors_give_the_stores_cosines_and_fill_in_for_rows_written_before(tmp_path: Path) -> None:
+    from mettaclaw.memory.longterm import LongTermMemory
+    from mettaclaw.memory.vectors import InMemoryVectorStore, cosines
+
+    store = InMemoryVectorStore()
+    old = LongTermMemory(HashEmbedder(DIM), store)  # no copies kept: as a folder made before them
+    ids = [old.remember(f"note {i} about the garden and the lake").id for i in range(6)]
+    index = LongTermMemory(HashEmbedder(DIM), store, vectors=tmp_path)
+    extra = index.remember("a note written with copies kept").id
+    q = HashEmbedder(DIM).embed(["the lake"])[0]
+    truth = cosines(q, ids + [extra], [store.vectors([i])[i] for i in ids + [extra]])
+    asked: list[str] = []
+    store_vectors = store.vectors
+    store.vectors = lambda wanted: (asked.extend(wanted), store_vectors(wanted))[1]
+    first = index.similarity(q, ids + [extra, "no-such-row"])
+    assert first == pytest.approx(truth, abs=1e-6) and set(first) == set(truth)
+    assert sorted(asked) == sorted(ids)  # only the rows written before; they are copied now
+    asked.clear()
+    assert index.similarity(q, ids + [extra]) == pytest.approx(truth, abs=1e-6) and asked == []
+    index.forget(ids[1])
+    assert ids[1] not in index.similarity(q, ids)

@@ -1,0 +1,211 @@
+"""Vectors kept by row id, each entry checked against a digest of the row's text: the memory index's
+own copies of what it needs by id (sentence_vectors.py; the rows' vectors, longterm.py), because
+asking Chroma for stored vectors by id costs 5-14 ms for 200 rows.
+
+Why a file that is never synced can be trusted: each entry carries a digest of its row's text,
+checked at every read, so an entry a crash or a rewrite left behind never serves another text; a
+missing or stale entry is computed again (or read from the vector store) when it is needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections import OrderedDict
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+import numpy as np
+import orjson
+
+from mettaclaw.textutil import atomic_write
+
+log = logging.getLogger(__name__)
+
+CAPACITY = 20_000  # rows the in-memory store keeps (about 40 MB of float16 sentence vectors with MiniLM)
+FORMAT = 2  # 2: the header names the element type
+COMPACT_ABOVE_BYTES = 4 << 20  # dead vectors worth a rewrite at open (when also more than the live ones)
+
+
+class KeyedVectors(Protocol):
+    """Row id -> (digest of the row's text, a matrix of vectors)."""
+
+    def get(self, row_id: str, digest: str) -> np.ndarray | None:
+        """The row's vectors if they were made from the text with this digest."""
+
+    def put(self, row_id: str, digest: str, vectors: np.ndarray) -> None: ...
+
+    def forget(self, row_id: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class InMemoryKeyedVectors:
+    """The most recently written or used `capacity` rows, least recent evicted first."""
+
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        self.capacity = capacity
+        self._rows: OrderedDict[str, tuple[str, np.ndarray]] = OrderedDict()  # as given: no precision lost
+
+    def get(self, row_id: str, digest: str) -> np.ndarray | None:
+        entry = self._rows.get(row_id)
+        if entry is None or entry[0] != digest:
+            return None
+        self._rows.move_to_end(row_id)
+        return entry[1]
+
+    def put(self, row_id: str, digest: str, vectors: np.ndarray) -> None:
+        self._rows[row_id] = (digest, np.asarray(vectors))
+        self._rows.move_to_end(row_id)
+        while len(self._rows) > self.capacity:
+            self._rows.popitem(last=False)
+
+    def forget(self, row_id: str) -> None:
+        self._rows.pop(row_id, None)
+
+    def close(self) -> None:
+        self._rows.clear()
+
+
+class _Entry(NamedTuple):
+    start: int  # first vector's position in the vectors file
+    count: int
+    digest: str
+
+
+class FileKeyedVectors:
+    """Every row's vectors in `folder`: rows of `dtype` appended to `vectors-<n>.bin`, and
+    `rows.jsonl`, a header naming that file, then one line per entry (`[id, start, count, digest]`) or
+    forgotten row (`[id]`). A forgotten or replaced entry's vectors are overwritten with zeros at once;
+    the space is reclaimed at an open when more than half the file (and over 4 MB) is dead, by writing
+    the live entries under the next file name and then swapping `rows.jsonl` in one rename."""
+
+    def __init__(self, folder: Path, embedder: str, dim: int, dtype: str = "float16") -> None:
+        self.folder, self.embedder, self.dim = Path(folder), embedder, int(dim)
+        self.dtype = np.dtype(dtype)
+        self._width = self.dim * self.dtype.itemsize  # bytes a vector takes
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._rows_path = self.folder / "rows.jsonl"
+        self._entries: dict[str, _Entry] = {}
+        self._torn = False  # rows.jsonl ends in a torn line (a crash mid-append)
+        name = self._read()
+        if name is None:  # nothing usable: start empty, and drop vectors of another embedder
+            for stale in self.folder.glob("vectors-*.bin"):
+                stale.unlink()
+            name = self._start("vectors-0.bin", {})
+        self._vectors_path = self.folder / name
+        self._vec = os.open(self._vectors_path, os.O_RDWR | os.O_CREAT, 0o600)
+        self._stored = self._whole_rows()
+        self._entries = {i: e for i, e in self._entries.items() if e.start + e.count <= self._stored}
+        self._log = os.open(self._rows_path, os.O_WRONLY | os.O_APPEND)
+        if self._torn:  # the next line starts on its own line
+            os.write(self._log, b"\n")
+        for leftover in self.folder.glob("vectors-*.bin"):
+            if leftover.name != name:
+                leftover.unlink()
+        live = sum(e.count for e in self._entries.values())
+        if (self._stored - live) * self._width > COMPACT_ABOVE_BYTES and self._stored - live > live:
+            self._compact()
+
+    # --- the files
+    def _header(self, name: str) -> bytes:
+        return orjson.dumps({"format": FORMAT, "embedder": self.embedder, "dim": self.dim, "dtype": self.dtype.name,
+                             "vectors": name})
+
+    def _read(self) -> str | None:
+        """Load the entries; the vectors file's name, or None when the folder holds nothing usable."""
+        try:
+            data = self._rows_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        self._torn, lines = not data.endswith(b"\n"), data.split(b"\n")
+        try:
+            header = orjson.loads(lines[0])
+            usable = (header.get("format") == FORMAT and header.get("embedder") == self.embedder
+                      and header.get("dim") == self.dim and header.get("dtype") == self.dtype.name
+                      and re.fullmatch(r"vectors-\d+\.bin", str(header.get("vectors"))) is not None)
+        except (orjson.JSONDecodeError, AttributeError):
+            usable = False
+        if not usable:
+            log.warning("the vectors in %s were made for another embedder or format; they will be "
+                        "computed again as they are needed", self.folder)
+            return None
+        for line in lines[1:]:
+            try:
+                row = orjson.loads(line)
+                if len(row) == 1:
+                    self._entries.pop(str(row[0]), None)
+                else:
+                    self._entries[str(row[0])] = _Entry(int(row[1]), int(row[2]), str(row[3]))
+            except (orjson.JSONDecodeError, TypeError, ValueError, IndexError, KeyError):
+                continue  # a torn or damaged line: that entry is computed again when needed
+        return str(header["vectors"])
+
+    def _start(self, name: str, entries: dict[str, _Entry]) -> str:
+        """Write `rows.jsonl` anew (synced, swapped in by one rename) naming the vectors file `name`."""
+        lines = [self._header(name)] + [orjson.dumps([i, e.start, e.count, e.digest]) for i, e in entries.items()]
+        atomic_write(self._rows_path, b"\n".join(lines).decode("utf-8") + "\n")
+        return name
+
+    def _whole_rows(self) -> int:
+        """Vectors in the file; a torn last vector (a crash mid-append) is cut off."""
+        size = os.fstat(self._vec).st_size
+        whole = size // (self._width)
+        if whole * self._width != size:
+            os.ftruncate(self._vec, whole * self._width)
+        return whole
+
+    def _compact(self) -> None:
+        number = int(self._vectors_path.stem.split("-")[1]) + 1
+        fresh = self.folder / f"vectors-{number}.bin"
+        entries, pos = {}, 0
+        with open(fresh, "wb") as out:
+            for row_id, entry in self._entries.items():
+                out.write(self._vectors_of(entry).tobytes())
+                entries[row_id] = _Entry(pos, entry.count, entry.digest)
+                pos += entry.count
+            out.flush()
+            os.fsync(out.fileno())
+        os.close(self._log)
+        self._start(fresh.name, entries)
+        os.close(self._vec)
+        self._vectors_path.unlink()
+        self._vectors_path, self._entries, self._stored = fresh, entries, pos
+        self._vec = os.open(fresh, os.O_RDWR)
+        self._log = os.open(self._rows_path, os.O_WRONLY | os.O_APPEND)
+        log.info("vectors compacted to %d rows in %s", pos, fresh)
+
+    def _vectors_of(self, entry: _Entry) -> np.ndarray:
+        data = os.pread(self._vec, entry.count * self._width, entry.start * self._width)
+        return np.frombuffer(data, dtype=self.dtype).reshape(entry.count, self.dim)
+
+    def _erase(self, row_id: str) -> None:
+        entry = self._entries.pop(row_id, None)
+        if entry is not None:
+            os.pwrite(self._vec, bytes(entry.count * self._width), entry.start * self._width)
+
+    # --- the store
+    def get(self, row_id: str, digest: str) -> np.ndarray | None:
+        entry = self._entries.get(row_id)
+        return self._vectors_of(entry) if entry is not None and entry.digest == digest else None
+
+    def put(self, row_id: str, digest: str, vectors: np.ndarray) -> None:
+        rows = np.ascontiguousarray(vectors, dtype=self.dtype).reshape(-1, self.dim)
+        self._erase(row_id)
+        os.pwrite(self._vec, rows.tobytes(), self._stored * self._width)
+        self._entries[row_id] = _Entry(self._stored, len(rows), digest)
+        self._stored += len(rows)
+        os.write(self._log, orjson.dumps([row_id, self._stored - len(rows), len(rows), digest]) + b"\n")
+
+    def forget(self, row_id: str) -> None:
+        if row_id in self._entries:
+            self._erase(row_id)
+            os.write(self._log, orjson.dumps([row_id]) + b"\n")
+
+    def close(self) -> None:
+        """Once only: a descriptor number closed twice may by then belong to another file."""
+        for fd in (self._vec, self._log):
+            if fd >= 0:
+                os.close(fd)
+        self._vec = self._log = -1
