@@ -11,8 +11,8 @@ import pytest
 
 from mettaclaw.memory import keyed_vectors
 from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.keyed_vectors import FileKeyedVectors
-from mettaclaw.memory.sentence_vectors import SentenceVectors, text_digest
+from mettaclaw.memory.keyed_vectors import FileKeyedVectors, text_digest
+from mettaclaw.memory.sentence_vectors import SentenceVectors
 
 DIM = 8
 

@@ -22,7 +22,7 @@ from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.filters import FilterIndex, parse_time, tag_keys, where_filter
-from mettaclaw.memory.keyed_vectors import FileKeyedVectors
+from mettaclaw.memory.keyed_vectors import FileKeyedVectors, text_digest
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
@@ -35,7 +35,7 @@ from mettaclaw.memory.rows import (
     to_memory,
     vector_text,
 )
-from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts, text_digest
+from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
 from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
 from mettaclaw.memory.vectors import StoredItem, VectorStore, cosines

@@ -13,13 +13,12 @@ not memories; they are only ever read by row id, never searched.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .keyed_vectors import InMemoryKeyedVectors, KeyedVectors
+from .keyed_vectors import InMemoryKeyedVectors, KeyedVectors, text_digest
 from .text import labelled_sentences
 
 
@@ -27,11 +26,6 @@ def sentence_parts(text: str, meta: dict[str, Any]) -> list[str] | None:
     """A row's sentences (labelled with who said them) when its best sentence is not simply the row."""
     found = labelled_sentences(text)
     return found if len(found) > 1 or found[0] != text or meta.get("breadcrumb") else None
-
-
-def text_digest(text: str) -> str:
-    """What an entry is checked against: the sentences belong to this text and no other."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
 class SentenceVectors:

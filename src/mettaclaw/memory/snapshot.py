@@ -70,7 +70,7 @@ def save(folder: Path, embedder: str, state: Restored) -> None:
 
 
 @contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
+def no_collection() -> Iterator[None]:
     """The cyclic garbage collector paused: reading a snapshot makes a few hundred thousand objects
     and no garbage, yet each batch of new objects set off a collection that walked every object the
     process holds (torch's among them): 0.3 s of a 1.3 s restart at 100k rows went there."""
@@ -88,7 +88,7 @@ def load(folder: Path, embedder: str, rows: int,
     """The state a snapshot holds, if it matches the store (`rows`) and the embedder."""
     if not (folder / "meta.json").is_file():
         return None
-    with _no_collection():
+    with no_collection():
         return _read(folder, embedder, rows, tokens_of)
 
 
