@@ -230,7 +230,7 @@ class Recall:
                         cosine: dict[str | None, float]) -> dict[str, float]:
         """Each pooled candidate's best sentence's cosine with the query: from the sentence vectors the
         index keeps for rows of several sentences, else the row's own cosine (the vector ranking's, or
-        asked of the store)."""
+        from the index's copies of the rows' vectors)."""
         q = self.index.embedder.embed([query])[0]
         rows = {keys[k][1].id: k for k in pool if not hasattr(keys[k][1], "content")}
         out = {rows[i]: float(np.max(np.asarray(v, dtype=np.float32) @ q))
