@@ -16,7 +16,7 @@ import os
 import re
 from collections import OrderedDict
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import orjson
@@ -164,12 +164,13 @@ class FileKeyedVectors:
         """Write `rows.jsonl` anew (synced, swapped in by one rename) naming the vectors file `name`."""
         lines = [self._header(name)] + [orjson.dumps([i, e.start, e.count, e.digest]) for i, e in entries.items()]
         atomic_write(self._rows_path, b"\n".join(lines).decode("utf-8") + "\n")
+        self._torn = False
         return name
 
     def _whole_rows(self) -> int:
         """Vectors in the file; a torn last vector (a crash mid-append) is cut off."""
         size = os.fstat(self._vec).st_size
-        whole = size // (self._width)
+        whole = size // self._width
         if whole * self._width != size:
             os.ftruncate(self._vec, whole * self._width)
         return whole
@@ -227,3 +228,37 @@ class FileKeyedVectors:
             if fd >= 0:
                 os.close(fd)
         self._vec = self._log = -1
+
+
+class RowVectors:
+    """A vector store's rows' vectors by id, read from the index's own copies (`copies`; None keeps
+    none, for a store that answers by id in memory anyway): the store is asked only for rows the
+    copies lack (a row written before copies were kept), which are copied then."""
+
+    def __init__(self, store: Any, copies: KeyedVectors | None) -> None:
+        self.store, self.copies = store, copies
+
+    def put(self, row_id: str, text: str, vector: np.ndarray) -> None:
+        if self.copies is not None:
+            self.copies.put(row_id, text_digest(text), np.asarray(vector, dtype=np.float32)[None, :])
+
+    def forget(self, row_id: str) -> None:
+        if self.copies is not None:
+            self.copies.forget(row_id)
+
+    def of(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        """The vectors of these rows (id -> the row's text) that exist."""
+        if self.copies is None:
+            return self.store.vectors(list(texts))
+        kept = {}
+        for row_id, text in texts.items():
+            if (found := self.copies.get(row_id, text_digest(text))) is not None:
+                kept[row_id] = found[0]
+        fetched = self.store.vectors([i for i in texts if i not in kept])
+        for row_id, vector in fetched.items():
+            self.put(row_id, texts[row_id], vector)
+        return {**kept, **fetched}
+
+    def close(self) -> None:
+        if self.copies is not None:
+            self.copies.close()

@@ -22,7 +22,7 @@ from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
 from mettaclaw.memory.embedders import Embedder, signature
 from mettaclaw.memory.filters import FilterIndex, parse_time, tag_keys, where_filter
-from mettaclaw.memory.keyed_vectors import FileKeyedVectors, text_digest
+from mettaclaw.memory.keyed_vectors import FileKeyedVectors, RowVectors
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
@@ -82,7 +82,8 @@ class LongTermMemory(Announcer):
         sig = signature(embedder)
         self._sentences = SentenceVectors(embedder.embed, None if vectors is None else
                                           FileKeyedVectors(vectors / "sentences", sig, embedder.dim, "float16"))
-        self._row_vectors = None if vectors is None else FileKeyedVectors(vectors / "rows", sig, embedder.dim, "float32")
+        self._row_vectors = RowVectors(store, None if vectors is None else
+                                       FileKeyedVectors(vectors / "rows", sig, embedder.dim, "float32"))
         self.snapshot = snapshot  # where the in-process state is kept across restarts (snapshot.py)
         restored = snapshots.load(snapshot, signature(embedder), store.count(), self._tokens_of) if snapshot else None
         if restored is not None:
@@ -118,8 +119,7 @@ class LongTermMemory(Announcer):
 
     def _unmirror(self, memory_id: str) -> StoredItem | None:
         self._sentences.forget(memory_id)
-        if self._row_vectors is not None:
-            self._row_vectors.forget(memory_id)
+        self._row_vectors.forget(memory_id)
         item = self._items.pop(memory_id, None)
         if item is not None:
             if self._by_hash.get(_hash_of(item)) == memory_id:
@@ -191,8 +191,7 @@ class LongTermMemory(Announcer):
             self.vector_store.add(ids, vectors, docs, metas)
             for row_id, doc, meta, vector in zip(ids, docs, metas, vectors, strict=True):
                 self._unmirror(row_id)
-                if self._row_vectors is not None:
-                    self._row_vectors.put(row_id, text_digest(doc), vector[None, :])
+                self._row_vectors.put(row_id, doc, vector)
                 item = StoredItem(row_id, doc, meta)
                 self._mirror(item)
                 self.announce_capture(row_id, to_memory(item))
@@ -205,28 +204,14 @@ class LongTermMemory(Announcer):
     # --- sentence vectors
     def sentence_vectors(self, ids: list[str]) -> dict[str, Any]:
         """The sentence vectors of these rows (sentence_vectors.py): computed when a row is written,
-        embedded again for a row that fell out of the cache."""
+        embedded again for a row whose kept copy is missing or stale."""
         return self._sentences.of({i: (self._items[i].document, self._items[i].metadata) for i in ids if i in self._items})
 
     def similarity(self, vector: Any, ids: list[str]) -> dict[str, float]:
         """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not
         reach): from the index's own copies, the store asked only for rows it lacks (a row written
         before the copies were kept), which are copied then."""
-        ids = [i for i in ids if i in self._items]
-        if self._row_vectors is None:
-            return self._cosines(vector, self.vector_store.vectors(ids))
-        kept, digests = {}, {}
-        for i in ids:
-            digests[i] = text_digest(self._items[i].document)
-            if (found := self._row_vectors.get(i, digests[i])) is not None:
-                kept[i] = found[0]
-        fetched = self.vector_store.vectors([i for i in ids if i not in kept])
-        for i, row in fetched.items():
-            self._row_vectors.put(i, digests[i], np.asarray(row, dtype=np.float32)[None, :])
-        return self._cosines(vector, {**kept, **fetched})
-
-    @staticmethod
-    def _cosines(vector: Any, rows: dict[str, Any]) -> dict[str, float]:
+        rows = self._row_vectors.of({i: self._items[i].document for i in ids if i in self._items})
         return cosines(vector, list(rows), list(rows.values()))
 
     def remember(self, text: str, *, time: str | None = None, source: str = "agent", tags: Any = (),
@@ -390,8 +375,7 @@ class LongTermMemory(Announcer):
                 self._snapshot_on_disk = True
         finally:
             self._sentences.close()
-            if self._row_vectors is not None:
-                self._row_vectors.close()
+            self._row_vectors.close()
             close = getattr(self.vector_store, "close", None)
             if close is not None:
                 close()
