@@ -191,3 +191,36 @@ def test_row_vectors_give_the_stores_cosines_and_fill_in_for_rows_written_before
     assert index.similarity(q, ids + [extra]) == pytest.approx(truth, abs=1e-6) and asked == []
     index.forget(ids[1])
     assert ids[1] not in index.similarity(q, ids)
+
+
+def test_the_dream_clusters_episodes_on_the_vectors_their_turns_indexed(tmp_path: Path) -> None:
+    """The dream used to embed every episode again to cluster it (a quarter of a 10k-episode dream):
+    it now takes the vector the index computed when the turn was written, and embeds only episodes
+    the index does not hold with that same text."""
+    from mettaclaw.config import load_config
+    from mettaclaw.memory import open_memory
+    from mettaclaw.memory.episodic import format_record
+
+    config = load_config([f"memoryDir={tmp_path / 'memory'}", "embeddingprovider=hash", "chromaMode=embedded",
+                          f"knowledgePriorsDir={tmp_path / 'none'}", "dreamInterval=0"], env={})
+    said = [f"Ann: we planted {n} rows of beans in the garden on day {n}." for n in range(12)]
+    trace = config.memory_path("history.metta")
+    trace.parent.mkdir(parents=True)
+    trace.write_text("".join(format_record(f"2026-05-{n + 1:02d} 10:00:00", text, [], None, who=("Ann",)) + "\n"
+                             for n, text in enumerate(said)), encoding="utf-8")
+    memory = open_memory(config, dream=False)  # indexes the trace's episodes, as after a restart
+    try:
+        batch = memory.dreamer.source.after(-1, 100)
+        assert [ep.text for ep in batch] == said
+        gone = batch[3].id
+        assert memory.index.forget(gone)  # the index no longer holds this one: it must be embedded
+        counted = CountingEmbedder()
+        counted.dim, counted.name = memory.index.embedder.dim, memory.index.embedder.name
+        memory.dreamer.embedder = counted
+        vectors = memory.dreamer._vectors(batch)
+        assert counted.seen == [said[3]]
+        assert np.allclose(vectors, memory.index.embedder.embed(said), atol=1e-6)
+        assert memory.index.vectors_of({batch[0].id: "other words", gone: said[3], "ep-999": "x"}) == {}
+        assert memory.dreamer.dream("test").error is None
+    finally:
+        memory.close()

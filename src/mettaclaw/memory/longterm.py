@@ -209,10 +209,17 @@ class LongTermMemory(Announcer):
 
     def similarity(self, vector: Any, ids: list[str]) -> dict[str, float]:
         """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not
-        reach): from the index's own copies, the store asked only for rows it lacks (a row written
-        before the copies were kept), which are copied then."""
-        rows = self._row_vectors.of({i: self._items[i].document for i in ids if i in self._items})
+        reach)."""
+        rows = self.vectors_of({i: self._items[i].document for i in ids if i in self._items})
         return cosines(vector, list(rows), list(rows.values()))
+
+    def vectors_of(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        """The vectors of the rows that hold exactly these texts (id -> text), as the index computed
+        them when it wrote the rows: a reader that would embed the same text again (the dream
+        clustering the episodes the turns indexed) takes them instead. From the index's own copies,
+        the store asked only for rows they lack (a row written before copies were kept)."""
+        held = {i: t for i, t in texts.items() if (item := self._items.get(i)) is not None and item.document == t}
+        return self._row_vectors.of(held)
 
     def remember(self, text: str, *, time: str | None = None, source: str = "agent", tags: Any = (),
                  kind: str = "memory", atom: str | None = None, extra: dict | None = None) -> RememberResult:

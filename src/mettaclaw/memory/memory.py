@@ -365,8 +365,8 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         memory.session_end_s = config.sessionEndDream
         memory.dreamer = dreamer = Dreamer(
             semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,
-            after_writes=memory.sync_mirror, every_n=config.dreamEvery, interval_s=config.dreamInterval or None,
-            clock=clock, group_by="who", lock=memory.lock,
+            known_vectors=index.vectors_of, after_writes=memory.sync_mirror, every_n=config.dreamEvery,
+            interval_s=config.dreamInterval or None, clock=clock, group_by="who", lock=memory.lock,
             retention=(lambda now: memory.evict(config.scopePolicies, now)) if config.scopePolicies else None)
         dreamer.statistics = statistics  # the dream links them into the graph (dream/quantify.py)
         dreamer.attach(trace)

@@ -30,9 +30,21 @@ class CachedEmbedder:
         for text in texts:
             self._cache.move_to_end(text)
             rows.append(self._cache[text])
+        self._trim()
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def keep(self, vectors: dict[str, np.ndarray]) -> None:
+        """Take vectors the wrapped model already computed for these texts elsewhere (the memory index
+        embedded each episode when its turn was written): the dream's records quote those episodes, so
+        their sentences are then found here instead of being embedded again."""
+        for text, vector in vectors.items():
+            self._cache[text] = np.asarray(vector, dtype=np.float32)
+            self._cache.move_to_end(text)
+        self._trim()
+
+    def _trim(self) -> None:
         while len(self._cache) > self.size:
             self._cache.popitem(last=False)
-        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
     def forget(self, text: str) -> None:
         """Drop one text's vector, so its next embedding is computed again (a benchmark timing a

@@ -51,8 +51,8 @@ def cluster_vectors(vectors: np.ndarray, k: int | None = None, seed: int = 0, me
 
 def word_vectors(texts: list[str]) -> np.ndarray:
     """L2-normalised TF-IDF rows of a batch: clustering by shared words, with no model call. The
-    cheap alternative to embeddings when the embedder is the dream's bottleneck (a CPU-bound MiniLM
-    spends ~85% of a 10k-episode dream embedding the episodes)."""
+    cheap alternative to embeddings when no index has embedded the episodes already (the agent's
+    memory hands the dream the vectors its turns indexed, so there this saves no model call)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     if not texts:

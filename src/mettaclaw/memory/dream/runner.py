@@ -46,7 +46,7 @@ class Dreamer:
                  llm: Any = None, summariser: Any = None, every_n: int = 50, interval_s: float | None = None,
                  batch_size: int = 100, max_episodes: int = 20_000, policy: Policy | None = None,
                  extract_concepts: bool = True, clock: Callable[[], float] = time.time, progress: bool = False,
-                 episode_vectors: Callable[[list[DreamEpisode]], np.ndarray] | None = None,
+                 known_vectors: Callable[[dict[str, str]], dict[str, np.ndarray]] | None = None,
                  after_writes: Callable[[], None] | None = None, group_by: str | None = None, cluster_size: int = 5,
                  retention: Callable[[float], list[str]] | None = None,
                  cluster_on: str = "embedding", theme_policy: ThemePolicy | None = DEFAULT_THEMES,
@@ -65,7 +65,9 @@ class Dreamer:
         self.summariser = summariser or (LLMSummariser(llm) if llm is not None else ExtractiveSummariser())
         self.every_n, self.interval_s, self.batch_size, self.max_episodes = every_n, interval_s, batch_size, max_episodes
         self.policy, self.extract_concepts, self.clock, self.show_progress = policy or Policy(), extract_concepts, clock, progress
-        self.episode_vectors, self.after_writes, self.group_by = episode_vectors, after_writes, group_by
+        # id -> text: the vectors already computed for those episodes' texts (the memory index's), which
+        # clustering takes instead of embedding each episode a second time
+        self.known_vectors, self.after_writes, self.group_by = known_vectors, after_writes, group_by
         self.retention = retention  # per-scope ttl and caps (memory.retention), applied after consolidating
         self._concepts_saved = 0.0
         if cluster_size < 1:
@@ -291,11 +293,19 @@ class Dreamer:
                 self.after_writes()
 
     def _vectors(self, batch: list[DreamEpisode]) -> np.ndarray:
-        if self.episode_vectors is not None:
-            return self.episode_vectors(batch)
         if self.cluster_on == "words":
             return word_vectors([ep.text for ep in batch])
-        return self.embedder.embed([ep.text[:MAX_EMBED_CHARS] for ep in batch])
+        known: dict[str, np.ndarray] = {}
+        if self.known_vectors is not None:
+            with self.lock:  # the turn writes the index those vectors are read from
+                known = self.known_vectors({ep.id: ep.text for ep in batch})
+            if isinstance(self.embedder, CachedEmbedder):
+                self.embedder.keep({ep.text: known[ep.id] for ep in batch if ep.id in known})
+        missing = [ep for ep in batch if ep.id not in known]
+        if missing:
+            fresh = self.embedder.embed([ep.text[:MAX_EMBED_CHARS] for ep in missing])
+            known = {**known, **{ep.id: vector for ep, vector in zip(missing, fresh, strict=True)}}
+        return np.asarray([known[ep.id] for ep in batch], dtype=np.float32)
 
     def _groups(self, batch: list[DreamEpisode]) -> list[list[int]]:
         """Clusters of batch positions; with `group_by`, clustered apart per value of that meta key
