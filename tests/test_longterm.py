@@ -108,6 +108,20 @@ def test_forget_removes_from_every_index_and_announces(ltm: LongTermMemory) -> N
         assert [m.id for m in ltm.query("red kettle garage", mode=mode)] == [kept.id]
 
 
+def test_forget_many_deletes_in_one_store_call_and_reports_what_was_held(ltm: LongTermMemory) -> None:
+    """The dream retires hundreds of mirrored records a run: one store delete for all, not one each."""
+    ids = [ltm.remember(f"jar {n} of plum jam is on shelf {n}").id for n in range(5)]
+    deletes, deleted = [], []
+    inner = ltm.vector_store.delete
+    ltm.vector_store.delete = lambda rows: (deletes.append(list(rows)), inner(rows))[1]
+    ltm.on_delete(lambda i, m: deleted.append((i, m.text)))
+    assert ltm.forget_many([ids[1], "no-such-id", ids[3], ids[1]]) == [ids[1], ids[3]]
+    assert deletes == [[ids[1], ids[3]]]
+    assert deleted == [(ids[1], "jar 1 of plum jam is on shelf 1"), (ids[3], "jar 3 of plum jam is on shelf 3")]
+    assert ltm.forget_many([ids[1]]) == [] and len(deletes) == 1, "nothing held: no store call"
+    assert sorted(m.id for m in ltm) == sorted([ids[0], ids[2], ids[4]])
+    assert {m.id for m in ltm.query("plum jam shelf", mode="vector")} == {ids[0], ids[2], ids[4]}
+
 def test_reopening_rebuilds_the_mirror_from_the_store() -> None:
     store = InMemoryVectorStore()
     first = LongTermMemory(HashEmbedder(), store)

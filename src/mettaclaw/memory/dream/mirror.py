@@ -25,26 +25,24 @@ def mirror_tag(record_id: str) -> str:
 
 def sync(longterm: Any, semantic: Any, record_ids: Iterable[str]) -> dict[str, int]:
     """Make long-term memory's copies of these records match the records (write, refresh or forget)."""
-    written = forgotten = 0
-    items = []
+    items, stale = [], []
     for rid in dict.fromkeys(record_ids):
         rec = semantic.get(rid)
         keep = rec is not None and rec.current and rec.kind in MIRRORED_KINDS
         for mid in longterm.ids_by(tags=[mirror_tag(rid)]):
             old = longterm.get(mid)
             if not keep or old is None or old.text != rec.content or old.meta.get("cites") != "|".join(rec.source_episodes):
-                longterm.forget(mid)
-                forgotten += 1
+                stale.append(mid)
             else:
                 keep = False  # already exact
         if keep:
             items.append({"text": rec.content, "kind": "derived", "source": "dream",
                           "time": format_time(rec.valid_from) or None, "tags": scopes.with_scope(["derived", mirror_tag(rid)], scopes.of_tags(rec.tags)),
                           "extra": {"cites": "|".join(rec.source_episodes), "semantic_id": rid}})
+    forgotten = len(longterm.forget_many(stale))  # before the rewrites: a copy may be written with its old text
     if items:
         longterm.remember_many(items)
-        written = len(items)
-    return {"written": written, "forgotten": forgotten}
+    return {"written": len(items), "forgotten": forgotten}
 
 
 def cites(memory: Any) -> list[str]:
