@@ -188,3 +188,26 @@ def test_ward_clustering_is_deterministic_and_keeps_earlier_groups_when_a_row_is
     assert sorted(sorted(g) for g in grown) == [[0, 1, 2, 3], [4, 5, 6, 7, 12], [8, 9, 10, 11]]
     with pytest.raises(ValueError, match="clustering method"):
         cluster_vectors(rows, 3, method="spectral")
+
+
+def test_new_themes_are_embedded_in_one_model_call_and_unchanged_ones_not_again():
+    """Each theme is learned on its own; its text is embedded ahead with the others in one batch."""
+    from mettaclaw.memory.dream.cache import CachedEmbedder
+    from mettaclaw.memory.dream.themes import Theme, refresh
+
+    calls: list[list[str]] = []
+
+    class Recording(HashEmbedder):
+        def embed(self, texts):
+            calls.append(list(texts))
+            return super().embed(texts)
+
+    sem = SemanticMemory(CachedEmbedder(Recording(64)), InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+    found = [Theme("John", f"John: {line} Again.", (f"D{n}", f"D{n + 1}"), T0) for n, line in enumerate(SPORT + COOKING)]
+    written, retired = refresh(sem, "John", found)
+    assert len(written) == 8 and retired == [] and len(calls) == 1
+    assert sorted(calls[0]) == sorted(" ".join(t.text.split()) for t in found)
+    calls.clear()
+    written, retired = refresh(sem, "John", found[:6] + [Theme("John", "John: I walk to work.", ("D20", "D21"), T0)])
+    assert [sem.get(w.id).content for w in written] == ["John: I walk to work."] and len(retired) == 2
+    assert calls == [["John: I walk to work."]]

@@ -50,3 +50,11 @@ class CachedEmbedder:
         """Drop one text's vector, so its next embedding is computed again (a benchmark timing a
         question as if it were new)."""
         self._cache.pop(text, None)
+
+
+def embed_ahead(embedder: Any, contents: list[str]) -> None:
+    """Embed in one batched model call the contents about to be learned one at a time (each candidate
+    of a dream batch, each new theme): a batch costs far less than its texts one by one, and the
+    cache then answers each learn. Whitespace is collapsed as learning does, so the texts match."""
+    if isinstance(embedder, CachedEmbedder) and contents:
+        embedder.embed([" ".join(c.split()) for c in contents])

@@ -26,7 +26,7 @@ from mettaclaw.progress import progress_bar
 
 from . import patterns as pattern_rules
 from . import quantify, themes
-from .cache import CachedEmbedder
+from .cache import CachedEmbedder, embed_ahead
 from .cluster import choose_k, cluster_vectors, word_vectors
 from .concepts import learn_concepts
 from .consolidate import Policy, consolidate
@@ -331,8 +331,7 @@ class Dreamer:
         # a participant's name is no content ("Yep, Caroline." said twenty times is no fact)
         ignore = themes.participant_names(self.state.theme_sentences, batch, self.group_by)
         per_group = [self.summariser.summarise([batch[i] for i in group], ignore) for group in groups]
-        if isinstance(self.semantic.embedder, CachedEmbedder):  # one batched call instead of one a candidate
-            self.semantic.embedder.embed([" ".join(c.content.split()) for cands in per_group for c in cands])
+        embed_ahead(self.semantic.embedder, [c.content for cands in per_group for c in cands])
         scope_of = {ep.id: ep.meta.get("scope", scopes.DEFAULT) for ep in batch}
         for candidates in per_group:
             report.candidates += len(candidates)

@@ -25,6 +25,7 @@ import numpy as np
 from mettaclaw.memory import scopes
 from mettaclaw.memory.text import sentences, term_set
 
+from .cache import embed_ahead
 from .cluster import CLUSTERINGS, cluster_vectors
 from .episodes import DreamEpisode
 from .summarise import MAX_SENTENCE_CHARS, attributed
@@ -171,6 +172,7 @@ def refresh(semantic: Any, group: str, themes: list[Theme],
     Returns (LearnResults of the new ones, ids retired)."""
     old = {(r.content, tuple(r.source_episodes)): r.id for r in current_themes(semantic, group)}
     fresh = {(t.text, t.episodes): t for t in themes}
+    embed_ahead(semantic.embedder, [t.text for key, t in fresh.items() if key not in old])
     written = []
     for key, theme in fresh.items():
         if key in old:
