@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory import scopes
 from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
 from mettaclaw.memory.embedders import Embedder, signature
@@ -26,15 +25,7 @@ from mettaclaw.memory.keyed_vectors import FileKeyedVectors, RowVectors
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings, fuse
-from mettaclaw.memory.rows import (
-    RESERVED_KEYS,
-    Memory,
-    RememberResult,
-    dedup_key,
-    lexical_text,
-    to_memory,
-    vector_text,
-)
+from mettaclaw.memory.rows import Memory, RememberResult, lexical_text, prepare_row, to_memory, vector_text
 from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
 from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
@@ -129,27 +120,6 @@ class LongTermMemory(Announcer):
         return item
 
     # --- writing
-    def _prepare(self, text: str, time: str | None, source: str, tags: Any, kind: str, atom: str | None,
-                 extra: dict | None, row_id: str | None = None) -> tuple[str, dict[str, Any]]:
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError("cannot remember an empty text")
-        when, ts = parse_time(time)
-        tag_tuple = tuple(dict.fromkeys(str(t).strip() for t in ([tags] if isinstance(tags, str) else tags or ())))
-        if any(not t or "|" in t for t in tag_tuple):
-            raise ValueError(f"tags must be non-empty and contain no '|': {tag_tuple!r}")
-        clash = RESERVED_KEYS.intersection(extra or {})
-        if clash:
-            raise ValueError(f"extra may not set reserved keys {sorted(clash)}")
-        meta: dict[str, Any] = dict(extra or {})
-        meta.update(time=when, source=source, kind=kind, tags="|" + "|".join(tag_tuple) + "|" if tag_tuple else "",
-                    hash=dedup_key(text, kind, source, atom, row_id, scopes.of_tags(tag_tuple)))
-        if ts is not None:
-            meta["ts"] = ts
-        if atom:
-            meta["atom"] = atom
-        meta.update(dict.fromkeys(tag_keys(tag_tuple), True))
-        return text, meta
-
     def _write(self, prepared: list[tuple[str, dict[str, Any]]], given: Any = None) -> list[RememberResult]:
         import uuid
 
@@ -224,7 +194,7 @@ class LongTermMemory(Announcer):
     def remember(self, text: str, *, time: str | None = None, source: str = "agent", tags: Any = (),
                  kind: str = "memory", atom: str | None = None, extra: dict | None = None) -> RememberResult:
         """Store one memory; an exact duplicate (same text, kind, atom) refreshes its time and tags."""
-        return self._write([self._prepare(text, time, source, tags, kind, atom, extra)])[0]
+        return self._write([prepare_row(text, time, source, tags, kind, atom, extra)])[0]
 
     def remember_many(self, items: list[dict], vectors: Any = None) -> list[RememberResult]:
         """Like `remember` for many dicts at once (keys as its arguments, plus `id` for a row that is
@@ -234,7 +204,7 @@ class LongTermMemory(Announcer):
         """
         if vectors is not None and (len(vectors) != len(items) or (items and len(vectors[0]) != self.embedder.dim)):
             raise ValueError(f"vectors must be {len(items)} rows of {self.embedder.dim} values")
-        prepared = [self._prepare(it.get("text", ""), it.get("time"), it.get("source", "agent"), it.get("tags", ()),
+        prepared = [prepare_row(it.get("text", ""), it.get("time"), it.get("source", "agent"), it.get("tags", ()),
                                   it.get("kind", "memory"), it.get("atom"), it.get("extra"), it.get("id"))
                     for it in items]
         return self._write(prepared, vectors)

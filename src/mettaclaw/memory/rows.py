@@ -1,5 +1,6 @@
-"""The rows of the memory index as callers see them (`Memory`, `RememberResult`) and the texts a
-row is embedded and BM25-indexed by; kept apart from longterm.py, which stores and ranks them.
+"""The rows of the memory index as callers see them (`Memory`, `RememberResult`), the metadata a row
+is written with (`prepare_row`) and the texts it is embedded and BM25-indexed by; kept apart from
+longterm.py, which stores and ranks them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.filters import row_tags, tag_keys
+from mettaclaw.memory.filters import parse_time, row_tags, tag_keys
 from mettaclaw.memory.vectors import StoredItem
 
 # Metadata keys owned by this module; `extra` may not overwrite them.
@@ -33,6 +34,30 @@ class Memory:
 class RememberResult:
     id: str
     created: bool  # False: an exact duplicate existed and was refreshed instead
+
+
+def prepare_row(text: str, time: str | None, source: str, tags: Any, kind: str, atom: str | None,
+                extra: dict | None, row_id: str | None = None) -> tuple[str, dict[str, Any]]:
+    """A row to write: its text and the metadata the index filters, deduplicates and ranks it by,
+    refusing what could not be stored or read back (empty text, tags with the separator, reserved keys)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("cannot remember an empty text")
+    when, ts = parse_time(time)
+    tag_tuple = tuple(dict.fromkeys(str(t).strip() for t in ([tags] if isinstance(tags, str) else tags or ())))
+    if any(not t or "|" in t for t in tag_tuple):
+        raise ValueError(f"tags must be non-empty and contain no '|': {tag_tuple!r}")
+    clash = RESERVED_KEYS.intersection(extra or {})
+    if clash:
+        raise ValueError(f"extra may not set reserved keys {sorted(clash)}")
+    meta: dict[str, Any] = dict(extra or {})
+    meta.update(time=when, source=source, kind=kind, tags="|" + "|".join(tag_tuple) + "|" if tag_tuple else "",
+                hash=dedup_key(text, kind, source, atom, row_id, scopes.of_tags(tag_tuple)))
+    if ts is not None:
+        meta["ts"] = ts
+    if atom:
+        meta["atom"] = atom
+    meta.update(dict.fromkeys(tag_keys(tag_tuple), True))
+    return text, meta
 
 
 def dedup_key(text: str, kind: str, source: str, atom: str | None, row_id: str | None,
