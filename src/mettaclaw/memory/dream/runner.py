@@ -304,7 +304,7 @@ class Dreamer:
         missing = [ep for ep in batch if ep.id not in known]
         if missing:
             fresh = self.embedder.embed([ep.text[:MAX_EMBED_CHARS] for ep in missing])
-            known = {**known, **{ep.id: vector for ep, vector in zip(missing, fresh, strict=True)}}
+            known.update(zip([ep.id for ep in missing], fresh, strict=True))
         return np.asarray([known[ep.id] for ep in batch], dtype=np.float32)
 
     def _groups(self, batch: list[DreamEpisode]) -> list[list[int]]:
