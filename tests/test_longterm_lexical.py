@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from mettaclaw.memory.lexical import BM25Index
+from mettaclaw.memory.lexical import COMMON_MIN_DOCS, BM25Index
 from mettaclaw.memory.text import stem
 from mettaclaw.memory.text import terms as tokenize
 
@@ -176,3 +176,36 @@ def test_saving_waits_for_a_running_rebuild(monkeypatch, tmp_path) -> None:
     texts = {**docs, "late": "zeppelin"}
     restored = BM25Index.restore(tmp_path / "bm25", tokens_of=lambda ids: {i: tokenize(texts[i]) for i in ids})
     assert len(restored) == 301 and [i for i, _ in restored.search("zeppelin", 5)] == ["late"]
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_a_document_matching_only_terms_in_most_documents_is_not_ranked(built: bool) -> None:
+    """Every chat turn carries its speaker's name: "which cities has Jon visited?" must rank the turn
+    about Rome, not the shortest turns that merely say "Jon"."""
+    index = BM25Index(min_rebuild=10_000 if not built else 1)
+    chatter = ["Agreed!", "Thanks for having my back.", "Ha, yes.", "Let's keep going.", "Sounds good to me.",
+               "Wow.", "Totally.", "Catch you later!", "Good luck with that.", "Same here.", "Oh nice.", "Yep!"]
+    for n, line in enumerate(chatter):
+        index.add(f"short{n}", f"Jon: {line}")
+    index.add("rome", "Jon: Still busy with the studio. Took a short trip last week to Rome to clear my mind.")
+    index.add("paris", "Gina: Paris? Never visited it, but the city looks lovely.")
+    if built:
+        index.rebuild()
+        index.add("delta", "Jon: Agreed, see you soon.")  # the rule holds in the delta too
+    assert {doc for doc, _ in index.search("Which cities has Jon visited in Rome?", 10)} == {"rome", "paris"}
+    assert [doc for doc, _ in index.search("Jon Rome", 10)] == ["rome"]
+    # every term in most documents: nothing is more telling than the rest, so all of them rank
+    assert len(index.search("Jon", 50)) == len(chatter) + 1 + built
+    # a term no document holds is telling too: matching the name alone is still no evidence
+    assert index.search("Jon zeppelin", 10) == []
+
+
+def test_in_a_small_memory_every_term_is_evidence() -> None:
+    """A user's first memories: a word they all share still finds them (no term is common below
+    COMMON_MIN_DOCS documents)."""
+    index = BM25Index()
+    for n in range(COMMON_MIN_DOCS - 1):
+        index.add(f"k{n}", f"the kettle number {n} is in the attic")
+    assert len(index.search("red kettle garage", 50)) == COMMON_MIN_DOCS - 1
+    index.add("k-last", "the last kettle is in the attic")
+    assert index.search("red kettle garage", 50) == [], "from COMMON_MIN_DOCS on, 'kettle' is in every one"

@@ -10,6 +10,15 @@ share of it: the cost of a rebuild is spread over thousands of writes. A big ind
 documents) rebuilds in a thread: a rebuild at 100k takes about 2.7 s, which a person should not wait
 for inside one `query`. Meanwhile searches go on over the old built part and the delta, and what is
 written during the build is replayed over the new part when it is put in place.
+
+Why a hit must match an informative term: a term in more than half the documents is no evidence
+that a document is the one asked for (Robertson and Sparck Jones' idf of such a term is below zero;
+bm25s' lucene form keeps it just above, and it then favours the shortest documents). In a chat
+memory every turn carries its speaker's name, so "which cities has Jon visited?" ranked "Jon:
+Agreed!" over the turn about Rome. So when a query has terms in at most half the documents, only
+documents with one of them are ranked; on LoCoMo conversations 0-1 this moved R@10 0.884 -> 0.899
+(paired 95% interval +0.003 to +0.030), multi-hop 0.672 -> 0.695. A memory of a few documents
+(`COMMON_MIN_DOCS`) has no common terms.
 """
 
 from __future__ import annotations
@@ -26,6 +35,10 @@ import numpy as np
 import orjson
 
 from .text import terms
+
+# A term is common (no evidence alone) only in at least this many documents: in a handful of
+# memories, "in most of them" is chance, and a user's first few memories must all be findable by words.
+COMMON_MIN_DOCS = 10
 
 
 @dataclass
@@ -282,6 +295,7 @@ class BM25Index:
         query_terms = terms(query)
         if not query_terms or k <= 0:
             return []
+        informative = self._informative(query_terms)
         hits: list[tuple[str, float]] = []
         if self._retriever is not None:
             vocab = self._retriever.vocab_dict
@@ -294,11 +308,27 @@ class BM25Index:
                     pos = [self._main_pos[i] for i in allowed if i in self._main_pos]
                     mask[pos] = True
                     mask &= self._main_alive
+                if informative is not None:
+                    telling = [t for t in informative if t in vocab]
+                    mask = mask & (self._retriever.get_scores(telling) > 0) if telling else np.zeros_like(mask)
                 scores = np.where(mask, scores, 0.0)
                 top = min(k, int(np.count_nonzero(scores > 0)))
                 if top:
                     idx = np.argpartition(-scores, top - 1)[:top]
                     hits = [(self._main_ids[i], float(scores[i])) for i in idx]
-        hits.extend(self._delta_scores(query_terms, allowed).items())
+        delta = self._delta_scores(query_terms, allowed)
+        if informative is not None:
+            telling_docs = set().union(*(self._delta_post.get(t, {}) for t in informative))
+            delta = {i: score for i, score in delta.items() if i in telling_docs}
+        hits.extend(delta.items())
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
+
+    def _informative(self, query_terms: list[str]) -> set[str] | None:
+        """The query's terms found in at most half the documents, when it has both kinds (None: every
+        term is as telling as the others, and all of them rank)."""
+        counted = len(self._main_ids) + len(self._delta)  # the documents df counts (tombstones too)
+        common = {t for t in query_terms
+                  if (df := self._main_df.get(t, 0) + self._delta_df.get(t, 0)) >= COMMON_MIN_DOCS and 2 * df > counted}
+        informative = set(query_terms) - common
+        return informative if common and informative else None
