@@ -217,10 +217,9 @@ class Memory:
             rows = {m.id for m in self.index} if rows is None else set(rows)
             offsets = sorted({o for o in map(offset_of, rows) if o is not None})
             gone = self._forget_turns(offsets) if offsets else []
-            for row_id in rows - set(gone):
-                row = self.index.get(row_id)
-                if row is not None and row.kind not in (PRIOR_KIND, "derived") and self.index.forget(row_id):
-                    gone.append(row_id)
+            held = [row_id for row_id in sorted(rows - set(gone))
+                    if (row := self.index.get(row_id)) is not None and row.kind not in (PRIOR_KIND, "derived")]
+            gone += self.index.forget_many(held)
             self.statistics.forget_scope(scopes.check(scope))
             while found := self.semantic.recall(1000, mode="logical", visible=wanted, include_history=True, touch=False):
                 for record in found:

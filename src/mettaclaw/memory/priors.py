@@ -173,14 +173,11 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
                       "extra": {"breadcrumb": c.breadcrumb, "file_hash": digest, "chunk": n}}
                      for n, c in enumerate(chunks)]
             written = {r.id for r in memory.remember_many(items)} if items else set()
-            for memory_id in (old or {"ids": []})["ids"]:
-                if memory_id not in written:
-                    memory.forget(memory_id)
+            memory.forget_many(i for i in (old or {"ids": []})["ids"] if i not in written)
             report.chunks += len(items)
             (report.replaced if old is not None else report.added).append(path.name)
     for source, entry in existing.items():
         if source not in seen:
-            for memory_id in entry["ids"]:
-                memory.forget(memory_id)
+            memory.forget_many(entry["ids"])
             report.removed.append(source)
     return report
