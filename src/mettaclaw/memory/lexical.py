@@ -327,8 +327,8 @@ class BM25Index:
         return hits[:k]
 
     def _informative(self, query_terms: list[str]) -> set[str] | None:
-        """The query's terms found in at most half the documents, when it has both kinds (None: every
-        term is as telling as the others, and all of them rank)."""
+        """The query's terms that are not common (common: in more than half the documents and in at
+        least COMMON_MIN_DOCS), when it has both kinds (None: all of its terms rank alike)."""
         counted = len(self._main_ids) + len(self._delta)  # the documents df counts (tombstones too)
         common = {t for t in query_terms
                   if (df := self._main_df.get(t, 0) + self._delta_df.get(t, 0)) >= COMMON_MIN_DOCS and 2 * df > counted}
