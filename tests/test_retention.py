@@ -60,6 +60,20 @@ def test_open_memory_wires_retention_into_the_dream(tmp_path) -> None:
     memory.close()
 
 
+def test_evicted_memories_go_in_one_store_delete(tmp_path) -> None:
+    config, memory = open_with(tmp_path, scopePolicies={"user:bob": {"maxEntries": 2}})
+    for n in range(6):
+        memory.remember(f"note {n} about the harbour", scope="user:bob", time=stamp(NOW - n * DAY))
+    deletes: list[list[str]] = []
+    store = memory.index.vector_store
+    inner = store.delete
+    store.delete = lambda rows: (deletes.append(list(rows)), inner(rows))[1]
+    gone = memory.evict(config.scopePolicies, NOW)
+    assert len(gone) == 4 and deletes == [gone], "one store delete for every evicted memory"
+    assert sorted(m.text for m in memory.index) == ["note 0 about the harbour", "note 1 about the harbour"]
+    memory.close()
+
+
 def test_lenses_filter_a_query(tmp_path) -> None:
     lenses = {"work": {"tags": ["work"]}, "recent": {"sinceDays": 2, "layer": "episodic"}}
     _, memory = open_with(tmp_path, lenses=lenses)

@@ -63,15 +63,13 @@ def evict(memory: Any, policies: dict[str, Any], now: float) -> list[str]:
         if policy.maxEntries is not None:
             kept = sorted((e for e in found if (e[2], e[3]) not in doomed), key=lambda e: e[0])
             doomed |= {(entry_id, what) for _, _, entry_id, what in kept[: max(0, len(kept) - policy.maxEntries)]}
+        memories = []  # index rows that are neither episodes nor records: one store delete for all
         for entry_id, what in sorted(doomed):
-            gone += _delete(memory, entry_id, what)
+            if what == "record":
+                gone += memory.semantic.forget(entry_id) if memory.semantic.get(entry_id) is not None else []
+            elif (offset := offset_of(entry_id)) is not None:
+                gone += memory.episodes.erase(offset)
+            else:
+                memories.append(entry_id)
+        gone += memory.index.forget_many(memories)
     return gone
-
-
-def _delete(memory: Any, entry_id: str, what: str) -> list[str]:
-    if what == "record":
-        return memory.semantic.forget(entry_id) if memory.semantic.get(entry_id) is not None else []
-    offset = offset_of(entry_id)
-    if offset is not None:
-        return memory.episodes.erase(offset)
-    return [entry_id] if memory.index.forget(entry_id) else []
