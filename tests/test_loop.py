@@ -158,3 +158,19 @@ def test_results_are_tail_capped_at_max_feedback(make_agent) -> None:
     agent.turn()
     results = prompt_of(llm, 1).split("LAST_SKILL_USE_RESULTS:\n")[1].split("\n\nPINNED:")[0]
     assert len(results) < 1100 and "earlier characters not shown" in results
+
+
+def test_episodes_alone_shows_the_latest_records(make_agent) -> None:
+    agent, _, _, clock = make_agent([f"send message number {i}" for i in range(3)] + ["episodes"], ["start"])
+    for _ in range(3):
+        agent.turn()
+        clock.advance(60)
+    found = agent.use_skill("episodes")
+    assert not found.startswith("ERROR") and "message number 0" in found and "message number 2" in found
+
+
+def test_a_call_with_the_wrong_arguments_is_told_the_skills_usage(make_agent) -> None:
+    agent, _, _, _ = make_agent(["write-file notes.txt", "send fine"], ["go"])
+    errors = "\n".join(agent.turn().errors)
+    assert "ERROR: write-file: no definition matches these arguments; usage: write-file PATH TEXT (write TEXT" in errors
+    assert not agent.workspace.root.joinpath("notes.txt").exists()

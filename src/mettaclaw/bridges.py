@@ -60,9 +60,10 @@ def locked(agent: Agent, fn: Callable[..., Any]) -> Callable[..., Any]:
     return op
 
 
-def error_text(skill: str, results: list[Any]) -> str | None:
+def error_text(skill: str, results: list[Any], usage: str = "") -> str | None:
     """`ERROR: <skill>: <cause>` when a skill failed: a SkillFailure from a bridge, an (Error ...) atom
-    from MeTTa, or a call no definition matched; None when it did its work."""
+    from MeTTa, or a call no definition matched (then the skill's `usage`, so the model can write the
+    call again rightly); None when it did its work."""
     for atom in results:
         if isinstance(atom, GroundedAtom) and isinstance(atom.get_object().content, SkillFailure):
             return skill_error(skill, atom.get_object().content.cause)
@@ -72,7 +73,7 @@ def error_text(skill: str, results: list[Any]) -> str | None:
                 cause = " ".join(atom_text(c) for c in children[1:])
                 return skill_error(skill, cause.splitlines()[0][:500] if cause else "failed")
             if len(children) >= 2 and children[0] == S("do") and children[1] == S(skill):
-                return skill_error(skill, "no definition matches these arguments")
+                return skill_error(skill, "no definition matches these arguments" + (f"; usage: {usage}" if usage else ""))
     return None
 
 

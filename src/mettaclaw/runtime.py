@@ -344,7 +344,8 @@ class Agent:
         if name not in self.skills or not SKILL_NAME.match(name):
             return self._unknown(name)
         results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
-        return bridges.error_text(name, results) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
+        spec = self.skills[name]
+        return bridges.error_text(name, results, f"{name} {spec.args} ({spec.help})") or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
 
     def use_skill(self, name: str, *args: str) -> str:
         """Run a skill as the model would, outside any turn (nothing is recorded): for benchmarks and

@@ -18,6 +18,7 @@ from .recall import render
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
 LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
+LATEST = "9999"  # a time after every record: `episodes` around it shows the last ones
 SEMANTIC_WRITES = ("learn", "relate", "supersede", "history")  # the semantic layer's skills (semantic/skills.py)
 SKILLS = ("remember", "query", "episodes", "forget", "recall", "spread", "infer", "dream", *SEMANTIC_WRITES)
 
@@ -94,7 +95,9 @@ class MemorySkills:
         return render(hits) or f"no memories match {phrase!r}"
 
     def episodes(self, when: str) -> str:
-        when = when.strip()
+        """`episodes TIME`: the trace around TIME; `episodes` alone: the latest records (what a model
+        that lost track of the time asks for)."""
+        when = when.strip() or LATEST
         if not TIME_PREFIX.match(when):
             raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it)")
         found = self.memory.around(when, self.max_episode_lines, self.visible)
