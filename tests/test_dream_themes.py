@@ -211,3 +211,38 @@ def test_new_themes_are_embedded_in_one_model_call_and_unchanged_ones_not_again(
     written, retired = refresh(sem, "John", found[:6] + [Theme("John", "John: I walk to work.", ("D20", "D21"), T0)])
     assert [sem.get(w.id).content for w in written] == ["John: I walk to work."] and len(retired) == 2
     assert calls == [["John: I walk to work."]]
+
+
+UNRELATED = ["My sister Ana lives in Porto now.", "We booked the flight to Oslo for the 3rd of May.",
+             "Tom can't eat gluten, so no pasta for him.", "I left my reading glasses in the blue backpack.",
+             "Our anniversary dinner is at Casa Lupo.", "I promised to bring a lemon cake to Sunday's picnic."]
+
+
+class NameHeavy(HashEmbedder):
+    """Like a sentence model, a "Who: " label weighs in every vector: one person's sentences on any
+    topic come out close together (all-MiniLM-L6-v2: 0.25-0.46 for the six UNRELATED lines said by Sam,
+    -0.02-0.26 without the name)."""
+
+    def embed(self, texts):
+        vectors = super().embed(texts)
+        named = np.asarray([t.startswith("Sam: ") for t in texts], dtype=np.float32)[:, None]
+        vectors = vectors + 2.0 * named * super().embed(["Sam"])[0]
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("embedder", [NameHeavy(256), pytest.param("real", marks=pytest.mark.slow)])
+def test_a_theme_never_glues_one_persons_unrelated_statements(embedder):
+    from mettaclaw.memory.dream.themes import build
+    from mettaclaw.memory.semantic.reconcile import THRESHOLDS_BY_EMBEDDER, Thresholds
+
+    if embedder == "real":
+        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+
+        embedder = SentenceTransformerEmbedder()
+    cohesion = THRESHOLDS_BY_EMBEDDER.get(embedder.name, Thresholds()).relevant
+    rows = [[f"D{n}", T0 + n, line] for n, line in enumerate(UNRELATED)]
+    assert build("Sam", rows, embedder, ThemePolicy(size=6), cohesion=cohesion) == []
+    # ...while what they said about one topic is still gathered
+    rows = [[f"D{n}", T0 + n, line] for n, line in enumerate(COOKING + UNRELATED)]
+    found = build("Sam", rows, embedder, ThemePolicy(size=10), cohesion=cohesion)
+    assert [t.episodes for t in found] == [("D0", "D1", "D2", "D3")]
