@@ -53,7 +53,7 @@ class RecallSettings(BaseModel):
     sentences: float = Field(0.3, ge=0)
     semantic: float = Field(0.0, ge=0)
     speaker: float = Field(0.3, ge=0)
-    speaker_records: int = Field(2, ge=1)  # ... at most this many (a theme costs up to 10 sentences)
+    speaker_records: int = Field(3, ge=1)  # ... at most this many (a theme costs up to 10 sentences)
     depth: int = Field(200, ge=1)  # candidates taken from each ranking
     sentence_pool: int = Field(200, ge=1)  # fused candidates whose sentences are compared with the query
     seeds: int = Field(10, ge=1)  # best hits spreading activation starts from

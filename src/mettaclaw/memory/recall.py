@@ -214,8 +214,12 @@ class Recall:
           questions name the wrong person on purpose);
         - every such derived record: multi-hop +0.089, but tokens@10 520 -> 632 and recall within 500
           tokens 0.859 -> 0.842 (themes are long: more were shown, not better ones);
-        - the best two (the default): multi-hop +0.047 (paired 95% interval 0.000 to +0.105), overall
-          +0.010 (-0.003 to +0.025), tokens@10 544, recall within 500 tokens 0.860."""
+        - the best two: multi-hop +0.047 (paired 95% interval 0.000 to +0.105), overall +0.010 (-0.003
+          to +0.025), tokens@10 544, recall within 500 tokens 0.860;
+        - the best three (the default since themes judge cohesion without the speaker's name), against
+          two, through bench/locomo.py: multi-hop +0.037 (+0.006 to +0.078), overall +0.002 (-0.007
+          to +0.010), tokens@10 561 -> 591, recall within 500 tokens 0.863 -> 0.854; checked once on
+          conversations 2-6: multi-hop +0.037 (+0.021 to +0.056), overall +0.005, tokens@10 570."""
         quoted = {k: speakers(_text(keys[k][1])) for k in scores}
         among = frozenset().union(*quoted.values())
         wanted = term_set(query)
