@@ -36,6 +36,20 @@ class CountingEmbedder(HashEmbedder):
         return super().embed(texts)
 
 
+def record_deletes(store) -> list[list[str]]:
+    """The ids of each `delete` call on this vector store from now on (the store still deletes them):
+    to test that a caller retiring many rows makes one store call, not one a row."""
+    calls: list[list[str]] = []
+    inner = store.delete
+
+    def delete(rows):
+        calls.append(list(rows))
+        return inner(rows)
+
+    store.delete = delete
+    return calls
+
+
 class TickingClock:
     """A clock one second later at every call, so each write gets its own time."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CountingEmbedder
+from conftest import CountingEmbedder, record_deletes
 
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import HashEmbedder
@@ -111,9 +111,7 @@ def test_forget_removes_from_every_index_and_announces(ltm: LongTermMemory) -> N
 def test_forget_many_deletes_in_one_store_call_and_reports_what_was_held(ltm: LongTermMemory) -> None:
     """The dream retires hundreds of mirrored records a run: one store delete for all, not one each."""
     ids = [ltm.remember(f"jar {n} of plum jam is on shelf {n}").id for n in range(5)]
-    deletes, deleted = [], []
-    inner = ltm.vector_store.delete
-    ltm.vector_store.delete = lambda rows: (deletes.append(list(rows)), inner(rows))[1]
+    deletes, deleted = record_deletes(ltm.vector_store), []
     ltm.on_delete(lambda i, m: deleted.append((i, m.text)))
     assert ltm.forget_many([ids[1], "no-such-id", ids[3], ids[1]]) == [ids[1], ids[3]]
     assert deletes == [[ids[1], ids[3]]]

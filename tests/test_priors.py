@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CountingEmbedder
+from conftest import CountingEmbedder, record_deletes
 
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.longterm import LongTermMemory
@@ -59,9 +59,7 @@ def test_reindex_embeds_only_new_or_changed_files(tmp_path: Path) -> None:
 
     (folder / "b.md").write_text(f"# B\n\n{_para('gamma')}\n")
     (folder / "a.md").unlink()
-    deletes: list[list[str]] = []
-    inner = ltm.vector_store.delete
-    ltm.vector_store.delete = lambda rows: (deletes.append(list(rows)), inner(rows))[1]
+    deletes = record_deletes(ltm.vector_store)
     changed = index_priors(ltm, folder, progress=False)
     assert sorted(len(rows) for rows in deletes) == [1, 2], "one store delete a file, not one a chunk"
     alone = CountingEmbedder()  # what b.md alone costs to embed (its chunk and that chunk's sentences)

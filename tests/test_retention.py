@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+from conftest import record_deletes
 
 from mettaclaw.config import load_config
 from mettaclaw.memory import open_memory
@@ -64,10 +65,7 @@ def test_evicted_memories_go_in_one_store_delete(tmp_path) -> None:
     config, memory = open_with(tmp_path, scopePolicies={"user:bob": {"maxEntries": 2}})
     for n in range(6):
         memory.remember(f"note {n} about the harbour", scope="user:bob", time=stamp(NOW - n * DAY))
-    deletes: list[list[str]] = []
-    store = memory.index.vector_store
-    inner = store.delete
-    store.delete = lambda rows: (deletes.append(list(rows)), inner(rows))[1]
+    deletes = record_deletes(memory.index.vector_store)
     gone = memory.evict(config.scopePolicies, NOW)
     assert len(gone) == 4 and deletes == [gone], "one store delete for every evicted memory"
     assert sorted(m.text for m in memory.index) == ["note 0 about the harbour", "note 1 about the harbour"]
