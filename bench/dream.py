@@ -1,6 +1,7 @@
 """The dream phase over 10k episodes with the offline summariser: time, and whether memory stays flat.
 
-    python bench/dream.py [--episodes 10000] [--embedder minilm|hash] [--store chroma|memory] [--json PATH]
+    python bench/dream.py [--episodes 10000] [--speakers 0] [--then 50] [--embedder minilm|hash]
+                          [--store chroma|memory] [--json PATH]
 
 A synthetic but realistic trace (a real `history.metta` file): daily routines said again and again,
 actions with success or failure, and one-off events naming people, places and objects. It is written
@@ -9,6 +10,10 @@ episodes it finds, timed apart); then the memory's own dreamer dreams once, as t
 (batches of 100, extractive summaries, themes, concepts, reconciliation through the semantic layer
 on SQLite and the vector store, pattern promotion, decay/prune/cap). Resident memory is sampled after
 every batch: "flat" means the last batches cost no more than the early ones.
+
+Then, as a running agent goes on, `--then` more turns (the agent's dreamEvery) are recorded through the
+memory and the next dream is timed: it rebuilds the themes of whoever spoke, over their whole kept
+window. With `--speakers N` the trace is a chat of N named people, each with a window of their own.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from _common import load_average, report, rss_mb  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
 from mettaclaw.memory.episodic import format_record  # noqa: E402
+from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.parser import Command  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas"]
@@ -42,11 +48,13 @@ ACTIONS = [("shell", None), ("send", None), ("remember", None), ("query", None),
            ("write-file", "permission denied")]
 
 
-def synthetic_trace(path: Path, n: int, seed: int = 7) -> None:
+def synthetic_turns(n: int, speakers: int, seed: int = 7, start: datetime = datetime(2026, 1, 1, 8, 0, 0),
+                    first: int = 0) -> list[tuple[datetime, str, str | None, Command, str | None]]:
+    """(time, message, who or None, command, error) for n turns; who is one of the first `speakers`
+    of PEOPLE (none: no names, one anonymous user)."""
     rng = random.Random(seed)
-    when = datetime(2026, 1, 1, 8, 0, 0)
-    lines = []
-    for i in range(n):
+    when, out = start, []
+    for i in range(first, first + n):
         when += timedelta(minutes=rng.randint(5, 90))
         if rng.random() < 0.35:
             message = rng.choice(ROUTINES)
@@ -54,14 +62,28 @@ def synthetic_trace(path: Path, n: int, seed: int = 7) -> None:
             message = (f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {rng.choice(OBJECTS)} at {rng.choice(PLACES)}"
                        f" on {when:%A}, ticket {rng.randint(100, 999)}.")
         skill, error = rng.choice(ACTIONS)
-        lines.append(format_record(when.strftime("%Y-%m-%d %H:%M:%S"), message, [Command(skill, (f"step {i}",))], error))
+        who = rng.choice(PEOPLE[:speakers]) if speakers else None
+        out.append((when, message, who, Command(skill, (f"step {i}",)), error))
+    return out
+
+
+def synthetic_trace(path: Path, n: int, speakers: int = 0) -> datetime:
+    """The trace of `synthetic_turns`, written at once; returns the last turn's time."""
+    turns = synthetic_turns(n, speakers)
+    lines = [format_record(when.strftime("%Y-%m-%d %H:%M:%S"), message, [command], error,
+                           who=(who,) if who else (), channel="chat" if who else "")
+             for when, message, who, command, error in turns]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")  # bulk write: the bench measures the dream
+    return turns[-1][0]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--speakers", type=int, default=0, choices=range(len(PEOPLE) + 1),
+                        help="named people in the chat (0: one anonymous user)")
+    parser.add_argument("--then", type=int, default=50, help="turns recorded before the next dream is timed")
     parser.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     parser.add_argument("--store", choices=("chroma", "memory"), default="chroma", help="chromaMode embedded or memory")
     parser.add_argument("--cluster-on", choices=("embedding", "words"), default="embedding",
@@ -74,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config([f"memoryDir={folder / 'memory'}", f"knowledgePriorsDir={folder / 'priors'}",
                               f"embeddingprovider={'local' if args.embedder == 'minilm' else 'hash'}",
                               f"chromaMode={'embedded' if args.store == 'chroma' else 'memory'}"], env={})
-        synthetic_trace(config.memory_path("history.metta"), args.episodes)
+        last = synthetic_trace(config.memory_path("history.metta"), args.episodes, args.speakers)
         start = time.perf_counter()
         memory = open_memory(config, dream=False, progress=True)  # indexes the episodes, as after a restart
         open_s = time.perf_counter() - start
@@ -95,6 +117,15 @@ def main(argv: list[str] | None = None) -> int:
         result = dreamer.dream("benchmark")
         seconds = time.perf_counter() - start
         records = len(memory.semantic)
+        embedded = dreamer.embedder.misses  # texts the model embedded (the cache missed), turns and dreams
+        for when, message, who, command, error in synthetic_turns(args.then, args.speakers, seed=8, start=last,
+                                                                  first=args.episodes):
+            memory.record_turn(when.strftime("%Y-%m-%d %H:%M:%S"), [Message(message, who, "chat" if who else "terminal")],
+                               [command], error)
+        start, before = time.perf_counter(), dreamer.embedder.misses
+        following = dreamer.dream("benchmark")
+        next_s = time.perf_counter() - start
+        next_embedded = dreamer.embedder.misses - before
         memory.close()
     tenth = max(1, len(rss) // 10)
     early, late = max(rss[:tenth]), max(rss[-tenth:])
@@ -103,15 +134,17 @@ def main(argv: list[str] | None = None) -> int:
             ("dream seconds", seconds), ("episodes / s", result.episodes / seconds), ("clusters", result.clusters),
             ("candidates", result.candidates), ("records after", records),
             *((a, n) for a, n in result.counts().items()), ("themes written", len(result.themes)),
-            ("patterns promoted", len(result.patterns_promoted)),
+            ("patterns promoted", len(result.patterns_promoted)), ("texts embedded, open + dream", embedded),
+            (f"next dream after {args.then} turns s", next_s), ("... themes written", len(following.themes)),
+            ("... texts it embedded", next_embedded),
             ("RSS at start MB", rss_start), ("RSS after first 10% MB", early), ("RSS after last 10% MB", late),
             ("RSS growth first->last 10%", late / early - 1.0), ("load average", load_average())]
     report("dream phase", rows, args.json, {k: v for k, v in rows} | {"rss_per_batch_mb": rss,
                                                                       "report": result.to_dict() | {"added": None,
                                                                       "reinforced": None, "merged": None,
                                                                       "themes": None}})
-    if result.error:
-        print(f"the dream failed: {result.error}", file=sys.stderr)
+    if result.error or following.error:
+        print(f"the dream failed: {result.error or following.error}", file=sys.stderr)
         return 1
     return 0
 

@@ -246,3 +246,64 @@ def test_a_theme_never_glues_one_persons_unrelated_statements(embedder):
     rows = [[f"D{n}", T0 + n, line] for n, line in enumerate(COOKING + UNRELATED)]
     found = build("Sam", rows, embedder, ThemePolicy(size=10), cohesion=cohesion)
     assert [t.episodes for t in found] == [("D0", "D1", "D2", "D3")]
+
+
+class Counting(HashEmbedder):
+    """Counts the texts the model is asked to embed (what a cache in front of it missed)."""
+
+    def __init__(self, dim: int = 256) -> None:
+        super().__init__(dim)
+        self.texts = 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def test_the_next_dream_embeds_what_is_new_not_a_whole_window_larger_than_the_cache(tmp_path):
+    """A rebuild reads every kept sentence of whoever spoke; a shared cache smaller than that window
+    evicted each vector before its next use, so every dream embedded the whole window again."""
+    from mettaclaw.memory.dream.cache import CachedEmbedder
+
+    topics = ["garden", "piano", "bicycle", "harbour", "museum", "pottery"]
+    things = ["tomatoes", "scales", "brakes", "ferries", "fossils", "bowls"]
+    episodes = [DreamEpisode(f"D{i}", T0 + 60 * i, f"John: I checked the {topics[i % 6]} {things[i // 6 % 6]} "
+                             f"before lunch on day {i}.", meta={"who": "John"}) for i in range(72)]
+    model = Counting()
+    embedder = CachedEmbedder(model, size=8)
+    sem = SemanticMemory(embedder, InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+    longterm = LongTermMemory(embedder, InMemoryVectorStore())
+    source = ListSource(episodes[:70])
+    dreamer = Dreamer(sem, source, embedder, tmp_path / "dream.json", batch_size=10, extract_concepts=False,
+                      group_by="who", after_writes=Mirror(longterm, sem).sync, theme_policy=SMALL, clock=lambda: T0)
+    assert dreamer.dream("first").themes
+    source.extend(episodes[70:])
+    before = model.texts
+    assert dreamer.dream("next").episodes == 2
+    assert model.texts - before < 70  # the 70 kept sentences, twice each, came from the cache
+
+
+def test_the_cache_serves_two_threads_at_once():
+    """The turn embeds a question while the dream embeds its batch, through the same cache."""
+    import threading
+
+    from mettaclaw.memory.dream.cache import CachedEmbedder
+
+    model = HashEmbedder(32)
+    cache = CachedEmbedder(model, size=4)
+    errors: list[BaseException] = []
+
+    def hammer(offset: int) -> None:
+        try:
+            for i in range(400):
+                texts = [f"text {(offset + i + j) % 23}" for j in range(3)]
+                assert np.array_equal(cache.embed(texts), model.embed(texts))
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+
+    threads = [threading.Thread(target=hammer, args=(n * 7,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors

@@ -76,6 +76,13 @@ class Dreamer:
             raise ValueError(f"cluster_on must be 'embedding' or 'words', not {cluster_on!r}")
         self.cluster_size, self.cluster_on = cluster_size, cluster_on
         self.theme_policy = theme_policy  # None: no themes
+        if theme_policy is not None and isinstance(embedder, CachedEmbedder):
+            # a rebuild embeds every kept sentence twice (with the speaker's name and without), and the
+            # index then embeds the new themes' named sentences: with room for the whole window these
+            # come from the cache, where before each was evicted before its next use. Two people, 10k
+            # episodes, all-MiniLM-L6-v2 (bench/dream.py --speakers 2): the dream 126 -> 87 s, the next
+            # one 50 turns later 47 -> 5.7 s; at most 2 x 20k vectors more (61 MB at 384-d)
+            embedder.reserve(2 * theme_policy.total)
         self.state: DreamState = load_state(self.state_path)
         self.statistics: Any = None  # the statistics layer, linked into the graph after each dream's batches
         self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
