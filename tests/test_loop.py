@@ -172,5 +172,5 @@ def test_episodes_alone_shows_the_latest_records(make_agent) -> None:
 def test_a_call_with_the_wrong_arguments_is_told_the_skills_usage(make_agent) -> None:
     agent, _, _, _ = make_agent(["write-file notes.txt", "send fine"], ["go"])
     errors = "\n".join(agent.turn().errors)
-    assert "ERROR: write-file: no definition matches these arguments; usage: write-file PATH TEXT (write TEXT" in errors
+    assert "ERROR: write-file: no definition matches these arguments; usage: write-file PATH TEXT : write TEXT" in errors
     assert not agent.workspace.root.joinpath("notes.txt").exists()

@@ -199,7 +199,7 @@ class Agent:
 
     def skill_list(self) -> str:
         """One line a declared skill, from the (skill NAME "ARGS" "HELP") declarations as loaded."""
-        return "\n".join(f"{s.name} {s.args} : {s.help}" for s in self.skills.values())
+        return "\n".join(s.usage for s in self.skills.values())
 
     def receive(self) -> str:
         """This turn's messages, as the model reads them ("" when none came: only that is "no new message")."""
@@ -344,8 +344,7 @@ class Agent:
         if name not in self.skills or not SKILL_NAME.match(name):
             return self._unknown(name)
         results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
-        spec = self.skills[name]
-        return bridges.error_text(name, results, f"{name} {spec.args} ({spec.help})") or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
+        return bridges.error_text(name, results, self.skills[name].usage) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
 
     def use_skill(self, name: str, *args: str) -> str:
         """Run a skill as the model would, outside any turn (nothing is recorded): for benchmarks and

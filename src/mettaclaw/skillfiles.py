@@ -25,6 +25,12 @@ class SkillSpec:
     def arity(self) -> int:
         return len(self.args.split())
 
+    @property
+    def usage(self) -> str:
+        """How the model is told of the skill: in the skill list, and again when a call matched none
+        of its definitions."""
+        return f"{' '.join(filter(None, (self.name, self.args)))} : {self.help}"
+
 
 @dataclass
 class LoadReport:
