@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import CountingEmbedder
 
 from mettaclaw.memory.dream import Dreamer, ListSource
 from mettaclaw.memory.dream.cluster import cluster_vectors
@@ -248,18 +249,6 @@ def test_a_theme_never_glues_one_persons_unrelated_statements(embedder):
     assert [t.episodes for t in found] == [("D0", "D1", "D2", "D3")]
 
 
-class Counting(HashEmbedder):
-    """Counts the texts the model is asked to embed (what a cache in front of it missed)."""
-
-    def __init__(self, dim: int = 256) -> None:
-        super().__init__(dim)
-        self.texts = 0
-
-    def embed(self, texts):
-        self.texts += len(texts)
-        return super().embed(texts)
-
-
 def test_the_next_dream_embeds_what_is_new_not_a_whole_window_larger_than_the_cache(tmp_path):
     """A rebuild reads every kept sentence of whoever spoke; a shared cache smaller than that window
     evicted each vector before its next use, so every dream embedded the whole window again."""
@@ -269,7 +258,7 @@ def test_the_next_dream_embeds_what_is_new_not_a_whole_window_larger_than_the_ca
     things = ["tomatoes", "scales", "brakes", "ferries", "fossils", "bowls"]
     episodes = [DreamEpisode(f"D{i}", T0 + 60 * i, f"John: I checked the {topics[i % 6]} {things[i // 6 % 6]} "
                              f"before lunch on day {i}.", meta={"who": "John"}) for i in range(72)]
-    model = Counting()
+    model = CountingEmbedder()
     embedder = CachedEmbedder(model, size=8)
     sem = SemanticMemory(embedder, InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
     longterm = LongTermMemory(embedder, InMemoryVectorStore())

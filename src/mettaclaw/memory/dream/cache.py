@@ -27,20 +27,20 @@ class CachedEmbedder:
         self.hits = self.misses = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        wanted = list(dict.fromkeys(texts))
         with self._guard:
-            found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
+            found = {t: self._cache[t] for t in wanted if t in self._cache}
             for text in found:
                 self._cache.move_to_end(text)
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
+            missing = [t for t in wanted if t not in found]
+            self.misses += len(missing)
+            self.hits += len(texts) - len(missing)
         if missing:
             fresh = [np.asarray(row, dtype=np.float32) for row in self.inner.embed(missing)]
             found.update(zip(missing, fresh, strict=True))
             with self._guard:
                 self._cache.update(zip(missing, fresh, strict=True))
                 self._trim()
-        with self._guard:
-            self.misses += len(missing)
-            self.hits += len(texts) - len(missing)
         return np.stack([found[t] for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
 
     def keep(self, vectors: dict[str, np.ndarray]) -> None:
