@@ -102,3 +102,29 @@ def promote(semantic: Any, verdict: PatternVerdict, episodes: list[str], cited: 
         kind="concept", category="operational_pattern", source_episodes=episodes,
         tags=("pattern", "action", f"action_type:{verdict.action}", "success" if success else "failure"),
         provenance="episodic_consolidation", properties={"action": verdict.action, "outcome": verdict.outcome})
+
+
+def learn_confirmed(semantic: Any, state: Any, batch: Iterable[DreamEpisode], report: Any, lock: Any) -> None:
+    """Tally a batch's (action, outcome) pairs in the dream state and promote each pattern that passes
+    `judge`, confirmed by its observations not yet counted (each then marked counted), writing under
+    the memory's `lock`; the report lists what was promoted and what was rejected."""
+    changed = observe(state.patterns, batch)
+    for gone in set(state.pattern_cited) - set(state.patterns):
+        del state.pattern_cited[gone]
+    for k in sorted(changed):
+        verdict = judge(k, state.patterns[k])
+        if verdict.promoted:
+            seen = state.patterns[k]
+            fresh = [obs for obs in seen if len(obs) < 3]  # [id, time] -> [id, time, True] once counted
+            if fresh:
+                cited = state.pattern_cited.get(k, 0)
+                with lock:
+                    result = promote(semantic, verdict, [str(o[0]) for o in fresh], cited)
+                state.pattern_cited[k] = min(MAX_CITED, cited + len(fresh))
+                report.record(result)
+                for obs in fresh:
+                    obs.append(True)
+                if verdict.name not in report.patterns_promoted:
+                    report.patterns_promoted.append(verdict.name)
+        elif len(verdict.episodes) >= MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
+            report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")

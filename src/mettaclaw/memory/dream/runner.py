@@ -353,26 +353,7 @@ class Dreamer:
                         source_episodes=list(cand.episodes), provenance="episodic_consolidation",
                         valid_from=min(self._time_of(batch, e) for e in cand.episodes), scope=owners.pop())
                 report.record(result)
-        changed = pattern_rules.observe(self.state.patterns, batch)
-        for gone in set(self.state.pattern_cited) - set(self.state.patterns):
-            del self.state.pattern_cited[gone]
-        for k in sorted(changed):
-            verdict = pattern_rules.judge(k, self.state.patterns[k])
-            if verdict.promoted:
-                seen = self.state.patterns[k]
-                fresh = [obs for obs in seen if len(obs) < 3]  # [id, time] -> [id, time, True] once counted
-                if fresh:
-                    cited = self.state.pattern_cited.get(k, 0)
-                    with self.lock:
-                        result = pattern_rules.promote(self.semantic, verdict, [str(o[0]) for o in fresh], cited)
-                    self.state.pattern_cited[k] = min(pattern_rules.MAX_CITED, cited + len(fresh))
-                    report.record(result)
-                    for obs in fresh:
-                        obs.append(True)
-                    if verdict.name not in report.patterns_promoted:
-                        report.patterns_promoted.append(verdict.name)
-            elif len(verdict.episodes) >= pattern_rules.MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
-                report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")
+        pattern_rules.learn_confirmed(self.semantic, self.state, batch, report, self.lock)
 
     def _themes(self, report: DreamReport) -> None:
         """Rebuild the themes of every participant who said something new (saved as pending with each
