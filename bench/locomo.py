@@ -151,6 +151,8 @@ def run_conversation(conv: dict, args: argparse.Namespace, embedder: Any, settin
     try:
         for turn in conv["turns"]:
             clock.now = turn["time"]
+            memory.dreamer.tick()  # a dream the schedule made due in the hours between sessions
+            memory.dreamer.wait()  # has run by the time the next message arrives, as it would live
             channel.put(turn["text"], who=turn["speaker"])
             t0 = time.perf_counter()
             outcome = agent.turn()
