@@ -76,6 +76,18 @@ def test_eight_or_more_with_random_timing_are_rejected(tmp_path):
     assert report.patterns_rejected and "timing looks random" in report.patterns_rejected[0]
 
 
+def test_a_pattern_rejected_in_every_batch_of_a_dream_is_listed_once(tmp_path):
+    n = 36  # Poisson-like gaps (exponential quantiles, shuffled): rejected again after each batch
+    gaps = [-math.log(1 - ((7 * i) % n + 0.5) / n) * 10 * HOUR for i in range(n)]
+    times = [T0 + sum(gaps[:i]) for i in range(n)]
+    sem, d = dreamer(tmp_path, episodes(times))
+    d.batch_size = n // 3
+    report = d.dream()
+    assert report.batches == 3
+    assert report.patterns_rejected == [r for r in report.patterns_rejected if r.startswith("water_plants -> success (")]
+    assert len(report.patterns_rejected) == 1
+
+
 @pytest.mark.parametrize("times", [
     [T0 + day * 86400 for day in range(10)],  # a daily habit: gaps all alike (CV 0)
     [T0 + i * 60 for i in range(9)] + [T0 + 30 * 86400 + i * 60 for i in range(9)],  # two bursts (CV >> 1)

@@ -126,5 +126,6 @@ def learn_confirmed(semantic: Any, state: Any, batch: Iterable[DreamEpisode], re
                     obs.append(True)
                 if verdict.name not in report.patterns_promoted:
                     report.patterns_promoted.append(verdict.name)
-        elif len(verdict.episodes) >= MIN_OBSERVATIONS and verdict.name not in report.patterns_rejected:
+        elif len(verdict.episodes) >= MIN_OBSERVATIONS:  # once a pattern, with its latest reason
+            report.patterns_rejected[:] = [r for r in report.patterns_rejected if not r.startswith(f"{verdict.name} (")]
             report.patterns_rejected.append(f"{verdict.name} ({verdict.reason})")
