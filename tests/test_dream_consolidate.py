@@ -42,6 +42,18 @@ def test_decay_halves_strength_after_one_half_life_episodes_faster_than_facts():
     assert HALF_LIFE_DAYS["summary"] == 7.0 and HALF_LIFE_DAYS["concept"] == 30.0
 
 
+def test_a_theme_decays_like_a_concept_and_outlives_a_batch_summary_of_the_same_age():
+    sem, clock = setup()
+    summary = sem.learn("Maria: We talked about the garden and the roses.", kind="summary",
+                        tags=["dream"], source_episodes=["ep-1", "ep-2"]).id
+    theme = sem.learn("Maria: I grow roses. The garden needs rain.", kind="summary",
+                      tags=["dream", "theme"], source_episodes=["ep-1", "ep-3"]).id
+    clock.now = T0 + 60 * DAY  # the person has not spoken for two months
+    result = consolidate(sem, clock.now, Policy(max_records=None))
+    assert summary in result.pruned and sem.get(summary) is None
+    assert math.isclose(sem.get(theme).strength, 0.5 ** (60 / 30), rel_tol=1e-9)
+
+
 def test_decay_is_the_same_whether_run_often_or_once(tmp_path):
     often, c1 = setup(SqliteSemanticStore(tmp_path / "a.sqlite3"))
     once, c2 = setup(SqliteSemanticStore(tmp_path / "b.sqlite3"))

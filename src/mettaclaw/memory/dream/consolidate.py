@@ -22,6 +22,8 @@ from typing import Any
 
 from mettaclaw.memory.semantic.graph import DAY, decay_edges
 
+from .themes import THEME_TAG
+
 HALF_LIFE_DAYS = {"summary": 7.0, "fact": 30.0, "concept": 30.0, "theme": 30.0}
 CHUNK = 500  # records decayed under one hold of the memory's lock
 LAST_RUN_KEY = "dream.last_consolidated"
@@ -50,6 +52,13 @@ def decay_factor(idle_seconds: float, half_life_days: float) -> float:
 
 def last_use(rec: Any) -> float:
     return max([rec.recorded_at, rec.last_updated, *rec.access_times])
+
+
+def half_life_days(rec: Any, policy: Policy) -> float:
+    """A record's half-life: a theme (a `summary` record tagged `theme`, rebuilt while its participant
+    talks) lives as long as a concept; a batch summary, about its episodes, as briefly as they do."""
+    kind = "theme" if THEME_TAG in rec.tags else rec.kind
+    return policy.half_life_days.get(kind, 30.0)
 
 
 def confirmations(rec: Any) -> int:
@@ -94,7 +103,7 @@ def consolidate(semantic: Any, now: float, policy: Policy | None = None, lock: A
                 if not rec.current:
                     continue
                 begin = last_use(rec) if since is None else max(last_use(rec), since)
-                factor = decay_factor(now - begin, policy.half_life_days.get(rec.kind, 30.0))
+                factor = decay_factor(now - begin, half_life_days(rec, policy))
                 if factor < 1.0:
                     rec.strength *= factor
                     store.put(rec, reindex=False)
