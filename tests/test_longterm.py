@@ -175,3 +175,13 @@ def test_given_vectors_skip_embedding_and_bad_shapes_are_refused() -> None:
     with pytest.raises(ValueError, match="rows of 64"):
         ltm.remember_many([{"text": "x"}], vectors=vecs[:1, :10])
     assert len(ltm) == 2
+
+
+def test_the_names_of_everyone_heard_are_no_evidence_on_their_own(ltm: LongTermMemory) -> None:
+    """The memory knows who spoke from its episodes' `who:` tags and tells BM25 (lexical.py)."""
+    for who in ("Jon", "Gina", "Maria", "Tom"):
+        for line in ("Agreed!", "Ha, yes.", "Totally.", "Yep!", "Same here.", "Oh nice."):
+            ltm.remember(f"{who}: {line}", kind="episode", tags=[f"who:{who}"])
+    rome = ltm.remember("Jon: Took a short trip last week to Rome, my favourite city.", kind="episode", tags=["who:Jon"])
+    found = ltm.query("Which cities has Jon visited?", mode="bm25", limit=10)
+    assert [m.id for m in found] == [rome.id]

@@ -209,3 +209,21 @@ def test_in_a_small_memory_every_term_is_evidence() -> None:
     assert len(index.search("red kettle garage", 50)) == COMMON_MIN_DOCS - 1
     index.add("k-last", "the last kettle is in the attic")
     assert index.search("red kettle garage", 50) == [], "from COMMON_MIN_DOCS on, 'kettle' is in every one"
+
+
+def test_a_name_is_no_evidence_however_few_documents_hold_it() -> None:
+    """Four people in one memory: "jon" is in a quarter of the turns, not most of them, yet a turn
+    that only carries his name is still no answer to a question about him."""
+    index = BM25Index()
+    chatter = ["Agreed!", "Ha, yes.", "Totally.", "Yep!", "Same here.", "Oh nice."]
+    for who in ("Jon", "Gina", "Maria", "Tom"):
+        for n, line in enumerate(chatter):
+            index.add(f"{who}{n}", f"{who}: {line}")
+    index.add("rome", "Jon: Last week I visited Rome, my favourite city.")
+    index.add("lisbon", "Maria: The city I visited in spring was Lisbon.")
+    question = "Which cities has Jon visited?"
+    assert {doc for doc, _ in index.search(question, 5)} & {f"Jon{n}" for n in range(len(chatter))}, \
+        "without the names, the shortest of Jon's turns rank"
+    ranked = [doc for doc, _ in index.search(question, 10, names=frozenset({"jon", "gina", "maria", "tom"}))]
+    assert ranked[0] == "rome" and set(ranked) == {"rome", "lisbon"}  # the name still counts in the score
+    assert len(index.search("Jon", 50, names=frozenset({"jon"}))) == len(chatter) + 1  # a name alone: all rank

@@ -20,7 +20,7 @@ from typing import Any
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episodic import Episode, EpisodicTrace
-from mettaclaw.memory.filters import parse_time, row_tags
+from mettaclaw.memory.filters import WHO_TAG, parse_time, row_tags
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.messages import Message, sender_name, shown
 from mettaclaw.parser import Command
@@ -149,12 +149,12 @@ class EpisodeIndex:
             who = episode.who or ("user",)
             context = self._context(channel, episode.offset, time, pending or {}, scopes.of_tags(scope))
             out.append({"id": message_id(episode.offset), "text": episode.message, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"who:{sender_name(w) or 'user'}" for w in who] + scope,
+                        "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{sender_name(w) or 'user'}" for w in who] + scope,
                         "extra": {"context": context}})
         acted = action_text(episode.commands)
         if acted:  # what the agent did answering someone is that person's business too
             out.append({"id": action_id(episode.offset), "text": acted, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"who:{AGENT}", *scope], "extra": {}})
+                        "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{AGENT}", *scope], "extra": {}})
         return out
 
     def _context(self, channel: str, offset: int, time: str, pending: dict[str, tuple[str, str, str]],

@@ -13,6 +13,7 @@ from .scopes import DEFAULT as DEFAULT_SCOPE
 from .scopes import PREFIX as SCOPE_PREFIX
 
 PRIOR_TIME = "knowledge_prior"
+WHO_TAG = "who:"  # an episode's tag per sender: `who:Maria`
 
 
 def row_tags(meta: dict[str, Any]) -> tuple[str, ...]:
@@ -99,6 +100,10 @@ class FilterIndex:
         index.by = {f: {v: set(ids) for v, ids in state.get(f, {}).items()} for f in index.by}
         index.ts = {i: meta.get("ts") for i, meta in metas.items()}
         return index
+
+    def tag_values(self, prefix: str) -> list[str]:
+        """What follows `prefix` in the tags some row still carries (`WHO_TAG`: everyone who spoke)."""
+        return [t[len(prefix):] for t, ids in self.by["tag"].items() if ids and t.startswith(prefix)]
 
     def ids(self) -> set[str]:
         """Every row's id, as the id sets know them (each row has a kind, if only "")."""

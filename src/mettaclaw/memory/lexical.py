@@ -21,6 +21,11 @@ documents with one of them are ranked; on LoCoMo conversations 0-1 this moved R@
 0.843 -> 0.846 (+0.000 to +0.008), multi-hop 0.553 -> 0.562. A memory of a few documents
 (`COMMON_MIN_DOCS`) has no common terms. (SQLite FTS5, which the semantic store searches with, floors
 such a term's idf at 1e-6: there they rank last rather than not at all.)
+
+A speaker's name is such a term however many documents hold it: with four people in one memory
+"jon" is in a quarter of them, not half, and "Jon: Agreed!" came first again. So the names of
+everyone the memory has heard (`search(names=...)`) are common too: they still count in the score,
+but a name alone makes no hit.
 """
 
 from __future__ import annotations
@@ -291,13 +296,15 @@ class BM25Index:
                 out[doc_id] = out.get(doc_id, 0.0) + idf * tf / (tf + norm)  # bm25s' lucene form
         return out
 
-    def search(self, query: str, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
-        """Top k (id, score) with score > 0; `allowed` restricts to a candidate id set."""
+    def search(self, query: str, k: int, allowed: set[str] | None = None,
+               names: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
+        """Top k (id, score) with score > 0; `allowed` restricts to a candidate id set; `names` are
+        terms of the people the memory has heard, common wherever they occur (see the module)."""
         self._maybe_rebuild()
         query_terms = terms(query)
         if not query_terms or k <= 0:
             return []
-        informative = self._informative(query_terms)
+        informative = self._informative(query_terms, names)
         hits: list[tuple[str, float]] = []
         if self._retriever is not None:
             vocab = self._retriever.vocab_dict
@@ -326,11 +333,12 @@ class BM25Index:
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
 
-    def _informative(self, query_terms: list[str]) -> set[str] | None:
+    def _informative(self, query_terms: list[str], names: frozenset[str] = frozenset()) -> set[str] | None:
         """The query's terms that are not common (common: in more than half the documents and in at
-        least COMMON_MIN_DOCS), when it has both kinds (None: all of its terms rank alike)."""
+        least COMMON_MIN_DOCS, or a name in `names`), when it has both kinds (None: all of its terms
+        rank alike)."""
         counted = len(self._main_ids) + len(self._delta)  # the documents df counts (tombstones too)
-        common = {t for t in query_terms
-                  if (df := self._main_df.get(t, 0) + self._delta_df.get(t, 0)) >= COMMON_MIN_DOCS and 2 * df > counted}
+        common = {t for t in query_terms if t in names
+                  or (df := self._main_df.get(t, 0) + self._delta_df.get(t, 0)) >= COMMON_MIN_DOCS and 2 * df > counted}
         informative = set(query_terms) - common
         return informative if common and informative else None

@@ -20,7 +20,7 @@ import numpy as np
 from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
 from mettaclaw.memory.embedders import Embedder, signature
-from mettaclaw.memory.filters import FilterIndex, parse_time, tag_keys, where_filter
+from mettaclaw.memory.filters import WHO_TAG, FilterIndex, parse_time, tag_keys, where_filter
 from mettaclaw.memory.keyed_vectors import FileKeyedVectors, RowVectors
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.lexical import BM25Index
@@ -280,7 +280,8 @@ class LongTermMemory(Announcer):
         if mode in ("hybrid", "vector"):
             lists["vector"] = self._vector_hits(text, depth, allowed, where)
         if mode in ("hybrid", "bm25"):
-            lists["bm25"] = self._bm25.search(text, depth, allowed)
+            names = frozenset(t for who in self._filters.tag_values(WHO_TAG) for t in terms(who))
+            lists["bm25"] = self._bm25.search(text, depth, allowed, names)
         return lists
 
     # --- MemoryLayer protocol
