@@ -9,8 +9,13 @@ the skill shows, mapped to the turns they cite (a derived record counts only for
 words its text shows). Plain BM25 and plain vector rankings over the same episode rows run in the same
 pass, for ratios. Nothing looks at a question's answer or evidence before scoring.
 
-    python bench/locomo.py [--convs 0,1 | --skip-convs 2] [--json PATH] [--set NAME=VALUE ...] [--store memory]
-                           [--baseline EARLIER.json]
+    python bench/locomo.py [--convs 0,1 | --skip-convs 2] [--together] [--json PATH] [--set NAME=VALUE ...]
+                           [--store memory] [--baseline EARLIER.json]
+
+`--together` gives the chosen conversations to one agent, each on its own channel, their turns in time
+order: an agent that talks with several people, where a name is in a few of the turns rather than half
+of them and one pair's themes must compete with another's. Each conversation's questions are then
+asked of that one memory.
 
 `--set` changes a recall setting (memory.ranking.RecallSettings) and `--store memory` uses exact
 in-process vectors instead of embedded Chroma: both are for tuning runs, and the output says so.
@@ -51,6 +56,7 @@ from mettaclaw.llm import Scripted  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
 from mettaclaw.memory.ranking import RecallSettings  # noqa: E402
 from mettaclaw.memory.text import sentences, term_set  # noqa: E402
+from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.runtime import Agent  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -136,6 +142,15 @@ def scored(ranked: list[tuple[str, list[str]]], evidence: set[str]) -> dict[str,
     return out
 
 
+def together(convs: list[dict[str, Any]], positions: list[int]) -> dict[str, Any]:
+    """The conversations at `positions` as one: every turn on its conversation's channel, all in time
+    order, turn ids and evidence prefixed with the conversation's position (`0/D1:3`)."""
+    turns = sorted(({**t, "dia_id": f"{n}/{t['dia_id']}", "channel": convs[n]["source"]}
+                    for n in positions for t in convs[n]["turns"]), key=lambda t: t["time"])
+    questions = [{**q, "evidence": [f"{n}/{e}" for e in q["evidence"]]} for n in positions for q in convs[n]["questions"]]
+    return {"source": "together:" + "+".join(convs[n]["source"] for n in positions), "turns": turns, "questions": questions}
+
+
 def run_conversation(conv: dict, args: argparse.Namespace, embedder: Any, settings: RecallSettings,
                      folder: Path, bar: Any) -> dict[str, Any]:
     config = load_config([f"memoryDir={folder}", "provider=scripted", f"chromaMode={args.store}"], env={})
@@ -153,7 +168,7 @@ def run_conversation(conv: dict, args: argparse.Namespace, embedder: Any, settin
             clock.now = turn["time"]
             memory.dreamer.tick()  # a dream the schedule made due in the hours between sessions
             memory.dreamer.wait()  # has run by the time the next message arrives, as it would live
-            channel.put(turn["text"], who=turn["speaker"])
+            channel.put(Message(turn["text"], turn["speaker"], turn.get("channel", conv["source"])))
             t0 = time.perf_counter()
             outcome = agent.turn()
             turn_ms.append(1000 * (time.perf_counter() - t0))
@@ -279,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--convs", help="only these conversations, by position (e.g. 0,1)")
     parser.add_argument("--skip-convs", type=int, default=0, help="leave out the first N conversations")
     parser.add_argument("--limit-convs", type=int, help="only the first N conversations (after --skip-convs)")
+    parser.add_argument("--together", action="store_true",
+                        help="the chosen conversations in one memory, each on its own channel, in time order")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="change a recall setting (tuning runs only; the default is what the agent uses)")
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: R@10 changes question by question")
@@ -300,15 +317,16 @@ def main(argv: list[str] | None = None) -> int:
     convs = load(args.data)
     chosen = [int(c) for c in args.convs.split(",")] if args.convs else list(range(len(convs)))[args.skip_convs:]
     chosen = chosen[: args.limit_convs]
+    runs = [together(convs, chosen)] if args.together else [convs[n] for n in chosen]
     overrides = dict(kv.split("=", 1) for kv in args.set)
     settings = RecallSettings(**overrides)
-    label = "live" + "".join(f" {k}={v}" for k, v in overrides.items()) + ("" if args.store == "embedded" else " store=memory")
+    label = "live" + (" together" if args.together else "") + "".join(f" {k}={v}" for k, v in overrides.items()) + ("" if args.store == "embedded" else " store=memory")
     embedder = SentenceTransformerEmbedder()
     results = []
     begin = time.perf_counter()
     with Progress(transient=True) as bar, tempfile.TemporaryDirectory(prefix="locomo-live-") as tmp:
-        for n in chosen:
-            results.append(run_conversation(convs[n], args, embedder, settings, Path(tmp) / str(n), bar))
+        for n, conv in enumerate(runs):
+            results.append(run_conversation(conv, args, embedder, settings, Path(tmp) / str(n), bar))
     summary = summarise(results)
     n_q = sum(len(c["questions"]) for c in results)
     print(f"{sum(c['turns'] for c in results)} turns, {len(results)} conversations ({','.join(map(str, chosen))}), "

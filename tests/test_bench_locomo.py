@@ -53,3 +53,18 @@ def test_a_mixed_change_has_an_interval_around_zero():
     after = locomo.questions_of(_run({"a": [1.0, 0.0] * 20}))  # as many gained as lost
     n, mean, lo, hi = locomo.paired(after, before)["all"]
     assert n == 40 and mean == 0.0 and lo < 0 < hi
+
+
+def test_conversations_together_keep_their_channels_and_their_own_evidence():
+    def conv(source, times, speaker):
+        return {"source": source, "questions": [{"question": f"What did {speaker} say?", "category": 4,
+                                                 "evidence": ["D1:2"]}],
+                "turns": [{"dia_id": f"D1:{i + 1}", "speaker": speaker, "text": f"line {i}", "time": t}
+                          for i, t in enumerate(times)]}
+
+    convs = [conv("locomo:a", [10.0, 30.0], "Ann"), conv("locomo:b", [20.0, 40.0], "Bob")]
+    one = locomo.together(convs, [0, 1])
+    assert [t["dia_id"] for t in one["turns"]] == ["0/D1:1", "1/D1:1", "0/D1:2", "1/D1:2"]  # time order
+    assert [t["channel"] for t in one["turns"]] == ["locomo:a", "locomo:b", "locomo:a", "locomo:b"]
+    assert [q["evidence"] for q in one["questions"]] == [["0/D1:2"], ["1/D1:2"]]
+    assert one["source"] == "together:locomo:a+locomo:b"
