@@ -11,6 +11,7 @@ one Chroma upsert costs about 10 ms however small, as much as embedding the text
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,12 @@ __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "op
 
 MODES = ("hybrid", "vector", "bm25")
 EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
+
+
+@functools.lru_cache(maxsize=4)  # who has spoken changes rarely; queries ask each time
+def _name_terms(names: frozenset[str]) -> frozenset[str]:
+    """The BM25 terms of these people's names (lexical.py: a name alone makes no hit)."""
+    return frozenset(t for name in names for t in terms(name))
 
 
 def _hash_of(item: StoredItem) -> str:
@@ -280,7 +287,7 @@ class LongTermMemory(Announcer):
         if mode in ("hybrid", "vector"):
             lists["vector"] = self._vector_hits(text, depth, allowed, where)
         if mode in ("hybrid", "bm25"):
-            names = frozenset(t for who in self._filters.tag_values(WHO_TAG) for t in terms(who))
+            names = _name_terms(frozenset(self._filters.tag_values(WHO_TAG)))
             lists["bm25"] = self._bm25.search(text, depth, allowed, names)
         return lists
 
