@@ -95,6 +95,29 @@ def test_new_episodes_rebuild_a_speakers_themes_keeping_the_unchanged_and_retiri
     assert not again.themes and not again.themes_retired
 
 
+def test_a_theme_its_participant_still_confirms_is_not_pruned_for_age(tmp_path):
+    """Months later John speaks again about something else: his football theme comes out the same, so
+    it is confirmed as of now and kept, not pruned as if it had idled all that time."""
+    now = [T0]
+    embedder = HashEmbedder(256)
+    sem = SemanticMemory(embedder, InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: now[0])
+    episodes = conversation(4)
+    source = ListSource(episodes)
+    dreamer = Dreamer(sem, source, embedder, tmp_path / "dream.json", batch_size=6, extract_concepts=False,
+                      group_by="who", theme_policy=SMALL, clock=lambda: now[0])
+    dreamer.dream("first")
+    football = [t.id for t in current_themes(sem, "John") if "football" in t.content.lower()]
+    assert football
+    now[0] = T0 + 200 * 86_400.0  # 0.5 ** (200 / 30) of a theme idle that long is under the prune floor
+    source.extend([DreamEpisode("late1", now[0], "John: I repainted the garage door in bright green paint.",
+                                meta={"who": "John"}),
+                   DreamEpisode("late2", now[0] + 60, "John: The green paint on the garage door dried overnight.",
+                                meta={"who": "John"})])
+    report = dreamer.dream("second")
+    assert not set(football) & set(report.pruned)
+    assert all(sem.get(i) is not None and sem.get(i).strength > 0.9 for i in football)
+
+
 def test_a_dream_cut_short_before_its_themes_rebuilds_them_next_time(tmp_path):
     episodes = conversation(3)
     sem, _, _, dreamer = setup(tmp_path, episodes)

@@ -171,12 +171,19 @@ def current_themes(semantic: Any, group: str) -> list[Any]:
 
 def refresh(semantic: Any, group: str, themes: list[Theme],
             scope_of: Callable[[str], str] = lambda _episode: scopes.DEFAULT) -> tuple[list[Any], list[str]]:
-    """Write the themes of one group: unchanged ones stay, new ones are written, stale ones retired;
-    each in the scope of its episodes (`scope_of`), none over episodes of several scopes.
-    Returns (LearnResults of the new ones, ids retired)."""
-    old = {(r.content, tuple(r.source_episodes)): r.id for r in current_themes(semantic, group)}
+    """Write the themes of one group: unchanged ones stay, confirmed as of now (they were just derived
+    again from what their participant said, so they age only while that person is silent), new ones
+    are written, stale ones retired; each in the scope of its episodes (`scope_of`), none over
+    episodes of several scopes. Returns (LearnResults of the new ones, ids retired)."""
+    current = current_themes(semantic, group)
+    old = {(r.content, tuple(r.source_episodes)): r.id for r in current}
     fresh = {(t.text, t.episodes): t for t in themes}
     embed_ahead(semantic.embedder, [t.text for key, t in fresh.items() if key not in old])
+    now = semantic.clock()
+    for rec in current:
+        if (rec.content, tuple(rec.source_episodes)) in fresh and rec.last_updated < now:
+            rec.last_updated = now
+            semantic.records.put(rec, reindex=False)
     written = []
     for key, theme in fresh.items():
         if key in old:
