@@ -175,13 +175,12 @@ def refresh(semantic: Any, group: str, themes: list[Theme],
     again from what their participant said, so they age only while that person is silent), new ones
     are written, stale ones retired; each in the scope of its episodes (`scope_of`), none over
     episodes of several scopes. Returns (LearnResults of the new ones, ids retired)."""
-    current = current_themes(semantic, group)
-    old = {(r.content, tuple(r.source_episodes)): r.id for r in current}
+    old = {(r.content, tuple(r.source_episodes)): r for r in current_themes(semantic, group)}
     fresh = {(t.text, t.episodes): t for t in themes}
     embed_ahead(semantic.embedder, [t.text for key, t in fresh.items() if key not in old])
     now = semantic.clock()
-    for rec in current:
-        if (rec.content, tuple(rec.source_episodes)) in fresh and rec.last_updated < now:
+    for key, rec in old.items():
+        if key in fresh and rec.last_updated < now:
             rec.last_updated = now
             semantic.records.put(rec, reindex=False)
     written = []
@@ -194,5 +193,5 @@ def refresh(semantic: Any, group: str, themes: list[Theme],
                                           source_episodes=list(theme.episodes), provenance="episodic_consolidation",
                                           valid_from=theme.time, properties={GROUP_KEY: group}, index=True,
                                           scope=owners.pop()))
-    retired = [rid for key, rid in old.items() if key not in fresh and semantic.remove(rid)]
+    retired = [rec.id for key, rec in old.items() if key not in fresh and semantic.remove(rec.id)]
     return written, retired
