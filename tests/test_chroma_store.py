@@ -139,6 +139,7 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
     clean close leaves none and the open after it rebuilds from the store."""
     from mettaclaw.memory import snapshot
     from mettaclaw.memory.longterm import LongTermMemory
+    from mettaclaw.memory.text import TERMS_VERSION
 
     folder, snap = tmp_path / "chroma", tmp_path / "index-snapshot"
     sig = signature(HashEmbedder())
@@ -177,6 +178,8 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
     meta = (snap / "meta.json").read_bytes()
     (snap / "meta.json").write_bytes(meta.replace(sig.encode(), b"other:3"))
     assert snapshot.load(snap, sig, 300, lambda ids: {}) is None  # another embedder's snapshot is refused
+    (snap / "meta.json").write_bytes(meta.replace(TERMS_VERSION.encode(), b"terms-of-an-older-tokenizer"))
+    assert snapshot.load(snap, sig, 300, lambda ids: {}) is None  # its BM25 index holds other words: refused
     (snap / "meta.json").write_bytes(meta)
     for broken in (b'{"kind": ["not", "a", "map"]}', b'{"kind": {}, "source": {}, "tag": {}}',
                    b"{not json"):

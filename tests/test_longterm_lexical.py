@@ -68,9 +68,27 @@ def test_filter_restricts_both_parts() -> None:
 
 @pytest.mark.parametrize(("word", "root"), [("paintings", "painting"), ("painted", "paint"), ("running", "run"),
                                             ("stories", "story"), ("class", "class"), ("cats", "cat"),
-                                            ("hiking", "hike"), ("loved", "loves"), ("shared", "share")])
-def test_light_stemmer(word: str, root: str) -> None:
+                                            ("hiking", "hike"), ("loved", "loves"), ("shared", "share"),
+                                            ("families", "family"), ("replies", "reply"), ("supplied", "supply")])
+def test_a_word_and_its_forms_share_a_stem(word: str, root: str) -> None:
     assert stem(word) == stem(root)
+
+
+@pytest.mark.parametrize(("one", "other"), [("sally", "sale"), ("james", "jam"), ("jones", "jon"), ("times", "tim"),
+                                            ("news", "new"), ("early", "ear"), ("reply", "rep"), ("notes", "not")])
+def test_unrelated_words_and_names_keep_apart(one: str, other: str) -> None:
+    """What the hand-written suffix rules this stemmer replaced joined (see `text.stem`)."""
+    assert stem(one) != stem(other)
+
+
+def test_a_question_finds_another_form_of_its_word_and_not_a_name_that_looks_like_a_word() -> None:
+    index = BM25Index()
+    index.add("reunion", "Three families came to the reunion at the lake.")
+    index.add("sally", "Sally called about the car again.")
+    index.add("sale", "The garden centre has a sale on roses.")
+    index.add("other", "The bus was late this morning.")
+    assert [i for i, _ in index.search("which family came", 10)] == ["reunion"]
+    assert [i for i, _ in index.search("when is the sale", 10)] == ["sale"]
 
 
 def test_tokenize_drops_stopwords_and_possessives() -> None:

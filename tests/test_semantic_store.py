@@ -96,6 +96,24 @@ def test_sqlite_rolls_back_a_failed_transaction(tmp_path):
     store.close()
 
 
+def test_a_store_indexed_by_an_earlier_tokenizer_is_indexed_again_when_opened(tmp_path):
+    """FTS5 holds `text.terms`, so its words must be the ones the query is split into: a store whose
+    index was written by another tokenizer (raw text, older stems) is re-indexed once at open."""
+    from mettaclaw.memory.semantic.sqlite_store import FTS_FORMAT
+
+    store = SqliteSemanticStore(tmp_path / "s.sqlite3")
+    r = rec("Three families came to the reunion")
+    store.put(r)
+    store._db.execute("UPDATE records_fts SET text = 'three family came reunion'")  # what the old stems wrote
+    store.set_meta(FTS_FORMAT[0], "terms-1")  # ... and the mark they left (a folder from before Snowball stems)
+    assert store.lexical("family", 5) == []  # "families" was 'family', "family" 'fami'
+    store.close()
+    reopened = SqliteSemanticStore(tmp_path / "s.sqlite3")
+    assert [i for i, _ in reopened.lexical("family", 5)] == [r.id]
+    assert reopened.get_meta(FTS_FORMAT[0]) == FTS_FORMAT[1]
+    reopened.close()
+
+
 def test_memory_on_sqlite_survives_a_restart(tmp_path):
     """Records, edges, versions and learned relation types are on disk; vectors come from the store
     that holds them (here a fresh in-memory one is refilled from the records' stored vectors)."""

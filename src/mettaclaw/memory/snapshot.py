@@ -7,8 +7,8 @@ A snapshot written at a clean close loads in a fraction of that.
 Why it can be trusted: the first write after open deletes the snapshot (synced) before anything is
 written, and a clean close writes a new one. So a snapshot on disk always matches the store, and a
 crash leaves no snapshot at all, never a stale one: the next open then rebuilds from the store, as
-it would without snapshots. A snapshot that does not match the store's row count or embedder, or
-that cannot be read, is ignored the same way.
+it would without snapshots. A snapshot that does not match the store's row count, its embedder or the
+tokenizer (`text.TERMS_VERSION`), or that cannot be read, is ignored the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import orjson
 
 from .filters import FilterIndex
 from .lexical import BM25Index
+from .text import TERMS_VERSION
 from .vectors import StoredItem
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,8 @@ def save(folder: Path, embedder: str, state: Restored) -> None:
     (fresh / "rows.json").write_bytes(orjson.dumps([[i, it.document, it.metadata] for i, it in state.items.items()]))
     (fresh / "filters.json").write_bytes(orjson.dumps(state.filters.state()))
     state.bm25.save(fresh / "bm25")
-    (fresh / "meta.json").write_bytes(orjson.dumps({"format": FORMAT, "embedder": embedder, "rows": len(state.items)}))
+    (fresh / "meta.json").write_bytes(orjson.dumps({"format": FORMAT, "embedder": embedder, "rows": len(state.items),
+                                                              "terms": TERMS_VERSION}))
     for path in fresh.rglob("*"):
         if path.is_file():
             with open(path, "rb") as fh:
@@ -96,7 +98,8 @@ def _read(folder: Path, embedder: str, rows: int,
           tokens_of: Callable[[list[str]], dict[str, list[str]]]) -> Restored | None:
     try:
         meta = orjson.loads((folder / "meta.json").read_bytes())
-        if meta.get("format") != FORMAT or meta.get("embedder") != embedder or meta.get("rows") != rows:
+        if meta.get("format") != FORMAT or meta.get("embedder") != embedder or meta.get("rows") != rows \
+                or meta.get("terms") != TERMS_VERSION:  # its BM25 index holds the words of an earlier tokenizer
             log.info("index snapshot %s does not match the store; rebuilding", folder)
             return None
         items = {i: StoredItem(i, doc, meta) for i, doc, meta in orjson.loads((folder / "rows.json").read_bytes())}

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+
+import Stemmer
 
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script ("café", "日本"), no underscores
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
@@ -34,24 +37,24 @@ def words(text: str) -> list[str]:
     return _WORD.findall(_POSSESSIVE.sub("", text.casefold()))
 
 
+_STEMMERS = threading.local()  # a Snowball stemmer keeps buffers per call: one per thread (turn and dream)
+TERMS_VERSION = "snowball-english-1"  # what `terms` makes; stores that keep terms (BM25, FTS5) re-index when it changes
+
+
 @functools.lru_cache(maxsize=1 << 18)  # a vocabulary is small; opening 100k memories stems millions of words
 def stem(word: str) -> str:
-    """A deliberately light stemmer: 'paintings'/'painted' -> 'paint', 'stories' -> 'story', 'running' -> 'run'."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ingly", "edly", "ing", "ied", "ed", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if suffix == "ied":
-                return base + "y"
-            if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
-                return base[:-1]  # running -> run, planned -> plan
-            return base
-    if len(word) >= 4 and word.endswith("e") and not word.endswith("ee"):
-        word = word[:-1]  # share/shared/sharing -> shar: one root for the -e verbs
-    return word
+    """Snowball's English stem ('paintings'/'painted' -> 'paint', 'families'/'family' -> 'famili').
+
+    Why Snowball (PyStemmer) and not a few hand-written suffix rules: the rules this replaced made
+    "family" 'fami' but "families" 'family' (so neither found the other), and joined words that have
+    nothing in common: "Sally" and "sale", "James" and "jam", "Jones" and "Jon", "times" and "Tim",
+    "news" and "new", "early" and "ear", "reply" and "rep". A name sharing a stem with a common word
+    made every turn of that person a BM25 hit for the word."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = Stemmer.Stemmer("english")
+        stemmer.maxCacheSize = 0  # this function's cache serves instead, for every thread
+    return stemmer.stemWord(word)
 
 
 def terms(text: str) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory.text import terms
+from mettaclaw.memory.text import TERMS_VERSION, terms
 
 from .records import Edge, SemanticRecord
 from .sqlite_schema import SCHEMA
@@ -27,7 +27,7 @@ _COLUMNS = ("id, kind, name, name_norm, content, content_key, category, confiden
             "recorded_at, lineage, subject, relation, data, embedding")
 _EDGE_COLUMNS = "src, dst, type, weight, co_access, last_co_access, created_at, src_layer, dst_layer"
 LINK_CACHE = 50_000  # nodes whose links are kept in memory (cleared whole when full)
-FTS_FORMAT = ("fts_format", "terms-1")  # FTS5 holds memory.text.terms, so both stores read words alike
+FTS_FORMAT = ("fts_format", f"terms-{TERMS_VERSION}")  # FTS5 holds memory.text.terms, so both stores read words alike
 
 
 def fts_text(name: str, content: str) -> str:
@@ -71,7 +71,8 @@ class SqliteSemanticStore:
             self._rebuild_fts()
 
     def _rebuild_fts(self) -> None:
-        """A store written before FTS held our terms (raw text) is re-indexed once, in one transaction."""
+        """A store whose FTS holds other terms (raw text, or an earlier `terms`) is re-indexed once, in one
+        transaction."""
         with self.transaction():
             self._db.execute("DELETE FROM records_fts")
             rows = self._db.execute("SELECT rowid, name, content FROM records").fetchall()
