@@ -122,6 +122,57 @@ def test_forgetting_an_episode_retires_what_shows_it(tmp_path) -> None:
     memory.close()
 
 
+def test_a_forgotten_episode_does_not_come_back_in_its_speakers_next_theme(tmp_path) -> None:
+    """The dream keeps each person's recent sentences (the theme window) to rebuild their themes when
+    they say more: a forgotten episode leaves that window at once, on disk too, and a window that a
+    crash left holding it is mended at the next rebuild."""
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, TOLD + [f"I walked {1000 + i} steps today according to my watch." for i in range(10)])
+    memory.dreamer.dream("test")
+    assert any(SECRET in r.content and "theme" in r.tags for r in memory.semantic)
+    state = memory.dreamer.state_path
+    before = state.read_bytes()
+    assert SECRET.encode() in before
+    for episode in [m.id for m in memory.index if m.kind == "episode" and SECRET in m.text]:
+        memory.forget(episode)
+    assert SECRET.encode() not in state.read_bytes()
+    tell(memory, clock, ["The harbour painting at the office is lovely.", "I like the office safe, it is sturdy."])
+    memory.dreamer.dream("after forgetting")  # ana said more on the topic: her themes are rebuilt
+    assert SECRET not in everything_shown(memory)
+    memory.close()
+
+    state.write_bytes(before)  # as if the process died between erasing the episodes and saving the window
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, ["The office safe is painted grey.", "My aunt painted the harbour painting."])
+    memory.dreamer.dream("after a crash")
+    assert SECRET not in everything_shown(memory)
+    assert SECRET.encode() not in state.read_bytes()
+    memory.close()
+
+
+def test_an_episode_erased_while_its_speakers_themes_are_built_is_not_written_into_one(tmp_path, monkeypatch) -> None:
+    from mettaclaw.memory.dream import themes
+
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, TOLD + [f"I walked {1000 + i} steps today according to my watch." for i in range(10)])
+    told = [m.id for m in memory.index if m.kind == "episode" and SECRET in m.text]
+    build = themes.build
+
+    def build_while_forgetting(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        found = build(*args, **kwargs)
+        assert any(SECRET in t.text for t in found)
+        while told:  # what a turn may do while the dream builds (the build holds no lock)
+            memory.forget(told.pop())
+        return found
+
+    monkeypatch.setattr(themes, "build", build_while_forgetting)
+    memory.dreamer.dream("test")
+    assert not told and SECRET not in everything_shown(memory)
+    memory.close()
+
+
 def test_forget_refuses_what_it_cannot_delete(tmp_path) -> None:
     (tmp_path / "priors").mkdir()
     (tmp_path / "priors" / "house.md").write_text("# House\n\nThe boiler is serviced every October by Mr. Lund.\n")

@@ -235,6 +235,8 @@ class Memory:
         with self.lock:
             gone = evict(self, policies, now)
             self._mirror.sync()
+            if self.dreamer is not None:
+                self.dreamer.save_erasures()
             return gone
 
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
@@ -247,6 +249,8 @@ class Memory:
         self.statistics.forget_episodes(set(cited))
         retired, _ = self.semantic.retire_citing(cited)
         self._mirror.sync()
+        if self.dreamer is not None:
+            self.dreamer.save_erasures()  # their sentences left the dream's theme window
         return gone + retired
 
     def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None,

@@ -75,6 +75,10 @@ class TraceSource:
         self._keep({ep.id: str(ep.meta["scope"]) for ep in found})
         return found
 
+    def has(self, episode_id: str) -> bool:
+        """Whether the trace still holds this episode (it may have been erased)."""
+        return self.trace.get(episode_id) is not None
+
     def scope_of(self, episode_id: str) -> str:
         if episode_id not in self._scopes:
             episode = self.trace.get(episode_id)  # a read and a parse of the trace record

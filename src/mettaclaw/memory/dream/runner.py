@@ -39,6 +39,7 @@ from .themes import DEFAULT_THEMES, ThemePolicy
 log = logging.getLogger(__name__)
 CONCEPT_SAVE_S = 5.0  # the concept mark is saved at most this often while the agent runs
 MAX_EMBED_CHARS = 1000
+PRESENT_KEPT = 50_000  # episode ids `_gone` remembers the trace holds (more than a theme window cites)
 
 
 class Dreamer:
@@ -84,6 +85,8 @@ class Dreamer:
             # one 50 turns later 47 -> 5.7 s; at most 2 x 20k vectors more (61 MB at 384-d)
             embedder.reserve(2 * theme_policy.total)
         self.state: DreamState = load_state(self.state_path)
+        self._erased_unsaved = False  # erased episodes left the theme window since the state was written
+        self._present: set[str] = set()  # theme window episodes the trace was found to hold (`_gone`)
         self.statistics: Any = None  # the statistics layer, linked into the graph after each dream's batches
         self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
         self._dreaming = threading.Lock()  # one dream at a time
@@ -100,8 +103,50 @@ class Dreamer:
 
     # ------------------------------------------------------------------ triggers
     def attach(self, trace: Any) -> None:
-        """Listen to the trace: each captured episode wakes concept extraction and counts toward a dream."""
+        """Listen to the trace: each captured episode wakes concept extraction and counts toward a dream;
+        an erased one leaves the theme window at once."""
         trace.on_capture(self.on_episode)
+        trace.on_delete(self.on_episode_erased)
+
+    def on_episode_erased(self, record_id: str, record: Any) -> None:
+        """The deletion callback (whoever erases holds the memory's lock): the episode's sentences leave
+        the theme window, and its participant's themes are rebuilt from what is left at the next dream.
+        Why: the window is the dream's own copy of what people said; kept, it gave a forgotten sentence
+        back in that person's next theme. Saved by `save_erasures`, once for all the episodes that one
+        deletion erases."""
+        if not self.group_by:
+            groups: list[str] | None = [""]
+        elif self.group_by == "who":  # the group an episode's sentences were kept under (episodes.from_trace)
+            groups = [", ".join(getattr(record, "who", ()))]
+        else:
+            groups = None  # every group is looked through
+        with self.lock:
+            self._present.discard(record_id)
+            changed = themes.drop(self.state.theme_sentences, {record_id}.__contains__, groups)
+            if changed:
+                self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
+                self._erased_unsaved = True
+
+    def _gone(self, episode_id: str) -> bool:
+        """Whether the trace no longer holds an episode of the theme window: erased while nobody listened
+        (a crash between the erasure and `save_erasures`). Each is asked of the trace once a start (66 us
+        each, 3,000 a window); later erasures are heard by `on_episode_erased`."""
+        has = getattr(self.source, "has", None)
+        if has is None or episode_id in self._present:
+            return False
+        if len(self._present) >= PRESENT_KEPT:
+            self._present.clear()
+        if has(episode_id):
+            self._present.add(episode_id)
+            return False
+        return True
+
+    def save_erasures(self) -> None:
+        """Write the state if erased episodes left the theme window since it was last written."""
+        with self.lock:
+            if self._erased_unsaved:
+                save_state(self.state_path, self.state)
+                self._erased_unsaved = False
 
     def on_episode(self, record_id: str, record: Any) -> None:
         """The capture callback: constant time, never touches memory (the turn is waiting on it)."""
@@ -333,8 +378,9 @@ class Dreamer:
         groups = self._groups(batch)
         report.clusters += len(groups)
         if self.theme_policy is not None:
-            changed = themes.collect(self.state.theme_sentences, batch, self.group_by, self.theme_policy)
-            self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
+            with self.lock:  # a deletion may take sentences out of the window meanwhile
+                changed = themes.collect(self.state.theme_sentences, batch, self.group_by, self.theme_policy)
+                self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
         # a participant's name is no content ("Yep, Caroline." said twenty times is no fact)
         ignore = themes.participant_names(self.state.theme_sentences, batch, self.group_by)
         per_group = [self.summariser.summarise([batch[i] for i in group], ignore) for group in groups]
@@ -366,9 +412,16 @@ class Dreamer:
             if self._stop.is_set():
                 return
             self.progress = ("themes", n, len(pending))
+            kept = {str(row[0]) for row in self.state.theme_sentences.get(group, [])}
+            gone = {episode for episode in kept if self._gone(episode)}  # read outside the lock: the turn goes on
+            if gone:
+                with self.lock:
+                    themes.drop(self.state.theme_sentences, gone.__contains__, [group])
             found = themes.build(group, self.state.theme_sentences.get(group, []), self.embedder, self.theme_policy,
                                  common, cohesion=self.semantic.thresholds.relevant)
             with self.lock:
+                kept = {str(row[0]) for row in self.state.theme_sentences.get(group, [])}
+                found = [t for t in found if set(t.episodes) <= kept]  # none erased while it was built
                 written, retired = themes.refresh(self.semantic, group, found, self._scope_of)
                 for result in written:
                     report.record(result)

@@ -112,6 +112,22 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
     return changed
 
 
+def drop(kept: dict[str, list[list[Any]]], gone: Callable[[str], bool], groups: Sequence[str] | None = None) -> set[str]:
+    """Take the sentences of the episodes `gone` names out of the window (of `groups`, else of every
+    group); returns the groups that lost any. Each changed group gets a new list, so a rebuild that is
+    reading the old one meanwhile is not disturbed (what it builds is checked again: `Dreamer._themes`)."""
+    changed = set()
+    for group in list(kept) if groups is None else [g for g in groups if g in kept]:
+        rows = [row for row in kept[group] if not gone(str(row[0]))]
+        if len(rows) < len(kept[group]):
+            changed.add(group)
+            if rows:
+                kept[group] = rows
+            else:
+                del kept[group]
+    return changed
+
+
 def background(kept: dict[str, list[list[Any]]], share: float = 0.2, floor: int = 5) -> frozenset[str]:
     """Words in more than `share` of the kept episodes (all participants): what everyone says all the
     time ("love", "great", "really") and so what no topic is about."""
