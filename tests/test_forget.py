@@ -173,6 +173,29 @@ def test_an_episode_erased_while_its_speakers_themes_are_built_is_not_written_in
     memory.close()
 
 
+def test_an_episode_erased_while_a_dream_reads_it_is_not_distilled(tmp_path) -> None:
+    """A dream reads its episodes first and distils them batch by batch, for up to a minute: what is
+    forgotten meanwhile is left out of the batches still to come and of the records still to write."""
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, TOLD + [f"I walked {1000 + i} steps today according to my watch." for i in range(10)])
+    told = [m.id for m in memory.index if m.kind == "episode" and SECRET in m.text]
+    dreamer = memory.dreamer
+    distil = dreamer._batch
+
+    def forget_then_distil(batch, report):  # noqa: ANN001, ANN202
+        assert any(ep.id in told for ep in batch)  # read before it was forgotten
+        while told:  # what a turn may do while the dream runs
+            memory.forget(told.pop())
+        return distil(batch, report)
+
+    dreamer._batch = forget_then_distil
+    report = dreamer.dream("test")
+    assert report.episodes and not told
+    assert SECRET not in everything_shown(memory)
+    memory.close()
+
+
 def test_forget_refuses_what_it_cannot_delete(tmp_path) -> None:
     (tmp_path / "priors").mkdir()
     (tmp_path / "priors" / "house.md").write_text("# House\n\nThe boiler is serviced every October by Mr. Lund.\n")

@@ -87,6 +87,7 @@ class Dreamer:
         self.state: DreamState = load_state(self.state_path)
         self._erased_unsaved = False  # erased episodes left the theme window since the state was written
         self._present: set[str] = set()  # theme window episodes the trace was found to hold (`_gone`)
+        self._erased: set[str] = set()  # episodes erased since the running dream read its episodes
         self.statistics: Any = None  # the statistics layer, linked into the graph after each dream's batches
         self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
         self._dreaming = threading.Lock()  # one dream at a time
@@ -121,6 +122,7 @@ class Dreamer:
         else:
             groups = None  # every group is looked through
         with self.lock:
+            self._erased.add(record_id)
             self._present.discard(record_id)
             changed = themes.drop(self.state.theme_sentences, {record_id}.__contains__, groups)
             if changed:
@@ -299,6 +301,7 @@ class Dreamer:
         self.state.in_progress = {"started_at": report.started_at, "from_mark": self.state.dream_mark}
         with self.lock:
             save_state(self.state_path, self.state)
+            self._erased.clear()  # what is erased from here on may still be in what is read now
         pending = self.source.after(self.state.dream_mark, self.max_episodes)
         total = len(pending)
         with progress_bar(self.show_progress and total > 0) as bar:
@@ -374,12 +377,18 @@ class Dreamer:
 
     def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> None:
         """Cluster, summarise, reconcile each candidate, then promote the patterns this batch
-        confirmed."""
+        confirmed. An episode erased since the dream read it is left out, and nothing citing it is
+        written (checked under the lock that erasing holds): a forgotten statement must not come back
+        as a fact the dream was distilling when it was forgotten."""
+        batch = [ep for ep in batch if ep.id not in self._erased]
+        if not batch:
+            return
         groups = self._groups(batch)
         report.clusters += len(groups)
         if self.theme_policy is not None:
             with self.lock:  # a deletion may take sentences out of the window meanwhile
-                changed = themes.collect(self.state.theme_sentences, batch, self.group_by, self.theme_policy)
+                kept = [ep for ep in batch if ep.id not in self._erased]
+                changed = themes.collect(self.state.theme_sentences, kept, self.group_by, self.theme_policy)
                 self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
         # a participant's name is no content ("Yep, Caroline." said twenty times is no fact)
         ignore = themes.participant_names(self.state.theme_sentences, batch, self.group_by)
@@ -394,6 +403,8 @@ class Dreamer:
                     continue  # what several people said is no one's fact: it would show each to the other
                 # one write a candidate a batch, citing every episode that said it (each one a confirmation)
                 with self.lock:
+                    if self._erased.intersection(cand.episodes):
+                        continue
                     result = self.semantic.learn(
                         cand.content, kind=cand.kind, tags=cand.tags, category=cand.category,
                         source_episodes=list(cand.episodes), provenance="episodic_consolidation",
