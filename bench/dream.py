@@ -1,6 +1,6 @@
 """The dream phase over 10k episodes with the offline summariser: time, and whether memory stays flat.
 
-    python bench/dream.py [--episodes 10000] [--speakers 0] [--then 50] [--embedder minilm|hash]
+    python bench/dream.py [--episodes 10000] [--speakers 0] [--then 50] [--restart] [--embedder minilm|hash]
                           [--store chroma|memory] [--json PATH]
 
 A synthetic but realistic trace (a real `history.metta` file): daily routines said again and again,
@@ -13,7 +13,8 @@ every batch: "flat" means the last batches cost no more than the early ones.
 
 Then, as a running agent goes on, `--then` more turns (the agent's dreamEvery) are recorded through the
 memory and the next dream is timed: it rebuilds the themes of whoever spoke, over their whole kept
-window. With `--speakers N` the trace is a chat of N named people, each with a window of their own.
+window. With `--speakers N` the trace is a chat of N named people, each with a window of their own;
+with `--restart` the memory is closed and opened again before those turns, as when the agent starts anew.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", choices=("chroma", "memory"), default="chroma", help="chromaMode embedded or memory")
     parser.add_argument("--cluster-on", choices=("embedding", "words"), default="embedding",
                         help="cluster episodes by their embeddings (the agent's way) or by TF-IDF words")
+    parser.add_argument("--restart", action="store_true",
+                        help="close and open the memory again before the --then turns (an agent started anew)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-dream-") as tmp:
@@ -118,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - start
         records = len(memory.semantic)
         embedded = dreamer.embedder.misses  # texts the model embedded (the cache missed), turns and dreams
+        if args.restart:
+            memory.close()
+            memory = open_memory(config, dream=False)
+            dreamer = memory.dreamer
         for when, message, who, command, error in synthetic_turns(args.then, args.speakers, seed=8, start=last,
                                                                   first=args.episodes):
             memory.record_turn(when.strftime("%Y-%m-%d %H:%M:%S"), [Message(message, who, "chat" if who else "terminal")],
@@ -135,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             ("candidates", result.candidates), ("records after", records),
             *((a, n) for a, n in result.counts().items()), ("themes written", len(result.themes)),
             ("patterns promoted", len(result.patterns_promoted)), ("texts embedded, open + dream", embedded),
-            (f"next dream after {args.then} turns s", next_s), ("... themes written", len(following.themes)),
+            (f"next dream after {args.then} turns{', after a restart' if args.restart else ''} s", next_s), ("... themes written", len(following.themes)),
             ("... texts it embedded", next_embedded),
             ("RSS at start MB", rss_start), ("RSS after first 10% MB", early), ("RSS after last 10% MB", late),
             ("RSS growth first->last 10%", late / early - 1.0), ("load average", load_average())]
