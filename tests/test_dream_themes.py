@@ -295,6 +295,45 @@ def test_the_next_dream_embeds_what_is_new_not_a_whole_window_larger_than_the_ca
     assert model.texts - before < 70  # the 70 kept sentences, twice each, came from the cache
 
 
+def test_after_a_restart_the_next_dream_reads_the_window_vectors_back_and_derives_the_same_themes(tmp_path):
+    """The embedder's cache is empty after a restart; the window's vectors are kept on disk
+    (cache.WindowVectors), so the first rebuild embeds what is new, not each kept sentence again, and
+    derives the themes it would have derived without the restart."""
+    from mettaclaw.memory.dream.cache import CachedEmbedder
+    from mettaclaw.memory.embedders import signature
+    from mettaclaw.memory.keyed_vectors import FileKeyedVectors
+
+    topics = ["garden", "piano", "bicycle", "harbour", "museum", "pottery"]
+    things = ["tomatoes", "scales", "brakes", "ferries", "fossils", "bowls"]
+    episodes = [DreamEpisode(f"D{i}", T0 + 60 * i, f"John: I checked the {topics[i % 6]} {things[i // 6 % 6]} "
+                             f"before lunch on day {i}.", meta={"who": "John"}) for i in range(72)]
+
+    def start(folder, model):  # noqa: ANN001, ANN202 - a dreamer as open_memory makes one, on `folder`
+        embedder = CachedEmbedder(model)
+        sem = SemanticMemory(embedder, InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+        kept = FileKeyedVectors(folder / "theme-vectors", signature(model), model.dim, "float32")
+        return sem, Dreamer(sem, source, embedder, folder / "dream.json", batch_size=10, extract_concepts=False,
+                            group_by="who", theme_policy=SMALL, clock=lambda: T0, theme_vectors=kept)
+
+    themes_of = {}
+    for restart in (False, True):
+        folder, model = tmp_path / str(restart), CountingEmbedder()
+        source = ListSource(episodes[:70])
+        sem, dreamer = start(folder, model)
+        assert dreamer.dream("first").themes
+        source.extend(episodes[70:])
+        if restart:
+            dreamer.close()
+            sem, dreamer = start(folder, model)  # its records are gone with the process; its window is not
+        before = model.texts
+        assert dreamer.dream("next").episodes == 2
+        if restart:
+            assert model.texts - before < 70  # without the kept vectors: the 70 sentences, twice each
+        themes_of[restart] = sorted((r.content, tuple(r.source_episodes)) for r in current_themes(sem, "John"))
+        dreamer.close()
+    assert themes_of[True] == themes_of[False] != []
+
+
 def test_the_cache_serves_two_threads_at_once():
     """The turn embeds a question while the dream embeds its batch, through the same cache."""
     import threading

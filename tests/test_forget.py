@@ -10,6 +10,7 @@ import pytest
 
 from mettaclaw.config import load_config
 from mettaclaw.memory import open_memory
+from mettaclaw.memory.keyed_vectors import text_digest
 from mettaclaw.messages import Message
 
 SECRET = "4417"
@@ -134,9 +135,12 @@ def test_a_forgotten_episode_does_not_come_back_in_its_speakers_next_theme(tmp_p
     state = memory.dreamer.state_path
     before = state.read_bytes()
     assert SECRET.encode() in before
+    kept, digest = memory.dreamer.window_vectors.store, text_digest(TOLD[1])  # the window's vectors, on disk
+    assert kept.get(digest, digest) is not None
     for episode in [m.id for m in memory.index if m.kind == "episode" and SECRET in m.text]:
         memory.forget(episode)
     assert SECRET.encode() not in state.read_bytes()
+    assert kept.get(digest, digest) is None
     tell(memory, clock, ["The harbour painting at the office is lovely.", "I like the office safe, it is sturdy."])
     memory.dreamer.dream("after forgetting")  # ana said more on the topic: her themes are rebuilt
     assert SECRET not in everything_shown(memory)

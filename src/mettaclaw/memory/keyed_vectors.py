@@ -47,6 +47,9 @@ class KeyedVectors(Protocol):
 
     def forget(self, row_id: str) -> None: ...
 
+    def ids(self) -> list[str]:
+        """The rows that have vectors."""
+
     def close(self) -> None: ...
 
 
@@ -72,6 +75,9 @@ class InMemoryKeyedVectors:
 
     def forget(self, row_id: str) -> None:
         self._rows.pop(row_id, None)
+
+    def ids(self) -> list[str]:
+        return list(self._rows)
 
     def close(self) -> None:
         self._rows.clear()
@@ -221,6 +227,9 @@ class FileKeyedVectors:
         if row_id in self._entries:
             self._erase(row_id)
             os.write(self._log, orjson.dumps([row_id]) + b"\n")
+
+    def ids(self) -> list[str]:
+        return list(self._entries)
 
     def close(self) -> None:
         """Once only: a descriptor number closed twice may by then belong to another file."""

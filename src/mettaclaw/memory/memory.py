@@ -304,6 +304,7 @@ class Memory:
                     self.dreamer.finish_session(self.session_end_s)
                 finally:
                     self.dreamer.stop()
+                    self.dreamer.close()
         finally:
             for part in (self.index, self.semantic, self.statistics):
                 if part is None:
@@ -332,8 +333,9 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
     from .delivery import DeliveredTurns
     from .dream import Dreamer, TraceSource
     from .dream.cache import CachedEmbedder
-    from .embedders import make_embedder
+    from .embedders import make_embedder, signature
     from .episodic import EpisodicTrace
+    from .keyed_vectors import FileKeyedVectors
     from .longterm import open_longterm
     from .priors import index_priors
     from .semantic import open_semantic
@@ -366,11 +368,15 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         memory.priors, memory.statistics = priors, statistics
         memory.delivered = DeliveredTurns(config.memory_path("delivered.jsonl"))
         memory.session_end_s = config.sessionEndDream
+        window_vectors = FileKeyedVectors(config.memory_path("dream", "theme-vectors"), signature(embedder),
+                                          embedder.dim, "float32")
+        opened.append(window_vectors)
         memory.dreamer = dreamer = Dreamer(
             semantic, TraceSource(trace), embedder, config.memory_path("dream", "state.json"), llm=llm,
             known_vectors=index.vectors_of, after_writes=memory.sync_mirror, every_n=config.dreamEvery,
             interval_s=config.dreamInterval or None, clock=clock, group_by="who", lock=memory.lock,
-            retention=(lambda now: memory.evict(config.scopePolicies, now)) if config.scopePolicies else None)
+            retention=(lambda now: memory.evict(config.scopePolicies, now)) if config.scopePolicies else None,
+            theme_vectors=window_vectors)
         dreamer.statistics = statistics  # the dream links them into the graph (dream/quantify.py)
         dreamer.attach(trace)
     except BaseException:

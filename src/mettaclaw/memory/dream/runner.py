@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.memory import scopes
+from mettaclaw.memory.keyed_vectors import KeyedVectors
 from mettaclaw.progress import progress_bar
 
 from . import patterns as pattern_rules
 from . import quantify, themes
-from .cache import CachedEmbedder, embed_ahead
+from .cache import CachedEmbedder, WindowVectors, embed_ahead
 from .cluster import choose_k, cluster_vectors, word_vectors
 from .concepts import learn_concepts
 from .consolidate import Policy, consolidate
@@ -51,7 +52,7 @@ class Dreamer:
                  after_writes: Callable[[], None] | None = None, group_by: str | None = None, cluster_size: int = 5,
                  retention: Callable[[float], list[str]] | None = None,
                  cluster_on: str = "embedding", theme_policy: ThemePolicy | None = DEFAULT_THEMES,
-                 lock: Any = None) -> None:
+                 lock: Any = None, theme_vectors: KeyedVectors | None = None) -> None:
         if every_n < 1:
             raise ValueError(f"every_n must be at least 1 episode, not {every_n}")
         if interval_s is not None and interval_s <= 0:
@@ -88,6 +89,8 @@ class Dreamer:
         self._erased_unsaved = False  # erased episodes left the theme window since the state was written
         self._present: set[str] = set()  # theme window episodes the trace was found to hold (`_gone`)
         self._erased: set[str] = set()  # episodes erased since the running dream read its episodes
+        # the theme window's vectors kept across restarts (cache.WindowVectors); None: the embedder's cache only
+        self.window_vectors = WindowVectors(embedder, theme_vectors) if theme_vectors is not None else None
         self.statistics: Any = None  # the statistics layer, linked into the graph after each dream's batches
         self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
         self._dreaming = threading.Lock()  # one dream at a time
@@ -125,8 +128,10 @@ class Dreamer:
             self._erased.add(record_id)
             self._present.discard(record_id)
             changed = themes.drop(self.state.theme_sentences, {record_id}.__contains__, groups)
+            if self.window_vectors is not None:
+                self.window_vectors.forget([t for g, rows in changed.items() for t in themes.window_texts(g, rows)])
             if changed:
-                self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
+                self.state.theme_pending = sorted(set(self.state.theme_pending) | set(changed))
                 self._erased_unsaved = True
 
     def _gone(self, episode_id: str) -> bool:
@@ -200,6 +205,12 @@ class Dreamer:
         if self._thread is None or not self._thread.is_alive():
             with self.lock:
                 save_state(self.state_path, self.state)  # the concept mark, saved at most every CONCEPT_SAVE_S
+
+    def close(self) -> None:
+        """Release the theme window's vector store (`Memory.close`, after `stop`); a worker still running
+        past `stop`'s timeout keeps it, and the process ending closes it."""
+        if self.window_vectors is not None and (self._thread is None or not self._thread.is_alive()):
+            self.window_vectors.close()
 
     def wait(self, timeout: float | None = None) -> DreamReport | None:
         """Block until the worker has nothing left to do: no wake-up unhandled (concepts of new
@@ -428,8 +439,8 @@ class Dreamer:
             if gone:
                 with self.lock:
                     themes.drop(self.state.theme_sentences, gone.__contains__, [group])
-            found = themes.build(group, self.state.theme_sentences.get(group, []), self.embedder, self.theme_policy,
-                                 common, cohesion=self.semantic.thresholds.relevant)
+            found = themes.build(group, self.state.theme_sentences.get(group, []), self.window_vectors or self.embedder,
+                                 self.theme_policy, common, cohesion=self.semantic.thresholds.relevant)
             with self.lock:
                 kept = {str(row[0]) for row in self.state.theme_sentences.get(group, [])}
                 found = [t for t in found if set(t.episodes) <= kept]  # none erased while it was built
@@ -441,6 +452,10 @@ class Dreamer:
                 self._written()
                 self.state.theme_pending.remove(group)
                 save_state(self.state_path, self.state)
+        if self.window_vectors is not None:  # the vectors of sentences that left the window go too
+            with self.lock:
+                window = list(self.state.theme_sentences.items())
+            self.window_vectors.keep_only([t for g, rows in window for t in themes.window_texts(g, rows)])
 
     def _scope_of(self, episode_id: str) -> str:
         """Whose an episode is (scopes.py), asked of the source when it can tell."""

@@ -112,20 +112,32 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
     return changed
 
 
-def drop(kept: dict[str, list[list[Any]]], gone: Callable[[str], bool], groups: Sequence[str] | None = None) -> set[str]:
+def drop(kept: dict[str, list[list[Any]]], gone: Callable[[str], bool],
+         groups: Sequence[str] | None = None) -> dict[str, list[list[Any]]]:
     """Take the sentences of the episodes `gone` names out of the window (of `groups`, else of every
-    group); returns the groups that lost any. Each changed group gets a new list, so a rebuild that is
+    group); returns the rows taken, by group. Each changed group gets a new list, so a rebuild that is
     reading the old one meanwhile is not disturbed (what it builds is checked again: `Dreamer._themes`)."""
-    changed = set()
+    dropped = {}
     for group in list(kept) if groups is None else [g for g in groups if g in kept]:
         rows = [row for row in kept[group] if not gone(str(row[0]))]
         if len(rows) < len(kept[group]):
-            changed.add(group)
+            dropped[group] = [row for row in kept[group] if gone(str(row[0]))]
             if rows:
                 kept[group] = rows
             else:
                 del kept[group]
-    return changed
+    return dropped
+
+
+def named(group: str, sentence: str) -> str:
+    """A kept sentence as a theme shows it and clustering reads it: with its speaker's name."""
+    return attributed([(group, sentence)])
+
+
+def window_texts(group: str, rows: Sequence[Sequence[Any]]) -> list[str]:
+    """What a rebuild of `group`'s themes embeds of these kept rows: each sentence with its speaker's
+    name (what it is clustered on) and without (what cohesion is judged on)."""
+    return [text for row in rows for text in (named(group, str(row[2])), str(row[2]))]
 
 
 def background(kept: dict[str, list[list[Any]]], share: float = 0.2, floor: int = 5) -> frozenset[str]:
@@ -155,7 +167,7 @@ def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
     distinct = list(said.values())
     if len(distinct) < 2:
         return []
-    vectors = np.asarray(embedder.embed([attributed([(group, str(r[0][2]))]) for r in distinct]), dtype=np.float32)
+    vectors = np.asarray(embedder.embed([named(group, str(r[0][2])) for r in distinct]), dtype=np.float32)
     # cohesion is judged on what each sentence says without who said it: the name in every text makes
     # any two of one person's sentences look related (MiniLM: "Sam: Ana lives in Porto." and "Sam: Our
     # dinner is at Casa Lupo." 0.46, without the name 0.26), and a theme would glue anything they said
