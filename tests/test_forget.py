@@ -200,6 +200,32 @@ def test_an_episode_erased_while_a_dream_reads_it_is_not_distilled(tmp_path) -> 
     memory.close()
 
 
+def test_turns_forgotten_together_go_in_one_store_delete_and_their_neighbours_are_indexed_again_without_them(
+        tmp_path) -> None:
+    """A scope or a fact takes many turns with it: one delete for all their rows, and each later turn
+    whose index-only context held their words indexed again once (one by one, a scope of 2,000 turns
+    took 41 s under the memory's lock)."""
+    from conftest import record_deletes
+
+    from mettaclaw.memory.episode_index import offset_of
+
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, ["We planned the trip to Lisbon.", "The ferry leaves at noon.", "Bring the blue umbrella.",
+                         "Sounds good to me.", "See you at the pier.", "The museum opens at nine."])
+    turns = sorted((m for m in memory.index if m.kind == "episode"), key=lambda m: offset_of(m.id))
+    after = turns[3].id
+    assert "ferry" in memory.index.get(after).meta["context"]  # the turns just before it, for its words
+    deletes = record_deletes(memory.index.vector_store)
+    gone = memory.episodes.erase_many([offset_of(turns[1].id), offset_of(turns[2].id)])
+    assert sorted(gone) == sorted([turns[1].id, turns[2].id]) and len(deletes) == 1
+    for word in ("ferry", "umbrella"):
+        assert memory.index.query(word, limit=5, mode="bm25") == []
+    assert "Lisbon" in memory.index.get(after).meta["context"]  # its context reaches back past them now
+    assert [m.text for m in memory.index.query("museum", limit=1, mode="bm25")] == ["ana: The museum opens at nine."]
+    memory.close()
+
+
 def test_forget_refuses_what_it_cannot_delete(tmp_path) -> None:
     (tmp_path / "priors").mkdir()
     (tmp_path / "priors" / "house.md").write_text("# House\n\nThe boiler is serviced every October by Mr. Lund.\n")

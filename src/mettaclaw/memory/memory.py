@@ -240,9 +240,7 @@ class Memory:
             return gone
 
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
-        gone: list[str] = []
-        for offset in offsets:
-            gone += self.episodes.erase(offset)
+        gone = self.episodes.erase_many(offsets)
         if asked is not None and not gone:
             raise LookupError(f"no episode {asked!r}")
         cited = [f(o) for o in offsets for f in (message_id, action_id)]

@@ -63,13 +63,14 @@ def evict(memory: Any, policies: dict[str, Any], now: float) -> list[str]:
         if policy.maxEntries is not None:
             kept = sorted((e for e in found if (e[2], e[3]) not in doomed), key=lambda e: e[0])
             doomed |= {(entry_id, what) for _, _, entry_id, what in kept[: max(0, len(kept) - policy.maxEntries)]}
-        memories = []  # index rows that are neither episodes nor records: one store delete for all
+        memories, turns = [], []  # index rows that are neither episodes nor records, and turns: one call each
         for entry_id, what in sorted(doomed):
             if what == "record":
                 gone += memory.semantic.forget(entry_id) if memory.semantic.get(entry_id) is not None else []
             elif (offset := offset_of(entry_id)) is not None:
-                gone += memory.episodes.erase(offset)
+                turns.append(offset)
             else:
                 memories.append(entry_id)
+        gone += memory.episodes.erase_many(turns)
         gone += memory.index.forget_many(memories)
     return gone
