@@ -119,9 +119,11 @@ def drop(kept: dict[str, list[list[Any]]], gone: Callable[[str], bool],
     reading the old one meanwhile is not disturbed (what it builds is checked again: `Dreamer._themes`)."""
     dropped = {}
     for group in list(kept) if groups is None else [g for g in groups if g in kept]:
-        rows = [row for row in kept[group] if not gone(str(row[0]))]
-        if len(rows) < len(kept[group]):
-            dropped[group] = [row for row in kept[group] if gone(str(row[0]))]
+        rows, taken = [], []
+        for row in kept[group]:
+            (taken if gone(str(row[0])) else rows).append(row)
+        if taken:
+            dropped[group] = taken
             if rows:
                 kept[group] = rows
             else:
