@@ -135,7 +135,7 @@ def test_a_forgotten_episode_does_not_come_back_in_its_speakers_next_theme(tmp_p
     state = memory.dreamer.state_path
     before = state.read_bytes()
     assert SECRET.encode() in before
-    kept, digest = memory.dreamer.window_vectors.store, text_digest(TOLD[1])  # the window's vectors, on disk
+    kept, digest = memory.dreamer.window.vectors.store, text_digest(TOLD[1])  # the window's vectors, on disk
     assert kept.get(digest, digest) is not None
     for episode in [m.id for m in memory.index if m.kind == "episode" and SECRET in m.text]:
         memory.forget(episode)

@@ -27,7 +27,7 @@ from mettaclaw.progress import progress_bar
 
 from . import patterns as pattern_rules
 from . import quantify, themes
-from .cache import CachedEmbedder, WindowVectors, embed_ahead
+from .cache import CachedEmbedder, embed_ahead
 from .cluster import choose_k, cluster_vectors, word_vectors
 from .concepts import learn_concepts
 from .consolidate import Policy, consolidate
@@ -36,11 +36,11 @@ from .report import DreamReport, append_report
 from .state import DreamState, load_state, save_state
 from .summarise import ExtractiveSummariser, LLMSummariser
 from .themes import DEFAULT_THEMES, ThemePolicy
+from .window import ThemeWindow
 
 log = logging.getLogger(__name__)
 CONCEPT_SAVE_S = 5.0  # the concept mark is saved at most this often while the agent runs
 MAX_EMBED_CHARS = 1000
-PRESENT_KEPT = 50_000  # episode ids `_gone` remembers the trace holds (more than a theme window cites)
 
 
 class Dreamer:
@@ -77,22 +77,13 @@ class Dreamer:
         if cluster_on not in ("embedding", "words"):
             raise ValueError(f"cluster_on must be 'embedding' or 'words', not {cluster_on!r}")
         self.cluster_size, self.cluster_on = cluster_size, cluster_on
-        self.theme_policy = theme_policy  # None: no themes
-        if theme_policy is not None and isinstance(embedder, CachedEmbedder):
-            # a rebuild embeds every kept sentence twice (with the speaker's name and without), and the
-            # index then embeds the new themes' named sentences: with room for the whole window these
-            # come from the cache, where before each was evicted before its next use. Two people, 10k
-            # episodes, all-MiniLM-L6-v2 (bench/dream.py --speakers 2): the dream 126 -> 87 s, the next
-            # one 50 turns later 47 -> 5.7 s; at most 2 x 20k vectors more (61 MB at 384-d)
-            embedder.reserve(2 * theme_policy.total)
         self.state: DreamState = load_state(self.state_path)
-        self._erased_unsaved = False  # erased episodes left the theme window since the state was written
-        self._present: set[str] = set()  # theme window episodes the trace was found to hold (`_gone`)
         self._erased: set[str] = set()  # episodes erased since the running dream read its episodes
-        # the theme window's vectors kept across restarts (cache.WindowVectors); None: the embedder's cache only
-        self.window_vectors = WindowVectors(embedder, theme_vectors) if theme_vectors is not None else None
         self.statistics: Any = None  # the statistics layer, linked into the graph after each dream's batches
         self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
+        # theme_policy None: no themes; theme_vectors: the window's vectors kept across restarts
+        self.window = None if theme_policy is None else \
+            ThemeWindow(self.state, self.state_path, self.lock, self.source, group_by, theme_policy, embedder, theme_vectors)
         self._dreaming = threading.Lock()  # one dream at a time
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -113,47 +104,17 @@ class Dreamer:
         trace.on_delete(self.on_episode_erased)
 
     def on_episode_erased(self, record_id: str, record: Any) -> None:
-        """The deletion callback (whoever erases holds the memory's lock): the episode's sentences leave
-        the theme window, and its participant's themes are rebuilt from what is left at the next dream.
-        Why: the window is the dream's own copy of what people said; kept, it gave a forgotten sentence
-        back in that person's next theme. Saved by `save_erasures`, once for all the episodes that one
-        deletion erases."""
-        if not self.group_by:
-            groups: list[str] | None = [""]
-        elif self.group_by == "who":  # the group an episode's sentences were kept under (episodes.from_trace)
-            groups = [", ".join(getattr(record, "who", ()))]
-        else:
-            groups = None  # every group is looked through
+        """The deletion callback (whoever erases holds the memory's lock): the running dream leaves the
+        episode out (`_batch`), and its sentences leave the theme window (window.py)."""
         with self.lock:
             self._erased.add(record_id)
-            self._present.discard(record_id)
-            changed = themes.drop(self.state.theme_sentences, {record_id}.__contains__, groups)
-            if self.window_vectors is not None:
-                self.window_vectors.forget([t for g, rows in changed.items() for t in themes.window_texts(g, rows)])
-            if changed:
-                self.state.theme_pending = sorted(set(self.state.theme_pending) | set(changed))
-                self._erased_unsaved = True
-
-    def _gone(self, episode_id: str) -> bool:
-        """Whether the trace no longer holds an episode of the theme window: erased while nobody listened
-        (a crash between the erasure and `save_erasures`). Each is asked of the trace once a start (66 us
-        each, 3,000 a window); later erasures are heard by `on_episode_erased`."""
-        has = getattr(self.source, "has", None)
-        if has is None or episode_id in self._present:
-            return False
-        if len(self._present) >= PRESENT_KEPT:
-            self._present.clear()
-        if has(episode_id):
-            self._present.add(episode_id)
-            return False
-        return True
+            if self.window is not None:
+                self.window.erased(record_id, record)
 
     def save_erasures(self) -> None:
         """Write the state if erased episodes left the theme window since it was last written."""
-        with self.lock:
-            if self._erased_unsaved:
-                save_state(self.state_path, self.state)
-                self._erased_unsaved = False
+        if self.window is not None:
+            self.window.save_erasures()
 
     def on_episode(self, record_id: str, record: Any) -> None:
         """The capture callback: constant time, never touches memory (the turn is waiting on it)."""
@@ -209,8 +170,8 @@ class Dreamer:
     def close(self) -> None:
         """Release the theme window's vector store (`Memory.close`, after `stop`); a worker still running
         past `stop`'s timeout keeps it, and the process ending closes it."""
-        if self.window_vectors is not None and (self._thread is None or not self._thread.is_alive()):
-            self.window_vectors.close()
+        if self.window is not None and (self._thread is None or not self._thread.is_alive()):
+            self.window.close()
 
     def wait(self, timeout: float | None = None) -> DreamReport | None:
         """Block until the worker has nothing left to do: no wake-up unhandled (concepts of new
@@ -396,11 +357,8 @@ class Dreamer:
             return
         groups = self._groups(batch)
         report.clusters += len(groups)
-        if self.theme_policy is not None:
-            with self.lock:  # a deletion may take sentences out of the window meanwhile
-                kept = [ep for ep in batch if ep.id not in self._erased]
-                changed = themes.collect(self.state.theme_sentences, kept, self.group_by, self.theme_policy)
-                self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
+        if self.window is not None:
+            self.window.collect([ep for ep in batch if ep.id not in self._erased])
         # a participant's name is no content ("Yep, Caroline." said twenty times is no fact)
         ignore = themes.participant_names(self.state.theme_sentences, batch, self.group_by)
         per_group = [self.summariser.summarise([batch[i] for i in group], ignore) for group in groups]
@@ -424,38 +382,12 @@ class Dreamer:
         pattern_rules.learn_confirmed(self.semantic, self.state, batch, report, self.lock)
 
     def _themes(self, report: DreamReport) -> None:
-        """Rebuild the themes of every participant who said something new (saved as pending with each
-        batch, so a dream cut short rebuilds them next time)."""
-        pending = list(self.state.theme_pending)
-        if self.theme_policy is None or not pending:
-            return
-        common = themes.background(self.state.theme_sentences)
-        for n, group in enumerate(pending):
-            if self._stop.is_set():
-                return
-            self.progress = ("themes", n, len(pending))
-            kept = {str(row[0]) for row in self.state.theme_sentences.get(group, [])}
-            gone = {episode for episode in kept if self._gone(episode)}  # read outside the lock: the turn goes on
-            if gone:
-                with self.lock:
-                    themes.drop(self.state.theme_sentences, gone.__contains__, [group])
-            found = themes.build(group, self.state.theme_sentences.get(group, []), self.window_vectors or self.embedder,
-                                 self.theme_policy, common, cohesion=self.semantic.thresholds.relevant)
-            with self.lock:
-                kept = {str(row[0]) for row in self.state.theme_sentences.get(group, [])}
-                found = [t for t in found if set(t.episodes) <= kept]  # none erased while it was built
-                written, retired = themes.refresh(self.semantic, group, found, self._scope_of)
-                for result in written:
-                    report.record(result)
-                    report.themes.append(result.id)
-                report.themes_retired += retired
-                self._written()
-                self.state.theme_pending.remove(group)
-                save_state(self.state_path, self.state)
-        if self.window_vectors is not None:  # the vectors of sentences that left the window go too
-            with self.lock:
-                window = list(self.state.theme_sentences.items())
-            self.window_vectors.keep_only([t for g, rows in window for t in themes.window_texts(g, rows)])
+        if self.window is not None:
+            self.window.rebuild(self.semantic, report, self._stop.is_set, self._theme_progress, self._written,
+                                self._scope_of)
+
+    def _theme_progress(self, done: int, total: int) -> None:
+        self.progress = ("themes", done, total)
 
     def _scope_of(self, episode_id: str) -> str:
         """Whose an episode is (scopes.py), asked of the source when it can tell."""
