@@ -116,7 +116,7 @@ def drop(kept: dict[str, list[list[Any]]], gone: Callable[[str], bool],
          groups: Sequence[str] | None = None) -> dict[str, list[list[Any]]]:
     """Take the sentences of the episodes `gone` names out of the window (of `groups`, else of every
     group); returns the rows taken, by group. Each changed group gets a new list, so a rebuild that is
-    reading the old one meanwhile is not disturbed (what it builds is checked again: `Dreamer._themes`)."""
+    reading the old one meanwhile is not disturbed (what it builds is checked again: `ThemeWindow.rebuild`)."""
     dropped = {}
     for group in list(kept) if groups is None else [g for g in groups if g in kept]:
         rows, taken = [], []
