@@ -135,6 +135,21 @@ def test_the_floor_answers_nothing_for_an_unrelated_question_but_a_named_word_al
     assert [h.text for h in recall.recall("pinecone", 5)][0] == "The wifi password at the cabin is pinecone-42."
 
 
+def test_what_only_spreading_reaches_faces_the_same_floor(open_test_memory):
+    """The turns next to the one that matches are linked to it (adjacency), and so are the turns next
+    to them: a question with one match gets that match, not its unrelated neighbours as padding."""
+    memory = open_test_memory(dream=False)
+    said = ["Emma is allergic to peanuts and shellfish.", "Let me tell you about my weekend, it was long.",
+            "Did I mention the printer on floor two broke again?", "Can you remind me what time it is?",
+            "I always ask my kids to read more books."]
+    ids = [memory.record_turn(f"2026-01-01 10:0{n}:00", [Message(text, "Ann")], []).episode_ids[0]
+           for n, text in enumerate(said)]
+    assert memory.recall.graph("episodic", ids[2])  # the printer turn has neighbours activation reaches
+    hits = memory.query("printer", limit=10, explain=True)
+    assert [h.id for h in hits] == [ids[2]]
+    assert all(h.parts["relevance"] >= memory.recall.floor for h in hits)
+
+
 class _WholeNotParts(HashEmbedder):
     """The question and the row as a whole share a vector; each of the row's sentences is unrelated."""
 

@@ -12,12 +12,13 @@ episodes next to each other in a conversation, facts and the episodes they came 
 Why one list: the model pays for every line it reads, so episodes and the facts distilled from them
 compete for the same few slots; a hit whose cited episodes are all shown by a better hit adds nothing
 and is dropped. Below the relevance floor (best-sentence cosine, unless the hit holds the query's
-words) nothing is shown: an unrelated question gets "no memories match", not the least bad noise.
+words) nothing is shown, whether a ranking or only spreading found it: an unrelated question gets "no
+memories match", and a question with two matches gets two hits, not eight more of their neighbours.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,7 +147,8 @@ class Recall:
                    "speaker": s.speaker}
         pool_scores, _ = fuse(lists, weights, s.rrf_k)
         pool = sorted(pool_scores, key=lambda k: -pool_scores[k])[: s.sentence_pool]
-        best_sentence = self._best_sentences(query, pool, keys, cosine)
+        q = self.index.embedder.embed([query])[0]
+        best_sentence = self._best_sentences(q, pool, keys, cosine)
         if s.sentences > 0:
             lists["sentences"] = sorted(best_sentence, key=lambda k: -best_sentence[k])
         if s.semantic > 0 and self.semantic is not None and layer != "episodic" and len(self.semantic):
@@ -161,6 +163,12 @@ class Recall:
         passing = {k for k, r in relevance.items() if r >= self.floor}
         hits = {k: self._hit(k, keys[k], scores[k]) for k in passing}
         activation = self._spread(hits, keys, visible)
+        if reached := [k for k in hits if k not in passing]:  # what only spreading found faces the same floor
+            near = self._relevance(query, reached, keys, cosine, self._best_sentences(q, reached, keys, cosine))
+            relevance.update(near)
+            for key in reached:
+                if near[key] < self.floor:
+                    del hits[key]
         ordered = sorted(hits.values(), key=lambda h: -h.score)
         out = self._shown(ordered, int(limit))
         if explain:
@@ -230,12 +238,11 @@ class Recall:
                 if keys[k][0] == "semantic" and quoted[k] and quoted[k] <= named][:limit]
 
     # --- relevance
-    def _best_sentences(self, query: str, pool: list[str], keys: dict[str, tuple[str, Any]],
+    def _best_sentences(self, q: Any, pool: list[str], keys: dict[str, tuple[str, Any]],
                         cosine: dict[str | None, float]) -> dict[str, float]:
-        """Each pooled candidate's best sentence's cosine with the query: from the sentence vectors the
-        index keeps for rows of several sentences, else the row's own cosine (the vector ranking's, or
-        from the index's copies of the rows' vectors)."""
-        q = self.index.embedder.embed([query])[0]
+        """Each pooled candidate's best sentence's cosine with the query vector `q`: from the sentence
+        vectors the index keeps for rows of several sentences, else the row's own cosine (the vector
+        ranking's, or from the index's copies of the rows' vectors)."""
         rows = {keys[k][1].id: k for k in pool if not hasattr(keys[k][1], "content")}
         out = {rows[i]: float(np.max(np.asarray(v, dtype=np.float32) @ q))
                for i, v in self.index.sentence_vectors(list(rows)).items()}
@@ -251,7 +258,7 @@ class Recall:
                 pos += len(found)
         return out
 
-    def _relevance(self, query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
+    def _relevance(self, query: str, scores: Iterable[str], keys: dict[str, tuple[str, Any]],
                    cosine: dict[str | None, float], best_sentence: dict[str, float]) -> dict[str, float]:
         """How related each candidate is, on the cosine scale: its best sentence or its whole vector,
         whichever is closer (a turn of short sentences can be about the question as a whole though
