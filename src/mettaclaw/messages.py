@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from mettaclaw.textutil import safe_text
 
+ANONYMOUS = "user"  # who the one anonymous local user (the terminal) is in the trace, its tags and logs
+
 
 @dataclass(frozen=True)
 class Message:
     text: str
-    who: str | None = None  # None: the one anonymous local user (the terminal)
+    who: str | None = None  # None: the one anonymous local user (ANONYMOUS)
     channel: str = "terminal"
 
     def __post_init__(self) -> None:

@@ -22,6 +22,7 @@ from mettaclaw.channels import Channel
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, LLMError
 from mettaclaw.memory import Memory, scopes
+from mettaclaw.memory.episode_index import senders
 from mettaclaw.messages import Message, shown
 from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
@@ -205,8 +206,7 @@ class Agent:
         """This turn's messages, as the model reads them ("" when none came: only that is "no new message")."""
         self.turn_state.messages = self.channel.receive()
         if self.turn_state.messages:  # a turn without a message goes on with whoever spoke last
-            who = [m.who or "user" for m in self.turn_state.messages]
-            self.memory_skills.scope = scopes.of_episode(who, self.turn_state.messages[0].channel)
+            self.memory_skills.scope = scopes.of_episode(*senders(self.turn_state.messages))
         return shown(self.turn_state.messages)
 
     def knowledge(self, message: str) -> str:

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mettaclaw.messages import ANONYMOUS
+
 BACKUPS = 3
 MAX_TEXT = 4000  # characters of a reply, a message or a result kept in a line
 
@@ -99,7 +101,7 @@ def render(record: dict[str, Any]) -> str:
     head += f" · turn {record.get('turn_ms', 0):.0f} ms"
     lines = [head]
     for m in record.get("messages", []):
-        lines.append(f"  {m.get('who') or 'user'} ({m.get('channel', '')}): {m.get('text', '')}")
+        lines.append(f"  {m.get('who') or ANONYMOUS} ({m.get('channel', '')}): {m.get('text', '')}")
     sections = record.get("prompt_sections", {})
     if sections:
         lines.append("  prompt: " + ", ".join(f"{k} {v}" for k, v in sections.items()) + " chars")

@@ -22,7 +22,7 @@ from mettaclaw.memory import scopes
 from mettaclaw.memory.episodic import Episode, EpisodicTrace
 from mettaclaw.memory.filters import WHO_TAG, parse_time, row_tags
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
-from mettaclaw.messages import Message, sender_name, shown
+from mettaclaw.messages import ANONYMOUS, Message, sender_name, shown
 from mettaclaw.parser import Command
 
 EPISODE_KIND = "episode"
@@ -46,7 +46,7 @@ class TurnRecord:
 def senders(messages: list[Message], channel: str = "") -> tuple[tuple[str, ...], str]:
     """Who spoke in a turn (each once, in order; the anonymous terminal user is `user`) and on which
     channel: what a trace record stores and its scope is decided by."""
-    who = tuple(dict.fromkeys(m.who or "user" for m in messages))
+    who = tuple(dict.fromkeys(m.who or ANONYMOUS for m in messages))
     return who, messages[0].channel if messages else channel
 
 
@@ -146,10 +146,10 @@ class EpisodeIndex:
         channel = episode.channel or "terminal"
         scope = scopes.with_scope([], scopes.of_episode(episode.who, episode.channel))  # whose it is
         if episode.message.strip():
-            who = episode.who or ("user",)
+            who = episode.who or (ANONYMOUS,)
             context = self._context(channel, episode.offset, time, pending or {}, scopes.of_tags(scope))
             out.append({"id": message_id(episode.offset), "text": episode.message, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{sender_name(w) or 'user'}" for w in who] + scope,
+                        "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{sender_name(w) or ANONYMOUS}" for w in who] + scope,
                         "extra": {"context": context}})
         acted = action_text(episode.commands)
         if acted:  # what the agent did answering someone is that person's business too
