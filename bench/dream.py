@@ -34,6 +34,7 @@ from _common import load_average, report, rss_mb  # noqa: E402
 
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
+from mettaclaw.memory.episode_index import senders  # noqa: E402
 from mettaclaw.memory.episodic import format_record  # noqa: E402
 from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.parser import Command  # noqa: E402
@@ -68,11 +69,16 @@ def synthetic_turns(n: int, speakers: int, seed: int = 7, start: datetime = date
     return out
 
 
+def said(message: str, who: str | None) -> Message:
+    """A line as the agent receives it: a named person's on a chat channel, else the terminal user's."""
+    return Message(message, who, "chat" if who else "terminal")
+
+
 def synthetic_trace(path: Path, n: int, speakers: int = 0) -> datetime:
     """The trace of `synthetic_turns`, written at once; returns the last turn's time."""
     turns = synthetic_turns(n, speakers)
     lines = [format_record(when.strftime("%Y-%m-%d %H:%M:%S"), message, [command], error,
-                           who=(who,) if who else (), channel="chat" if who else "")
+                           *senders([said(message, who)]))
              for when, message, who, command, error in turns]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")  # bulk write: the bench measures the dream
@@ -127,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             dreamer = memory.dreamer
         for when, message, who, command, error in synthetic_turns(args.then, args.speakers, seed=8, start=last,
                                                                   first=args.episodes):
-            memory.record_turn(when.strftime("%Y-%m-%d %H:%M:%S"), [Message(message, who, "chat" if who else "terminal")],
+            memory.record_turn(when.strftime("%Y-%m-%d %H:%M:%S"), [said(message, who)],
                                [command], error)
         start, before = time.perf_counter(), dreamer.embedder.misses
         following = dreamer.dream("benchmark")
