@@ -91,6 +91,21 @@ def test_a_question_finds_another_form_of_its_word_and_not_a_name_that_looks_lik
     assert [i for i, _ in index.search("when is the sale", 10)] == ["sale"]
 
 
+@pytest.mark.parametrize("built", [False, True])
+def test_a_questions_frame_is_not_what_it_asks_about(built: bool) -> None:
+    index = BM25Index()
+    index.add("words", "Your kind words mean a lot to me.")
+    index.add("told", "I told you the printer broke again.")
+    index.add("art", "Caroline paints bright landscapes for the art show.")
+    index.add("emma", "Emma works at the bakery on Main Street.")
+    if built:
+        index.rebuild()
+    assert [i for i, _ in index.search("What kind of art does Caroline make?", 10)] == ["art"]
+    assert [i for i, _ in index.search("Tell me about Emma", 10)] == ["emma"]
+    assert [i for i, _ in index.search("Do you remember what type of bread Emma bakes?", 10)] == ["emma"]
+    assert [i for i, _ in index.search("who said kind words", 10)] == ["words"]  # a kind word stays a word
+
+
 def test_tokenize_drops_stopwords_and_possessives() -> None:
     assert tokenize("What is Caroline's favourite book?") == [stem("caroline"), stem("favourite"), "book"]
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .text import terms
+from .text import query_terms, terms
 
 # A term is common (no evidence alone) only in at least this many documents: in a handful of
 # memories, "in most of them" is chance, and a user's first few memories must all be findable by words.
@@ -278,12 +278,12 @@ class BM25Index:
         return index
 
     # --- scoring
-    def _delta_scores(self, query_terms: list[str], allowed: set[str] | None) -> dict[str, float]:
+    def _delta_scores(self, asked: list[str], allowed: set[str] | None) -> dict[str, float]:
         """BM25 (lucene variant, as bm25s) for delta documents, with corpus statistics of both parts."""
         n_docs = len(self)
         avgdl = (self._main_len + self._delta_len) / max(1, len(self._main_ids) + len(self._delta))
         out: dict[str, float] = {}
-        for term in query_terms:
+        for term in asked:
             postings = self._delta_post.get(term)
             if not postings:
                 continue
@@ -301,14 +301,14 @@ class BM25Index:
         """Top k (id, score) with score > 0; `allowed` restricts to a candidate id set; `names` are
         terms of the people the memory has heard, common wherever they occur (see the module)."""
         self._maybe_rebuild()
-        query_terms = terms(query)
-        if not query_terms or k <= 0:
+        asked = list(query_terms(query))
+        if not asked or k <= 0:
             return []
-        informative = self._informative(query_terms, names)
+        informative = self._informative(asked, names)
         hits: list[tuple[str, float]] = []
         if self._retriever is not None:
             vocab = self._retriever.vocab_dict
-            known = [t for t in query_terms if t in vocab]
+            known = [t for t in asked if t in vocab]
             if known:
                 scores = self._retriever.get_scores(known)
                 mask = self._main_alive
@@ -325,7 +325,7 @@ class BM25Index:
                 if top:
                     idx = np.argpartition(-scores, top - 1)[:top]
                     hits = [(self._main_ids[i], float(scores[i])) for i in idx]
-        delta = self._delta_scores(query_terms, allowed)
+        delta = self._delta_scores(asked, allowed)
         if informative is not None:
             telling_docs = set().union(*(self._delta_post.get(t, {}) for t in informative))
             delta = {i: score for i, score in delta.items() if i in telling_docs}
@@ -333,12 +333,12 @@ class BM25Index:
         hits.sort(key=lambda h: -h[1])
         return hits[:k]
 
-    def _informative(self, query_terms: list[str], names: frozenset[str] = frozenset()) -> set[str] | None:
+    def _informative(self, asked: list[str], names: frozenset[str] = frozenset()) -> set[str] | None:
         """The query's terms that are not common (common: in more than half the documents and in at
         least COMMON_MIN_DOCS, or a name in `names`), when it has both kinds (None: all of its terms
         rank alike)."""
         counted = len(self._main_ids) + len(self._delta)  # the documents df counts (tombstones too)
-        common = {t for t in query_terms if t in names
+        common = {t for t in asked if t in names
                   or (df := self._main_df.get(t, 0) + self._delta_df.get(t, 0)) >= COMMON_MIN_DOCS and 2 * df > counted}
-        informative = set(query_terms) - common
+        informative = set(asked) - common
         return informative if common and informative else None

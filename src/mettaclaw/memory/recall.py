@@ -28,7 +28,7 @@ from mettaclaw.memory import scopes
 
 from .filters import row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
-from .text import labelled_sentences, speakers, term_set
+from .text import labelled_sentences, query_terms, speakers, term_set
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
@@ -230,7 +230,7 @@ class Recall:
           conversations 2-6: multi-hop +0.037 (+0.021 to +0.056), overall +0.005, tokens@10 570."""
         quoted = {k: speakers(_text(keys[k][1])) for k in scores}
         among = frozenset().union(*quoted.values())
-        wanted = term_set(query)
+        wanted = frozenset(query_terms(query))
         named = frozenset(p for p in among if term_set(p) and term_set(p) <= wanted)
         if not named or named == among:
             return []
@@ -264,7 +264,7 @@ class Recall:
         whichever is closer (a turn of short sentences can be about the question as a whole though
         none of its sentences is on its own), and 1 for a hit whose own text holds every content word of
         the query (a name, a code, a number)."""
-        wanted = term_set(query)
+        wanted = frozenset(query_terms(query))
         out = {}
         for key in scores:
             out[key] = max(best_sentence.get(key, -1.0), cosine.get(key, -1.0))

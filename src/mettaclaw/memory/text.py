@@ -62,6 +62,19 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
+# How a question frames what it asks ("what kind of art", "tell me about Emma", "do you remember ..."):
+# words no memory is about. Only questions drop them; "a kind word" or "I told him" stay indexed.
+_QUESTION_FRAME = re.compile(r"\b(?:kinds?|types?|sorts?) of\b|\b(?:tell|remind) me\b|\bdo you (?:know|remember|recall)\b",
+                             re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def query_terms(query: str) -> tuple[str, ...]:
+    """The content terms a question asks about: `terms` without its frame. "What kind of art does
+    Caroline make?" asks about art, not about "kind": as a term it found "Your kind words mean a lot"."""
+    return tuple(terms(_QUESTION_FRAME.sub(" ", query)))
+
+
 def sentences(text: str, limit: int = 50) -> list[str]:
     """The statements of a text (at most `limit`), split after . ! ? and at line breaks."""
     return [s.strip() for s in SENTENCE_BREAK.split(text) if s and len(s.strip()) >= MIN_SENTENCE][:limit]

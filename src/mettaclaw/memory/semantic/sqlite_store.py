@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory.text import TERMS_VERSION, terms
+from mettaclaw.memory.text import TERMS_VERSION, query_terms, terms
 
 from .records import Edge, SemanticRecord
 from .sqlite_schema import SCHEMA
@@ -270,7 +270,7 @@ class SqliteSemanticStore:
         return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
 
     def lexical(self, query: str, limit: int, f: RecordFilter | None = None) -> list[tuple[str, float]]:
-        wanted = sorted(set(terms(query)))
+        wanted = sorted(set(query_terms(query)))
         if not wanted:
             return []
         match = " OR ".join('"' + t.replace('"', "") + '"' for t in wanted)
