@@ -228,3 +228,18 @@ def test_text_a_client_sends_is_made_safe_where_it_enters(open_test_memory) -> N
     assert not stored.is_error and not entity.is_error, (stored.content, entity.content)
     assert memory.text_of(stored.structured_content["id"]) == "the gate code is 12\ufffd34"
     assert memory.semantic.get(entity.structured_content["id"]).content == "Zoe owns the \ufffd boat"
+
+
+def test_a_query_recall_refuses_comes_back_as_a_tool_error_naming_the_cause(open_test_memory) -> None:
+    from mettaclaw.mcp.server import build_server
+
+    memory = open_test_memory()
+
+    async def run() -> tuple:
+        async with Client(build_server(memory)) as client:
+            return (await client.call_tool("query", {"phrase": "   "}),
+                    await client.call_tool("query", {"phrase": "peanuts " * 5_000}))
+
+    blank, long = asyncio.run(run())
+    assert blank.is_error and "empty query" in blank.content[0].text
+    assert long.is_error and "at most 20,000" in long.content[0].text

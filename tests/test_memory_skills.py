@@ -81,6 +81,13 @@ def test_query_modes_reach_semantic_memory(make_agent) -> None:
     assert "Bob works at the bakery" in outcome.results[3] and "bread was late" in outcome.results[3]
 
 
+def test_a_query_past_the_length_recall_takes_is_a_clear_skill_error(make_agent) -> None:
+    agent, *_ = make_agent([f"query {'peanuts ' * 5_000}"], ["go"])
+    outcome = agent.turn()
+    assert "ERROR: query: the query is 39,999 characters long; at most 20,000" in outcome.results[0]
+    assert "internal error" not in outcome.results[0]
+
+
 def test_every_memory_and_reasoning_skill_is_declared_once_with_help(make_agent) -> None:
     from mettaclaw.memory.semantic.skills import SKILLS
 

@@ -74,6 +74,8 @@ def test_recall_refuses_bad_input_and_bad_settings(open_test_memory):
     memory = open_test_memory(dream=False)
     with pytest.raises(ValueError, match="empty query"):
         memory.query("   ")
+    with pytest.raises(ValueError, match="at most 20,000"):
+        memory.query("peanuts " * 5_000)
     with pytest.raises(ValueError, match="limit"):
         memory.query("x", limit=0)
     with pytest.raises(ValueError, match="layer"):

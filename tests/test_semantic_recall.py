@@ -137,6 +137,30 @@ def test_knowledge_block_shows_relevant_current_facts_within_budget(mem):
     assert 0 < len(tight) <= 120
 
 
+def test_a_query_past_the_length_limit_is_refused_but_a_long_message_still_gets_its_knowledge(mem):
+    with pytest.raises(ValueError, match="at most 20,000"):
+        mem.recall("cup " * 6_000)
+    block = mem.knowledge_block("I need a coffee mug for hot drinks. " + "Nothing else matters here. " * 2_000, 400)
+    assert "coffee mug" in block
+
+
+def test_a_long_message_is_read_for_names_once_a_name_and_within_the_time_budget(mem, monkeypatch):
+    """A pasted log of thousands of lines asked the store once per word n-gram, whatever the budget:
+    8.7 s for 1 MB. Each distinct name is asked once, the first words only, and not past the budget."""
+    asked = []
+    find = mem.records.find_by_key
+    monkeypatch.setattr(mem.records, "find_by_key", lambda **kw: asked.append(kw["name_norm"]) or find(**kw))
+    log = "I need the coffee mug. " + " ".join(f"error E{n} at line {n}." for n in range(20_000))
+    names = mem._named(log, None)
+    assert [r.name for r in names] == ["coffee mug"]
+    assert len(asked) == len(set(asked)) <= 3 * 5_000  # the first 5,000 words, n-grams of up to 3
+    asked.clear()
+    assert mem._named(log, None, left=lambda: 0.0)[0].name == "coffee mug"  # what it read before the budget ran out
+    assert len(asked) <= 3 * 64
+    context = mem.context(log, 400, budget_ms=50)
+    assert "coffee mug [concept" in context.text  # at whatever level the budget reached
+
+
 def test_a_record_unused_for_years_falls_below_the_retrieval_threshold(mem):
     """ACT-R's tau: years without a use drop a record from retrieval, not from a listing or the past."""
     old = mem.recall("coffee mug cup for hot drinks", explain=True, touch=False)[0]

@@ -167,8 +167,11 @@ class MemoryTools:
         """The agent's own recall: episodes, memories and facts fused into one ranking, best first."""
         if lens is not None and lens not in self.lenses:
             raise ToolError(f"no lens named {lens!r}; lenses: {', '.join(sorted(self.lenses)) or 'none configured'}")
-        hits = self.memory.query(phrase, limit, layer=layer, explain=explain, visible=self.visible,
-                                 lens=self.lenses.get(lens) if lens else None)
+        try:
+            hits = self.memory.query(phrase, limit, layer=layer, explain=explain, visible=self.visible,
+                                     lens=self.lenses.get(lens) if lens else None)
+        except ValueError as err:  # a blank query, or one past text.MAX_QUERY_CHARS
+            raise ToolError(str(err)) from None
         return {"results": [{k: v for k, v in dataclasses.asdict(hit).items() if k != "shows" and (v or k == "score")}
                             for hit in hits]}
 

@@ -28,7 +28,7 @@ from mettaclaw.memory import scopes
 
 from .filters import row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
-from .text import labelled_sentences, query_terms, speakers, term_set
+from .text import check_query, labelled_sentences, query_terms, speakers, term_set
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
@@ -131,6 +131,7 @@ class Recall:
         recorded since `since` (a lens's filters)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("cannot recall with an empty query")
+        check_query(query)
         if not 1 <= int(limit) <= 1000:
             raise ValueError(f"limit {limit} is outside 1..1000")
         if layer is not None and layer not in LAYER_KINDS:

@@ -91,7 +91,10 @@ class MemorySkills:
             phrase, layer = phrase[mode.end():], None if mode[1].lower() == "hybrid" else mode[1].lower()
         if not phrase:
             raise SkillError("query needs a phrase to look for, e.g. query where does Alice live")
-        hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible, lens=lens)
+        try:
+            hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible, lens=lens)
+        except ValueError as err:  # what recall refuses to look for (a query past text.MAX_QUERY_CHARS)
+            raise SkillError(str(err)) from None
         return render(hits) or f"no memories match {phrase!r}"
 
     def episodes(self, when: str) -> str:

@@ -62,6 +62,17 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
+MAX_QUERY_CHARS = 20_000  # a question, or a paragraph to find what relates to it; not a whole document
+
+
+def check_query(query: str) -> None:
+    """Refuse a query past MAX_QUERY_CHARS with the reason: every character of it is tokenized and
+    searched for (a 1 MB query took the semantic layer 6 s), and its text keys the caches."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"the query is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,}: "
+                         "ask about one thing, or quote the part that matters")
+
+
 # How a question frames what it asks ("what kind of art", "tell me about Emma", "do you remember ..."):
 # words no memory is about. Only questions drop them; "a kind word" or "I told him" stay indexed.
 _QUESTION_FRAME = re.compile(r"\b(?:kinds?|types?|sorts?) of\b|\b(?:tell|remind) me\b|\bdo you (?:know|remember|recall)\b",

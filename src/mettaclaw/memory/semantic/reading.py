@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.text import STOPWORDS, words
+from mettaclaw.memory.text import MAX_QUERY_CHARS, STOPWORDS, check_query, words
 
 from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
@@ -77,6 +78,7 @@ class SemanticReading:
             raise ValueError(f"recall mode {mode!r} is not one of {', '.join(MODES)}")
         if mode == "semantic" and not query:
             raise ValueError("semantic recall needs a query (use mode='logical' to list by filters)")
+        check_query(query)
         if not 1 <= int(limit) <= 1000:
             raise ValueError(f"limit {limit} is outside 1..1000")
         as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
@@ -170,13 +172,13 @@ class SemanticReading:
         def left() -> float:
             return float("inf") if budget_ms is None else budget_ms - 1000 * (time.perf_counter() - began)
 
-        named = self._named(message, visible)
+        named = self._named(message, visible, left)
         level, lines = "names", render_names(named)
         if left() > 0:
             level, hits = "relations", [RecallResult(r.id, 1.0, r) for r in named]
             if left() > self._full_ms:
                 step = time.perf_counter()
-                found = self.recall(message, limit=8, explain=True, touch=False, visible=visible,
+                found = self.recall(message[:MAX_QUERY_CHARS], limit=8, explain=True, touch=False, visible=visible,
                                     context=[r.id for r in named])  # ACT-R's spreading from what it names
                 self._full_ms = 0.7 * self._full_ms + 0.3 * 1000 * (time.perf_counter() - step)
                 said = set(words(message))
@@ -192,16 +194,27 @@ class SemanticReading:
 
     _full_ms = 0.0  # what the full level took, smoothed: it is started only when that much time is left
 
-    def _named(self, message: str, visible: frozenset[str] | None, longest: int = 3) -> list[SemanticRecord]:
-        """Current records whose name the message says (word n-grams up to `longest`), in order."""
-        said = words(message)
+    NAMED_MAX = 8  # records a message names that the block shows
+    NAMED_WORDS = 5_000  # words of a message read for names: a pasted log is not read to its end
+
+    def _named(self, message: str, visible: frozenset[str] | None,
+               left: Callable[[], float] = lambda: float("inf"), longest: int = 3) -> list[SemanticRecord]:
+        """Current records whose name the message says (word n-grams up to `longest`, the longest
+        first at each word), in the order it says them. Each distinct name is looked up once, and
+        looking stops when the time budget (`left`, ms) runs out: a 1 MB message took 8.7 s, one
+        store lookup per n-gram, whatever the budget."""
+        said = words(message)[: self.NAMED_WORDS]
         found: dict[str, SemanticRecord] = {}
-        for size in range(longest, 0, -1):
-            for start in range(len(said) - size + 1):
+        tried: set[str] = set()
+        for start in range(len(said)):
+            if len(found) >= self.NAMED_MAX or (start % 64 == 0 and start and left() <= 0):
+                break
+            for size in range(min(longest, len(said) - start), 0, -1):
                 name = normalize_name(" ".join(said[start:start + size]))
-                if not name or name in STOPWORDS:
+                if not name or name in STOPWORDS or name in tried:
                     continue
+                tried.add(name)
                 for rec in self.records.find_by_key(name_norm=name):
                     if rec.current and scopes.allows(visible, rec.tags):
                         found.setdefault(rec.id, rec)
-        return list(found.values())[:8]
+        return list(found.values())[: self.NAMED_MAX]
