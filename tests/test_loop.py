@@ -160,6 +160,16 @@ def test_results_are_tail_capped_at_max_feedback(make_agent) -> None:
     assert len(results) < 1100 and "earlier characters not shown" in results
 
 
+def test_a_message_longer_than_max_message_is_cut_for_the_model_and_kept_whole_in_the_trace(make_agent) -> None:
+    pasted = "log line " + "0123456789" * 10_000
+    agent, llm, _, _ = make_agent(["send got it"], [pasted], maxMessage=2000)
+    outcome = agent.turn()
+    message = llm.prompts[0][1].split("(HUMAN-MSG: ")[1]
+    assert message.startswith("log line 0123") and len(message) < 2200
+    assert "message (the trace keeps it whole: `episodes` shows this turn) truncated: 98009 more characters" in message
+    assert agent.memory.trace.get(outcome.episode_ids[0]).message == pasted
+
+
 def test_episodes_alone_shows_the_latest_records(make_agent) -> None:
     agent, _, _, clock = make_agent([f"send message number {i}" for i in range(3)] + ["episodes"], ["start"])
     for _ in range(3):

@@ -84,6 +84,7 @@ class Config(BaseModel):
     wakeupInterval: float = Field(600.0, gt=0, le=30 * DAY)
     maxFeedback: int = Field(50_000, gt=0, le=MAX_CHARS)
     maxHistory: int = Field(30_000, ge=0, le=MAX_CHARS)
+    maxMessage: int = Field(30_000, gt=0, le=MAX_CHARS)  # a turn's messages as the model reads them (the trace keeps them whole)
     maxCommands: int = Field(5, gt=0, le=1000)
     spamShield: bool = True
     maxTurns: int | None = Field(None, ge=0, le=10**12)

@@ -30,7 +30,7 @@ from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell, status_of
-from mettaclaw.textutil import cap_tail, now_text, safe_text
+from mettaclaw.textutil import cap_head, cap_tail, now_text, safe_text
 from mettaclaw.turns import TurnLog, clip
 
 log = logging.getLogger(__name__)
@@ -203,11 +203,14 @@ class Agent:
         return "\n".join(s.usage for s in self.skills.values())
 
     def receive(self) -> str:
-        """This turn's messages, as the model reads them ("" when none came: only that is "no new message")."""
+        """This turn's messages, as the model reads them ("" when none came: only that is "no new message"),
+        cut at `maxMessage` with a marker: a pasted 1 MB log would overflow any model's context, and the
+        failed call would leave the person unanswered. The trace and the index keep the messages whole."""
         self.turn_state.messages = self.channel.receive()
         if self.turn_state.messages:  # a turn without a message goes on with whoever spoke last
             self.memory_skills.scope = scopes.of_episode(*senders(self.turn_state.messages))
-        return shown(self.turn_state.messages)
+        return cap_head(shown(self.turn_state.messages), self.config.maxMessage,
+                        "message (the trace keeps it whole: `episodes` shows this turn)")
 
     def knowledge(self, message: str) -> str:
         block = self.memory.knowledge(message, self.config.knowledgeChars, self.memory_skills.visible,
