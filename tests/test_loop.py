@@ -166,7 +166,7 @@ def test_a_message_longer_than_max_message_is_cut_for_the_model_and_kept_whole_i
     outcome = agent.turn()
     message = llm.prompts[0][1].split("(HUMAN-MSG: ")[1]
     assert message.startswith("log line 0123") and len(message) < 2200
-    assert "message (the trace keeps it whole: `episodes` shows this turn) truncated: 98009 more characters" in message
+    assert "message (kept whole in the trace) truncated: 98009 more characters" in message
     assert agent.memory.trace.get(outcome.episode_ids[0]).message == pasted
 
 

@@ -210,7 +210,7 @@ class Agent:
         if self.turn_state.messages:  # a turn without a message goes on with whoever spoke last
             self.memory_skills.scope = scopes.of_episode(*senders(self.turn_state.messages))
         return cap_head(shown(self.turn_state.messages), self.config.maxMessage,
-                        "message (the trace keeps it whole: `episodes` shows this turn)")
+                        "message (kept whole in the trace)")
 
     def knowledge(self, message: str) -> str:
         block = self.memory.knowledge(message, self.config.knowledgeChars, self.memory_skills.visible,
