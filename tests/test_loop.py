@@ -152,6 +152,14 @@ def test_prompt_sections_are_in_the_spec_order(make_agent) -> None:
     assert "write-file PATH TEXT : write TEXT to a file in the workspace" in prompt
 
 
+def test_a_pin_too_long_for_every_prompt_is_refused_and_the_old_pin_stays(make_agent) -> None:
+    agent, llm, _, _ = make_agent(["pin step 1: write the report", f"pin {'x' * 6000}", "send ok"], ["go"])
+    outcomes = [agent.turn() for _ in range(3)]
+    assert "ERROR: pin: not pinned: 6,000 characters, at most 5,000" in outcomes[1].results[0]
+    assert agent.memory.working.text == "step 1: write the report"
+    assert "PINNED:\nstep 1: write the report" in llm.prompts[2][0]
+
+
 def test_results_are_tail_capped_at_max_feedback(make_agent) -> None:
     agent, llm, channel, _ = make_agent(["shell python3 -c \"print('x' * 5000)\"", "send ok"], ["go"], maxFeedback=1000)
     agent.turn()

@@ -97,7 +97,7 @@ def install(agent: Agent) -> set[str]:
         "history-tail": lambda: agent.memory.trace.tail(agent.config.maxHistory),
         "section": agent.note_section,
         # skills
-        "pin-set": agent.memory.working.pin,
+        "pin-set": agent.pin,
         "channel-send": agent.send,
         "shell-run": agent.shell,
         "file-read": agent.workspace.read,

@@ -21,7 +21,7 @@ from mettaclaw import bridges
 from mettaclaw.channels import Channel
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, LLMError
-from mettaclaw.memory import Memory, scopes
+from mettaclaw.memory import Memory, scopes, working
 from mettaclaw.memory.episode_index import senders
 from mettaclaw.messages import Message, shown
 from mettaclaw.parser import Command, parse_reply
@@ -383,6 +383,13 @@ class Agent:
             "turn_ms": round(1000 * (time.perf_counter() - state.started), 1)})
 
     # --- skill sides that need the agent's parts
+    def pin(self, text: str) -> str:
+        """Working memory, refused past its size with the old pin kept: it goes into every prompt."""
+        if len(text.strip()) > working.MAX_CHARS:
+            raise SkillError(f"not pinned: {len(text.strip()):,} characters, at most {working.MAX_CHARS:,} (working memory "
+                             "is in every prompt); keep the task and its next steps, `remember` or `write-file` the rest")
+        return self.memory.working.pin(text)
+
     def send(self, text: str) -> str:
         if text == self.last_sent:
             return "NOT SENT: exact repeat of your last message"

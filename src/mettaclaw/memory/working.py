@@ -11,6 +11,8 @@ from pathlib import Path
 
 from mettaclaw.textutil import atomic_write
 
+MAX_CHARS = 5_000  # it is in every prompt: a task and its next steps, not a document (`remember` or `write-file` keep those)
+
 
 class WorkingMemory:
     def __init__(self, path: Path) -> None:
