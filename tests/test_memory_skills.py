@@ -81,6 +81,15 @@ def test_query_modes_reach_semantic_memory(make_agent) -> None:
     assert "Bob works at the bakery" in outcome.results[3] and "bread was late" in outcome.results[3]
 
 
+def test_a_long_memory_found_by_a_query_is_cut_and_leaves_room_for_the_others(make_agent) -> None:
+    log = "build log: " + " ".join(f"step {n} compiled module m{n} fine." for n in range(20_000))
+    agent, *_ = make_agent([f"remember {log}\nremember the build log says module m7 failed once\nquery build log module"],
+                           ["go"])
+    shown = agent.turn().results[2]
+    assert len(shown) < 3_000 and "more characters not shown" in shown
+    assert "module m7 failed once" in shown
+
+
 def test_a_query_past_the_length_recall_takes_is_a_clear_skill_error(make_agent) -> None:
     agent, *_ = make_agent([f"query {'peanuts ' * 5_000}"], ["go"])
     outcome = agent.turn()

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.memory import scopes
+from mettaclaw.textutil import cap_head
 
 from .filters import row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
@@ -35,7 +36,8 @@ SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their 
 LAYER_KINDS = {"episodic": ("episode", "memory", "belief", "prior"), "semantic": ("derived",)}
 FLOORS = {"hash": 0.3}  # relevance floor by embedder name (the 64-d hash embedder: noise about +-0.13)
 DEFAULT_FLOOR = 0.2  # all-MiniLM-L6-v2: unrelated sentences score about 0 to 0.15
-MAX_CITES_SHOWN = 5  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
+MAX_CITES_SHOWN = 5
+MAX_HIT_CHARS = 2_000  # of one hit's text: a pasted log found by a query must not crowd out the others  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
 
 
 def floor_for(embedder_name: str, settings: RecallSettings = DEFAULT_SETTINGS) -> float:
@@ -350,7 +352,7 @@ def render(hits: list[Hit], explain: bool = False) -> str:
         src = f", from {', '.join(hit.cites[:MAX_CITES_SHOWN])}{' ...' if len(hit.cites) > MAX_CITES_SHOWN else ''}" \
             if hit.cites and hit.cites != [hit.id] else ""
         when = f" ({hit.time})" if hit.time else ""
-        line = f"{n}. [{hit.layer}]{when} {hit.text} (id {hit.id}{src})"
+        line = f"{n}. [{hit.layer}]{when} {cap_head(hit.text, MAX_HIT_CHARS, 'text')} (id {hit.id}{src})"
         if explain and hit.parts:
             line += " {" + ", ".join(f"{k}={v:.3g}" for k, v in sorted(hit.parts.items())) + "}"
         lines.append(line)
