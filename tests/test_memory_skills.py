@@ -90,6 +90,13 @@ def test_a_long_memory_found_by_a_query_is_cut_and_leaves_room_for_the_others(ma
     assert "module m7 failed once" in shown
 
 
+def test_episodes_shows_a_long_record_cut(make_agent) -> None:
+    agent, *_ = make_agent(["send ok", "episodes"], ["pasted " + "0123456789" * 10_000])
+    agent.turn()
+    shown = agent.turn().results[0]
+    assert len(shown) < 3_000 and "record truncated: 98102 more characters" in shown
+
+
 def test_a_query_past_the_length_recall_takes_is_a_clear_skill_error(make_agent) -> None:
     agent, *_ = make_agent([f"query {'peanuts ' * 5_000}"], ["go"])
     outcome = agent.turn()

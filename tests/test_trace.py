@@ -37,6 +37,19 @@ def test_tail_reads_whole_records_within_the_budget(tmp_path) -> None:
     assert all(parse_record(line, 0) for line in lines)
 
 
+def test_a_record_too_long_for_the_tail_is_shown_cut_and_older_records_still_show(tmp_path) -> None:
+    trace = EpisodicTrace(tmp_path / "h.metta")
+    for i in range(5):
+        trace.append(stamp(i), f"before {i}", [])
+    trace.append(stamp(10), "pasted " + "0123456789" * 20_000, [])  # 200k characters, past the reading window
+    trace.append(stamp(11), "after it", [])
+    lines = trace.tail(4000).replace("\n[... record", " [... record").split("\n")
+    assert [line for line in lines if "before" in line][0].endswith('"before 0")')  # nothing older is lost
+    cut = [line for line in lines if "pasted" in line]
+    assert len(cut) == 1 and len(cut[0]) < 1100 and cut[0].endswith("record truncated: 199051 more characters not shown ...]")
+    assert lines[-1].endswith('"after it")') and sum(len(line) + 1 for line in lines) <= 4001
+
+
 def test_around_finds_records_by_time_and_get_by_id(tmp_path) -> None:
     trace = EpisodicTrace(tmp_path / "h.metta")
     ids = [trace.append(stamp(i * 30), f"m{i}", []) for i in range(2000)]

@@ -18,6 +18,7 @@ from typing import Any
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.parser import Command
 from mettaclaw.sexpr import Expr, SexprError, Str, Sym, quote, read_all, to_text
+from mettaclaw.textutil import cap_head
 
 TIME_LEN = len("YYYY-MM-DD HH:MM:SS")
 _CHUNK = 64 * 1024
@@ -179,28 +180,48 @@ class EpisodicTrace(Announcer):
             return None  # not the start of a record
         return next((parse_record(line, pos) for pos, line in self._lines_from(offset)), None)
 
+    TAIL_SCAN_BYTES = 64 << 20  # how far back `tail` reads at most, however long the last records are
+
     def tail(self, max_chars: int) -> str:
-        """The last whole records fitting in max_chars, oldest first, read backwards by seek."""
+        """The last records fitting in max_chars, oldest first, read backwards by seek. A record longer
+        than a quarter of max_chars is shown cut, with a marker: a pasted 50k-character file hid every
+        older record (it did not fit, and the tail stopped there) for as long as it was in reach."""
         if max_chars <= 0:
             return ""
-        size = self.path.stat().st_size
-        with open(self.path, "rb") as fh:
-            start = max(0, size - max_chars * 4 - 1)  # utf-8: at most 4 bytes a char
-            fh.seek(start)
-            data = fh.read().decode("utf-8", errors="replace")
-        lines = data.split("\n")
-        if start > 0:
-            lines = lines[1:]  # the first line may begin mid-record
+        share = max(200, max_chars // 4)
         kept: list[str] = []
         used = 0
-        for line in reversed(lines):
+        for line in self._lines_backwards():
             if not line or not self._readable(line):
                 continue
+            line = cap_head(line, share, "record")
             if used + len(line) + 1 > max_chars:
                 break
             kept.append(line)
             used += len(line) + 1
         return "\n".join(reversed(kept))
+
+    def _lines_backwards(self, block: int = 1 << 16) -> Iterator[str]:
+        """The file's lines, newest first, reading blocks backwards from the end (a line cut by the
+        scan's limit is not one)."""
+        with open(self.path, "rb") as fh:
+            pos = fh.seek(0, os.SEEK_END)
+            stop = max(0, pos - self.TAIL_SCAN_BYTES)
+            pending: list[bytes] = []  # the line being read, its later pieces first
+            while pos > stop:
+                size = min(block, pos - stop)
+                pos -= size
+                fh.seek(pos)
+                parts = fh.read(size).split(b"\n")
+                if len(parts) == 1:
+                    pending.append(parts[0])
+                    continue
+                yield (parts[-1] + b"".join(reversed(pending))).decode("utf-8", errors="replace")
+                for raw in reversed(parts[1:-1]):
+                    yield raw.decode("utf-8", errors="replace")
+                pending = [parts[0]]
+            if pos == 0 and pending:
+                yield b"".join(reversed(pending)).decode("utf-8", errors="replace")
 
     def _readable(self, line: str) -> bool:
         """parse_record(line) is not None, remembered: the same lines are re-read every turn."""

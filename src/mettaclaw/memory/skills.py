@@ -11,9 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from mettaclaw.skills import SkillError
+from mettaclaw.textutil import cap_head
 
 from . import scopes
-from .recall import render
+from .recall import MAX_HIT_CHARS, render
 
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
 LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
@@ -104,7 +105,7 @@ class MemorySkills:
         if not TIME_PREFIX.match(when):
             raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it)")
         found = self.memory.around(when, self.max_episode_lines, self.visible)
-        return "\n".join(e.text for e in found) or "no episodes recorded yet"
+        return "\n".join(cap_head(e.text, MAX_HIT_CHARS, "record") for e in found) or "no episodes recorded yet"
 
     def forget(self, ref: str) -> str:
         """`forget ID`: the record and everything that shows its text, from every store (Memory.forget)."""
