@@ -36,8 +36,8 @@ SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their 
 LAYER_KINDS = {"episodic": ("episode", "memory", "belief", "prior"), "semantic": ("derived",)}
 FLOORS = {"hash": 0.3}  # relevance floor by embedder name (the 64-d hash embedder: noise about +-0.13)
 DEFAULT_FLOOR = 0.2  # all-MiniLM-L6-v2: unrelated sentences score about 0 to 0.15
-MAX_CITES_SHOWN = 5
-MAX_HIT_CHARS = 2_000  # of one hit's text: a pasted log found by a query must not crowd out the others  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
+MAX_CITES_SHOWN = 5  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
+MAX_HIT_CHARS = 2_000  # of one hit's text shown: a pasted log a query finds must not crowd out the others
 
 
 def floor_for(embedder_name: str, settings: RecallSettings = DEFAULT_SETTINGS) -> float:
