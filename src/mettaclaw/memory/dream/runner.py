@@ -358,7 +358,7 @@ class Dreamer:
         groups = self._groups(batch)
         report.clusters += len(groups)
         if self.window is not None:
-            self.window.collect([ep for ep in batch if ep.id not in self._erased])
+            self.window.collect(batch, self._erased)
         # a participant's name is no content ("Yep, Caroline." said twenty times is no fact)
         ignore = themes.participant_names(self.state.theme_sentences, batch, self.group_by)
         per_group = [self.summariser.summarise([batch[i] for i in group], ignore) for group in groups]

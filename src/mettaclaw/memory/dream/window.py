@@ -10,7 +10,7 @@ returns, and a window a crash left holding one is mended at the next rebuild.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +45,13 @@ class ThemeWindow:
         self._unsaved = False  # erased episodes left the window since the state was written
         self._present: set[str] = set()  # window episodes the trace was found to hold (`_gone`)
 
-    def collect(self, batch: Sequence[DreamEpisode]) -> None:
-        """Keep a batch's content sentences; their participants' themes are due for a rebuild."""
-        with self.lock:  # a deletion may take sentences out of the window meanwhile
-            changed = themes.collect(self.state.theme_sentences, batch, self.group_by, self.policy)
+    def collect(self, batch: Sequence[DreamEpisode], erased: Container[str] = frozenset()) -> None:
+        """Keep a batch's content sentences, but those of the `erased` episodes; their participants'
+        themes are due for a rebuild. `erased` is read under the lock that erasing holds: an episode
+        erased after the batch was read, while it was clustered, never enters the window."""
+        with self.lock:
+            kept = [ep for ep in batch if ep.id not in erased]
+            changed = themes.collect(self.state.theme_sentences, kept, self.group_by, self.policy)
             self.state.theme_pending = sorted(set(self.state.theme_pending) | changed)
 
     def erased(self, record_id: str, record: Any) -> None:
