@@ -11,7 +11,6 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, LLMError
 from mettaclaw.memory import Memory, scopes, working
 from mettaclaw.memory.episode_index import senders
-from mettaclaw.messages import Message, shown
+from mettaclaw.messages import shown
 from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
 from mettaclaw.skills import SkillError, skill_error
@@ -31,53 +30,13 @@ from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell, status_of
 from mettaclaw.textutil import cap_head, cap_tail, now_text, safe_text
+from mettaclaw.turn_state import TurnOutcome, TurnState
 from mettaclaw.turns import TurnLog, clip
 
 log = logging.getLogger(__name__)
 
 CORE_FILES = ("skills.metta", "memory-skills.metta", "prompt.metta", "loop.metta")
 SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
-
-
-@dataclass
-class TurnState:
-    """What the steps of one turn share; reset when a turn starts."""
-
-    prompt: str = ""
-    messages: list[Message] = field(default_factory=list)
-    new: bool = False
-    commands: list[Command] = field(default_factory=list)
-    waiting: list[Any] = field(default_factory=list)  # parsed command atoms not run yet, in order
-    results: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    episode_id: str | None = None
-    episode_ids: list[str] = field(default_factory=list)
-    # for the turn log (turns.py)
-    started: float = field(default_factory=time.perf_counter)
-    sections: dict[str, int] = field(default_factory=dict)  # prompt section -> characters
-    message_chars: int = 0  # what the model got as the message (KNOWLEDGE included)
-    message: str = ""
-    knowledge_chars: int = 0
-    knowledge_level: str | None = None  # names, relations or full: how far the time budget let it go
-    reply: str = ""
-    model_ms: float | None = None
-    tokens: dict[str, int] | None = None
-    timings: list[dict[str, Any]] = field(default_factory=list)  # each command: skill, args, result, ms
-    outcomes: list[tuple[int, float]] = field(default_factory=list)  # each command: (status, ms) for the trace
-
-    def error(self, text: str) -> None:
-        self.errors.append(text)
-        self.results.append(text)
-
-
-@dataclass
-class TurnOutcome:
-    acted: bool
-    commands: list[Command]
-    results: list[str]
-    errors: list[str]
-    episode_id: str | None  # the turn's trace record
-    episode_ids: list[str] = field(default_factory=list)  # the episodes indexed from it
 
 
 class AgentFunctions:
