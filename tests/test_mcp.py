@@ -243,3 +243,17 @@ def test_a_query_recall_refuses_comes_back_as_a_tool_error_naming_the_cause(open
     blank, long = asyncio.run(run())
     assert blank.is_error and "empty query" in blank.content[0].text
     assert long.is_error and "at most 20,000" in long.content[0].text
+
+
+def test_remembering_a_document_is_a_tool_error_and_stores_nothing(open_test_memory) -> None:
+    from mettaclaw.mcp.server import build_server
+
+    memory = open_test_memory()
+
+    async def run() -> tuple:
+        async with Client(build_server(memory)) as client:
+            return await client.call_tool("remember", {"text": "the pump manual says " + "check the seal. " * 1_000})
+
+    refused = asyncio.run(run())
+    assert refused.is_error and "at most 6,000 in one memory" in refused.content[0].text
+    assert len(memory.index) == 0

@@ -81,13 +81,23 @@ def test_query_modes_reach_semantic_memory(make_agent) -> None:
     assert "Bob works at the bakery" in outcome.results[3] and "bread was late" in outcome.results[3]
 
 
-def test_a_long_memory_found_by_a_query_is_cut_and_leaves_room_for_the_others(make_agent) -> None:
+def test_a_long_record_found_by_a_query_is_cut_and_leaves_room_for_the_others(make_agent) -> None:
     log = "build log: " + " ".join(f"step {n} compiled module m{n} fine." for n in range(20_000))
-    agent, *_ = make_agent([f"remember {log}\nremember the build log says module m7 failed once\nquery build log module"],
-                           ["go"])
-    shown = agent.turn().results[2]
+    agent, *_ = make_agent(["send ok", "remember the build log says module m7 failed once\nquery build log module"],
+                           [log])
+    agent.turn()
+    shown = agent.turn().results[1]
     assert len(shown) < 3_000 and "more characters not shown" in shown
-    assert "module m7 failed once" in shown
+    assert "module m7 failed once" in shown and "step 3 compiled" in shown
+
+
+def test_remember_refuses_a_document_and_stores_nothing(make_agent) -> None:
+    document = " ".join(f"Section {n} says the valve {n} opens at {n} bar." for n in range(400))
+    agent, *_ = make_agent([f"remember {document}\nremember valve 7 was replaced in May\nquery valve"], ["go"])
+    outcome = agent.turn()
+    assert "ERROR: remember: not stored: " in outcome.results[0] and "at most 6,000 in one memory" in outcome.results[0]
+    assert "REMEMBER-SUCCESS" in outcome.results[1]
+    assert "Section 3 says" not in outcome.results[2] and "valve 7 was replaced" in outcome.results[2]
 
 
 def test_episodes_shows_a_long_record_cut(make_agent) -> None:

@@ -14,6 +14,7 @@ from mettaclaw.skills import SkillError
 from mettaclaw.textutil import cap_head
 
 from . import scopes
+from .priors import MAX_SECTION
 from .recall import MAX_HIT_CHARS, render
 
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
@@ -21,6 +22,8 @@ LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
 LATEST = "9999"  # a time after every record: `episodes` around it shows the last ones
 SEMANTIC_WRITES = ("learn", "relate", "supersede", "history")  # the semantic layer's skills (semantic/skills.py)
+MAX_MEMORY_CHARS = MAX_SECTION  # one memory is found by one vector of its opening words: past a knowledge-prior
+# section's size it is a document, which `write-file` or knowledge-priors/ (split by heading) keep better
 SKILLS = ("remember", "query", "episodes", "forget", "recall", "spread", "infer", "dream", *SEMANTIC_WRITES)
 
 
@@ -33,6 +36,10 @@ def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = ()
     text = text.strip()
     if not text:
         raise SkillError("nothing to remember (empty text)")
+    if len(text) > MAX_MEMORY_CHARS:
+        raise SkillError(f"not stored: {len(text):,} characters, at most {MAX_MEMORY_CHARS:,} in one memory (it is found "
+                         f"by one vector and a query shows its first {MAX_HIT_CHARS:,}); remember the point, and keep the "
+                         "document with write-file or as Markdown in knowledge-priors/, which is split by heading")
     atom, kind = None, "memory"
     if looks_like_belief(text):
         try:
