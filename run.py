@@ -8,13 +8,18 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from pathlib import Path
 
-from mettaclaw import entry
+# this checkout's package first: another checkout installed in the environment would otherwise bring
+# its own project folder (its memory, skills and priors) with it
+sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))
+
+from mettaclaw import entry  # noqa: E402
 
 entry.offline()
 
 from mettaclaw.channels import make_channel  # noqa: E402
-from mettaclaw.config import settings_table  # noqa: E402
+from mettaclaw.config import ConfigError, settings_table  # noqa: E402
 from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
 from mettaclaw.skills.shell import confinement  # noqa: E402
 
@@ -27,20 +32,29 @@ def main(argv: list[str]) -> int:
     if config is None:
         return 2
     memory_dir = entry.log_to(config, "agent.log")
+    if memory_dir is None:
+        return 2
     from mettaclaw.runtime import Agent
 
     channel = make_channel(config)
     read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)
-    llm = make_llm(config, read_line, notice=print)                                  # model
-    dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
+    try:
+        llm = make_llm(config, read_line, notice=print)                              # model
+        dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
+    except ConfigError as err:  # a provider without its key or script: the user's to fix
+        print(f"config error: {err}", file=sys.stderr)
+        getattr(channel, "close", lambda: None)()
+        return 2
     memory = entry.open_memory(config, llm=dream_llm, progress=True)                 # stores
     if memory is None:
         getattr(channel, "close", lambda: None)()
         return 2
     # Ctrl-C asks the agent to stop instead of raising KeyboardInterrupt wherever the main thread
-    # is: inside a hyperon callback that exception aborted the whole process (a Rust panic).
+    # is: inside a hyperon callback that exception aborted the whole process (a Rust panic). SIGTERM
+    # (a service manager, `docker stop`) stops it the same way, so the memory is closed, not abandoned.
     stopping = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    for ending in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(ending, lambda *_: stopping.set())
     inspector = None
     try:
         if config.ui:
@@ -66,12 +80,13 @@ def main(argv: list[str]) -> int:
         finally:
             agent.close()
     finally:
-        if stopping.is_set():  # Ctrl-C: end now; what was not consolidated is dreamt over at the next start
+        if stopping.is_set():  # Ctrl-C or SIGTERM: end now; what was not consolidated is dreamt over at the next start
             memory.session_end_s = 0
         elif memory.session_end_s:
             print(f"consolidating this session's memories (at most {memory.session_end_s:g} s)...", flush=True)
         memory.close()
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         getattr(channel, "close", lambda: None)()
         if inspector is not None:
             inspector.close()

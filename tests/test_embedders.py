@@ -38,8 +38,17 @@ def test_make_embedder_follows_config() -> None:
     assert isinstance(local, SentenceTransformerEmbedder)
     assert local._model is None, "constructing the local embedder must not load the model"
     assert signature(local) == "st:all-MiniLM-L6-v2:384"
-    remote = make_embedder(Config(embeddingprovider="openai", embeddingModel="text-embedding-3-large"))
-    assert signature(remote) == "openai:text-embedding-3-large:3072"
+
+
+def test_the_openai_embedder_takes_its_key_from_the_variable_the_config_names(monkeypatch) -> None:
+    from mettaclaw.config import ConfigError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("MY_KEY", "sk-test")
+    remote = make_embedder(Config(embeddingprovider="openai", embeddingModel="text-embedding-3-large", apiKeyEnv="MY_KEY"))
+    assert signature(remote) == "openai:text-embedding-3-large:3072" and remote._api_key == "sk-test"
+    with pytest.raises(ConfigError, match="needs an API key in the environment variable OPENAI_API_KEY"):
+        make_embedder(Config(embeddingprovider="openai"))
 
 
 def test_openai_embedder_normalises_and_keeps_order() -> None:

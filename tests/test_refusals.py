@@ -82,3 +82,49 @@ def test_started_from_another_folder_the_agent_finds_its_priors_and_says_what_it
     line = next(row for row in proc.stdout.splitlines() if row.startswith("knowledge priors"))
     shipped = len(list((ROOT / "knowledge-priors").glob("*.md")))
     assert f"from {ROOT / 'knowledge-priors'}: {shipped} file(s) indexed" in line and "(0 chunks)" not in line, line
+
+
+def test_start_up_mistakes_past_parsing_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    binary = tmp_path / "script.bin"
+    binary.write_bytes(b"\xff\xfe\x00send hi")
+    env_without_keys = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
+    cases = {
+        ("provider=scripted",): "needs the setting 'scriptFile'",
+        ("provider=scripted", f"scriptFile={tmp_path / 'missing.txt'}"): "cannot be read as text",
+        ("provider=scripted", f"scriptFile={tmp_path}"): "cannot be read as text",
+        ("provider=scripted", f"scriptFile={binary}"): "cannot be read as text",
+        ("provider=openai",): "needs an API key in the environment variable OPENAI_API_KEY",
+        (f"memoryDir={a_file}",): f"memoryDir {str(a_file)!r} cannot be used",
+        (f"memoryDir={a_file / 'below'}",): "cannot be used",
+    }
+    for args, said in cases.items():
+        proc = subprocess.run([sys.executable, "run.py", f"memoryDir={tmp_path / 'm'}", "embeddingprovider=hash", *args],
+                              cwd=ROOT, env={**env_without_keys, "HF_HUB_OFFLINE": "1"}, input="", text=True,
+                              capture_output=True, timeout=120)
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr[-1500:])
+    assert a_file.read_text() == "not a folder"
+
+
+def test_an_openai_embedder_without_its_key_is_refused_at_start_up(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
+    proc = subprocess.run([sys.executable, "run.py", f"memoryDir={tmp_path / 'm'}", "embeddingprovider=openai",
+                           "provider=console"], cwd=ROOT, env={**env, "HF_HUB_OFFLINE": "1"}, input="", text=True,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 2 and "needs an API key in the environment variable OPENAI_API_KEY" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_run_py_uses_its_own_checkout_whatever_mettaclaw_is_installed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "mettaclaw").mkdir(parents=True)
+    (elsewhere / "mettaclaw" / "__init__.py").write_text("raise ImportError('the other checkout was imported')\n")
+    script = tmp_path / "script.txt"
+    script.write_text("send hello\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "provider=scripted", f"scriptFile={script}",
+                           f"memoryDir={tmp_path / 'm'}", "embeddingprovider=hash", "maxTurns=1", "sleepInterval=0",
+                           f"knowledgePriorsDir={tmp_path / 'none'}"], cwd=tmp_path, input="hi\n", text=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(elsewhere)},
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0 and "agent> hello" in proc.stdout, proc.stderr[-2000:]

@@ -39,12 +39,18 @@ def load(args: Sequence[str]) -> Any:
         return None
 
 
-def log_to(config: Any, filename: str) -> Path:
-    """Create the memory folder and send this process's log to `filename` in it; the folder."""
+def log_to(config: Any, filename: str) -> Path | None:
+    """Create the memory folder and send this process's log to `filename` in it; the folder, or None
+    after printing why it cannot be used (a file of that name, a place that cannot be written)."""
     folder = config.memory_path()
-    folder.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=folder / filename, level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(folder / filename, encoding="utf-8")
+    except OSError as err:
+        print(f"error: memoryDir {str(folder)!r} cannot be used: {err.strerror or err}", file=sys.stderr)
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(handlers=[handler], level=logging.INFO)
     return folder
 
 

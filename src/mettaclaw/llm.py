@@ -85,10 +85,12 @@ class Scripted:
 
     @classmethod
     def from_file(cls, path: Path) -> Scripted:
-        if not path.is_file():
-            raise ConfigError(f"scriptFile {str(path)!r} does not exist")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:  # missing, a folder, unreadable, not text
+            raise ConfigError(f"scriptFile {str(path)!r} cannot be read as text: {getattr(err, 'strerror', None) or err}") from None
         blocks, current = [], []
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in text.splitlines():
             if line.strip() == SCRIPT_SEPARATOR:
                 blocks.append("\n".join(current))
                 current = []

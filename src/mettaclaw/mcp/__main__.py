@@ -44,7 +44,8 @@ def main(argv: list[str]) -> int:
         except ConfigError as err:
             print(f"config error: {err}", file=sys.stderr)
             return 2
-    entry.log_to(config, "mcp.log")
+    if entry.log_to(config, "mcp.log") is None:
+        return 2
     from .server import serve
 
     memory = entry.open_memory(config)

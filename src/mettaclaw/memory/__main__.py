@@ -37,7 +37,8 @@ def main(argv: list[str]) -> int:
         print("error: export and import work on a memory folder; run them where the memory server's "
               "memoryDir is (without memoryServer)", file=sys.stderr)
         return 2
-    entry.log_to(config, "agent.log")
+    if entry.log_to(config, "agent.log") is None:
+        return 2
     from . import transfer
 
     try:

@@ -361,7 +361,12 @@ def make_embedder(config: object) -> Embedder:
     if provider == "local":
         return SentenceTransformerEmbedder()
     if provider == "openai":
-        key = config.api_key() if hasattr(config, "api_key") else None
+        key_env = getattr(config, "apiKeyEnv", "OPENAI_API_KEY")
+        key = os.environ.get(key_env) or None
+        if key is None:  # refused at start-up, not at the first write (the knowledge priors) with a traceback
+            from mettaclaw.config import ConfigError
+
+            raise ConfigError(f"embeddingprovider 'openai' needs an API key in the environment variable {key_env}")
         return OpenAIEmbedder(getattr(config, "embeddingModel", "text-embedding-3-small"), api_key=key,
                               base_url=getattr(config, "base_url", None))
     if provider == "hash":
