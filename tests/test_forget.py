@@ -248,3 +248,29 @@ def test_the_forget_skill_deletes_through_the_agent(make_agent) -> None:
         assert agent.use_skill("forget", ref).startswith("FORGET-SUCCESS")
     assert "31-07-12" not in agent.use_skill("query", "locker combination")
     assert agent.use_skill("forget", row).startswith("ERROR")
+
+
+def test_a_name_only_forgotten_episodes_told_goes_with_them(tmp_path) -> None:
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    tell(memory, clock, ["My secret lover is Horatio Plumtree.", "Lunch with Greta Lindqvist today.",
+                         "Greta Lindqvist says hello again."])
+    memory.dreamer.extract_pending()
+    concepts = {r.content: r for r in memory.semantic if r.kind == "concept"}
+    assert {"Horatio Plumtree", "Greta Lindqvist"} <= set(concepts)
+    for episode in (concepts["Horatio Plumtree"].source_episodes[0], concepts["Greta Lindqvist"].source_episodes[0]):
+        memory.forget(episode)
+    left = {r.content: r for r in memory.semantic if r.kind == "concept"}
+    assert "Horatio Plumtree" not in left and "Horatio" not in memory.knowledge("who is Horatio Plumtree?", 5000)
+    assert len(left["Greta Lindqvist"].source_episodes) == 1  # still named by the turn that was kept
+    memory.close()
+
+
+def test_a_reference_of_only_punctuation_names_no_record(tmp_path) -> None:
+    memory = open_memory(config(tmp_path), dream=False)
+    fact = memory.semantic.learn("The payroll server password rotates monthly.")
+    for ref in ("?", "%", "...", "*"):
+        with pytest.raises(LookupError, match="no record"):
+            memory.forget(ref)
+    assert memory.semantic.get(fact.id) is not None
+    memory.close()

@@ -286,15 +286,16 @@ class SemanticMemory(SemanticReading, Announcer):
 
     def retire_citing(self, episode_ids: list[str]) -> tuple[list[str], list[str]]:
         """After episodes were forgotten: delete the records that show what they said (facts, summaries,
-        themes citing them; a later dream re-derives what the remaining episodes support) and drop the
-        citation from the rest (a concept's name does not show an episode's text). (deleted, updated)."""
+        themes citing them; a later dream re-derives what the remaining episodes support) and the
+        concepts only they named (a name told once is what was said: "my secret lover is Horatio
+        Plumtree"); a concept other episodes name too only loses the citation. (deleted, updated)."""
         gone, wanted = [], set(episode_ids)
         updated = []
         for record_id in self.records.sharing_episodes(list(wanted)):
             rec = self.records.get(record_id)
             if rec is None:
                 continue
-            if rec.kind == "concept":
+            if rec.kind == "concept" and any(e not in wanted for e in rec.source_episodes):
                 rec.source_episodes = [e for e in rec.source_episodes if e not in wanted]
                 self.records.put(rec)
                 updated.append(rec.id)

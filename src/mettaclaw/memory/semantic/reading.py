@@ -52,9 +52,11 @@ class SemanticReading:
         rec = self.records.get(ref)
         if rec is not None and scopes.allows(visible, rec.tags):
             return rec
+        name, text = normalize_name(ref), content_key(ref)
         for current in (True, False):
-            found = [r for r in (self.records.find_by_key(name_norm=normalize_name(ref), current_only=current)
-                                 or self.records.find_by_key(content_key=content_key(ref), current_only=current))
+            # a key that normalises to nothing ("?", "...") names nothing: unnamed records share that empty key
+            found = [r for r in ((name and self.records.find_by_key(name_norm=name, current_only=current))
+                                 or (text and self.records.find_by_key(content_key=text, current_only=current)) or [])
                      if scopes.allows(visible, r.tags)]
             if len(found) == 1 or (found and not current):
                 return max(found, key=lambda r: r.recorded_at)
