@@ -21,9 +21,9 @@ ANY_TEXT = st.text(st.characters(codec=None, categories=None), max_size=30)
 
 
 def test_safe_text_replaces_lone_surrogates_and_keeps_everything_else(caplog) -> None:
-    assert safe_text("hi \ud800 there \udcff", "the model") == "hi \ufffd there \ufffd"
-    assert "2 invalid character(s)" in caplog.text and "the model" in caplog.text
-    fine = "ok é 😀 \x00 \ufffe"
+    assert safe_text("hi \ud800 there \udcff \x00", "the model") == "hi \ufffd there \ufffd \ufffd"
+    assert "replaced 3 character(s)" in caplog.text and "the model" in caplog.text
+    fine = "ok é 😀 \x01 \ufffe"
     assert safe_text(fine, "x") is fine  # valid text is passed through untouched, not copied
     assert Message("a\udcffb", who="x\ud800").shown() == "x\ufffd: a\ufffdb"
 
@@ -38,6 +38,16 @@ def test_a_model_reply_with_a_lone_surrogate_is_sent_and_recorded(make_agent) ->
     assert any("\ufffd42" in h.text for h in agent.memory.query("code 42", 5))
     agent.turn()
     assert channel.sent[-1] == "still alive"
+
+
+def test_a_nul_in_a_message_hides_nothing_from_the_model(make_agent) -> None:
+    """hyperon carries strings as C strings: a NUL ended the message, and every message after it in
+    the turn, as the model saw them."""
+    agent, llm, _, _ = make_agent(["send ok"], ["before \x00 after", "the second message"])
+    agent.turn()
+    shown = llm.prompts[0][1]
+    assert "before \ufffd after" in shown and "the second message" in shown
+    assert "before \ufffd after" in agent.memory.trace.tail(10_000)
 
 
 def test_a_skill_that_returns_a_lone_surrogate_does_not_panic_hyperon(make_agent) -> None:

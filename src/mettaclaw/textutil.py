@@ -10,22 +10,26 @@ from datetime import datetime
 from pathlib import Path
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-SURROGATES = re.compile("[\ud800-\udfff]")
+UNCARRIABLE = re.compile("[\ud800-\udfff\x00]")
 log = logging.getLogger(__name__)
 
 
 def safe_text(text: str, source: str) -> str:
-    """`text` with every lone UTF-16 surrogate replaced by U+FFFD, the replacement logged with where it
-    came from. Why: a surrogate is valid in a Python str (JSON `\\ud800`, stdin bytes decoded with
-    surrogateescape) but not in UTF-8, so it breaks the trace write and panics hyperon, which aborts
-    the process. Every text from outside (model, channel, file, tool) passes here where it enters."""
+    """`text` with every lone UTF-16 surrogate and every NUL replaced by U+FFFD, the replacement logged
+    with where it came from. Why: a surrogate is valid in a Python str (JSON `\\ud800`, stdin bytes
+    decoded with surrogateescape) but not in UTF-8, so it breaks the trace write and panics hyperon,
+    which aborts the process; hyperon passes strings as C strings, so a NUL silently ends the text (and
+    a message after it in the same turn never reached the model). Every text from outside (model,
+    channel, file, tool) passes here where it enters."""
     try:
         text.encode("utf-8")
-        return text
+        if "\x00" not in text:
+            return text
     except UnicodeEncodeError:
-        cleaned, count = SURROGATES.subn("\ufffd", text)
-        log.warning("replaced %d invalid character(s) (lone surrogates) in text from %s", count, source)
-        return cleaned
+        pass
+    cleaned, count = UNCARRIABLE.subn("\ufffd", text)
+    log.warning("replaced %d character(s) hyperon cannot carry (lone surrogates, NUL) in text from %s", count, source)
+    return cleaned
 
 
 def now_text(ts: float | None = None) -> str:
