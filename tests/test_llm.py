@@ -31,6 +31,32 @@ class FakeChat(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"ERROR: upstream unavailable, try again later")
             return
+        if body["model"] == "trickle":  # headers at once, then the body a byte a second
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                for byte in b'{"choices": []}':
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(1)
+            return
+        if body["model"] == "busy":  # asks to be tried again in 20 s
+            self.send_response(429)
+            self.send_header("Retry-After", "20")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": {"message": "slow down"}}')
+            return
+        odd = {"badjson": b'{"choices": [', "latin1": b'{"choices": [{"message": {"content": "caf\xe9"}}]}',
+               "intcontent": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": 42}}]}',
+               "nomessage": b'{"choices": [{"index": 0}]}'}
+        if body["model"] in odd:  # a 200 whose body a client cannot read as a chat completion
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(odd[body["model"]])
+            return
         if body["model"] == "broken":
             self.send_response(500)
             self.end_headers()
@@ -77,6 +103,20 @@ def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None
         OpenAICompatible("broken", "k", server, timeout=10, max_tokens=5).complete("p", "m")
     with pytest.raises(LLMError, match="timed out"):
         OpenAICompatible("slow", "k", server, timeout=0.5, max_tokens=5).complete("p", "m")
+
+
+def test_llm_timeout_bounds_the_whole_call_however_the_server_stalls(server) -> None:
+    for model in ("trickle", "busy"):
+        began = time.monotonic()
+        with pytest.raises(LLMError, match="timed out"):
+            OpenAICompatible(model, "k", server, timeout=1.5, max_tokens=5).complete("p", "m")
+        assert time.monotonic() - began < 8, model  # not the 15 s of trickling or the 20 s the 429 asked for
+
+
+@pytest.mark.parametrize("model", ["badjson", "latin1", "intcontent", "nomessage"])
+def test_a_200_body_that_is_no_chat_completion_is_an_llm_error(server, model: str) -> None:
+    with pytest.raises(LLMError):
+        OpenAICompatible(model, "k", server, timeout=10, max_tokens=5).complete("p", "m")
 
 
 def test_agent_on_an_endpoint_reports_a_timeout_in_the_next_prompt(tmp_path, server) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol, TextIO, runtime_checkable
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 from mettaclaw.config import Config, ConfigError
 
@@ -32,6 +34,34 @@ class LLM(Protocol):
     def complete(self, prompt: str, message: str) -> str: ...
 
 
+def call_in_thread(call: Callable[[], str], *, limit: float | None = None,
+                   stopping: threading.Event | None = None, what: str = "model call") -> str:
+    """`call()` in a daemon thread, waited for here until it ends, `limit` seconds pass or `stopping` is
+    set; its exception is raised here. Why: an HTTP call or a console read cannot be interrupted, and
+    an HTTP client's timeout bounds each read, not the call (a server trickling its body, or a 429
+    asking to wait 20 s, held a turn that long); past the limit the thread is left to finish alone."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["reply"] = call()
+        except BaseException as err:  # handed to the waiting thread
+            box["error"] = err
+
+    worker = threading.Thread(target=run, name=what.replace(" ", "-"), daemon=True)
+    worker.start()
+    ends = None if limit is None else time.monotonic() + limit
+    while worker.is_alive():
+        worker.join(0.05)
+        if worker.is_alive() and stopping is not None and stopping.is_set():
+            raise LLMError("abandoned: the agent is stopping")
+        if worker.is_alive() and ends is not None and time.monotonic() >= ends:
+            raise LLMError(f"timed out: no whole answer within llmTimeout ({limit:g} s)")
+    if "error" in box:
+        raise box["error"]
+    return box["reply"]
+
+
 class OpenAICompatible:
     """Any OpenAI-compatible chat endpoint: OpenAI, Anthropic's compatible API, Ollama, llama.cpp, vLLM."""
 
@@ -41,10 +71,16 @@ class OpenAICompatible:
         self.name = f"openai-compatible:{model}"
         self.model = model
         self.max_tokens = max_tokens
+        self.timeout = timeout  # for the whole call, retries and waits included (call_in_thread)
         self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=1)
         self.last_usage: dict[str, int] | None = None  # token counts of the last call, when the endpoint gives them
 
     def complete(self, prompt: str, message: str) -> str:
+        return call_in_thread(lambda: self._ask(prompt, message), limit=self.timeout)
+
+    def _ask(self, prompt: str, message: str) -> str:
+        """One request; whatever the endpoint got wrong is an LLMError saying what, so every caller (the
+        turn, the dream's summariser) falls back the same way."""
         import openai
 
         try:
@@ -57,16 +93,20 @@ class OpenAICompatible:
             raise LLMError(f"timed out: {err}") from err
         except openai.OpenAIError as err:
             raise LLMError(f"{type(err).__name__}: {err}") from err
+        except (ValueError, UnicodeError) as err:  # a body that is not JSON or not UTF-8
+            raise LLMError(f"the endpoint's answer could not be read: {type(err).__name__}: {err}") from err
         choices = getattr(answer, "choices", None)  # a 200 with a body that is not JSON comes back as text
-        if choices is None:
+        if not isinstance(choices, list):
             raise LLMError(f"the endpoint's answer is not a chat completion: {str(answer)[:200]!r}")
-        if not choices or choices[0].message.content is None:
-            raise LLMError("the model returned no text")
+        content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+        if not isinstance(content, str):
+            raise LLMError("the model returned no text" if content is None else
+                           f"the model's text is not a string but {type(content).__name__}")
         usage = getattr(answer, "usage", None)
         self.last_usage = None if usage is None else {  # for the turn log
             k: int(v) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
             if isinstance(v := getattr(usage, k, None), int)}
-        return choices[0].message.content
+        return content
 
 
 class Scripted:

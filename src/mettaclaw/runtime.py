@@ -19,7 +19,7 @@ from hyperon import E, Environment, MeTTa, S
 from mettaclaw import bridges
 from mettaclaw.channels import Channel
 from mettaclaw.config import PROJECT_ROOT, Config
-from mettaclaw.llm import LLM, LLMError
+from mettaclaw.llm import LLM, LLMError, call_in_thread
 from mettaclaw.memory import Memory, scopes, working
 from mettaclaw.memory.episode_index import senders
 from mettaclaw.messages import shown
@@ -217,27 +217,10 @@ class Agent:
         return ""
 
     def _complete(self, prompt: str, message: str) -> str:
-        """The model call in a daemon thread, waited for here, so that `stop()` ends the wait at once
-        (an HTTP call or a console read cannot be interrupted; the thread is left to finish alone)."""
+        """The model call in a daemon thread, waited for here, so that `stop()` ends the wait at once."""
         if self.stopping.is_set():
             raise LLMError("not called: the agent is stopping")
-        box: dict[str, Any] = {}
-
-        def call() -> None:
-            try:
-                box["reply"] = self.llm.complete(prompt, message)
-            except BaseException as err:  # handed to the waiting thread
-                box["error"] = err
-
-        worker = threading.Thread(target=call, name="model-call", daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.05)
-            if self.stopping.is_set() and worker.is_alive():
-                raise LLMError("abandoned: the agent is stopping")
-        if "error" in box:
-            raise box["error"]
-        return box["reply"]
+        return call_in_thread(lambda: self.llm.complete(prompt, message), stopping=self.stopping)
 
     def parse_reply(self, reply: str) -> Any:
         arity = {name: spec.arity for name, spec in self.skills.items()}
