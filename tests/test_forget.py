@@ -3,6 +3,7 @@ the trace file, the vector store, a restart or a dream; what was derived from it
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -274,3 +275,26 @@ def test_a_reference_of_only_punctuation_names_no_record(tmp_path) -> None:
             memory.forget(ref)
     assert memory.semantic.get(fact.id) is not None
     memory.close()
+
+
+def test_forgetting_reaches_the_trace_record_of_a_remember_and_the_turn_log(make_agent) -> None:
+    agent, _, channel, _ = make_agent(["remember the vault combination is 4321-zq88\nsend noted", "send ok"],
+                                      ["the weather is fine"])
+    agent.turn()
+    channel.put("my bank pin is 9911")
+    agent.turn()
+    folder = agent.memory.turn_log.parent
+    assert "9911" in (folder / "turns.jsonl").read_text() and "4321-zq88" in (folder / "history.metta").read_text()
+    row = next(m.id for m in agent.memory.index if m.kind == "memory" and "4321" in m.text)
+    episode = next(m.id for m in agent.memory.index if m.kind == "episode" and "9911" in m.text)
+    for ref in (row, episode):
+        assert agent.use_skill("forget", ref).startswith("FORGET-SUCCESS")
+    for name in ("turns.jsonl", "history.metta"):
+        text = (folder / name).read_text()
+        assert "9911" not in text and "4321" not in text, name
+    [record] = [e for e in agent.memory.trace if e.commands and e.commands[0].skill == "remember"]
+    assert record.commands[0].args == ("[forgotten]",) and record.commands[1].args == ("noted",)
+    logged = [json.loads(line) for line in (folder / "turns.jsonl").read_text().splitlines()]
+    assert [bool(r.get("forgotten")) for r in logged] == [True, True]  # each turn showed one of the two
+    shown = agent.use_skill("episodes", "")
+    assert "the weather is fine" in shown and "[forgotten]" in shown and "noted" in shown

@@ -10,11 +10,13 @@ rotation, so a long run keeps at most `turnLogMB` x (1 + BACKUPS) megabytes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import logging.handlers
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +58,41 @@ class TurnLog:
                 self._log.removeHandler(handler)
 
 
+def files(path: Path) -> list[Path]:
+    """The log's files, oldest first (the rotated ones, then the current one)."""
+    return [Path(f"{path}.{n}") for n in range(BACKUPS, 0, -1)] + [Path(path)]
+
+
+def erase(path: Path, episode_ids: Collection[str]) -> int:
+    """Overwrite, in every file of the log, the records of these episodes (forgotten turns) with one
+    that says only which turn was forgotten, padded with spaces to the old length, in place: the
+    handler appending to the file meanwhile is not disturbed. How many records were erased."""
+    keys = [f'"episode_id": {json.dumps(e)}'.encode() for e in episode_ids]
+    erased = 0
+    for file in files(path):
+        if not keys or not file.is_file():
+            continue
+        spots, offset = [], 0
+        with open(file, "r+b") as fh:
+            for line in fh:
+                if any(k in line for k in keys):
+                    with contextlib.suppress(ValueError):
+                        spots.append((offset, len(line.rstrip(b"\n")), json.loads(line)))
+                offset += len(line)
+            for at, length, record in spots:
+                stub = json.dumps({"turn": record.get("turn"), "time": record.get("time"),
+                                   "episode_id": record.get("episode_id"), "forgotten": True}).encode()
+                fh.seek(at)
+                fh.write(stub + b" " * max(0, length - len(stub)))
+            fh.flush()
+            os.fsync(fh.fileno())
+        erased += len(spots)
+    return erased
+
+
 def read(path: Path) -> Iterator[dict[str, Any]]:
     """Every readable record, oldest first, the rotated files included (a torn line is skipped)."""
-    files = [Path(f"{path}.{n}") for n in range(BACKUPS, 0, -1)] + [Path(path)]
-    for file in files:
+    for file in files(path):
         if not file.is_file():
             continue
         with open(file, encoding="utf-8", errors="replace") as fh:
@@ -75,7 +108,7 @@ def newest(path: Path, skip: int, count: int) -> tuple[list[dict[str, Any]], boo
     files newest first and parses only the lines it returns, so a page costs one file read or two."""
     out: list[dict[str, Any]] = []
     seen = 0
-    for file in [Path(path)] + [Path(f"{path}.{n}") for n in range(1, BACKUPS + 1)]:
+    for file in reversed(files(path)):
         if not file.is_file():
             continue
         lines = [ln for ln in file.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
@@ -99,7 +132,7 @@ def render(record: dict[str, Any]) -> str:
     if record.get("tokens"):
         head += " · tokens " + ", ".join(f"{k} {v}" for k, v in record["tokens"].items())
     head += f" · turn {record.get('turn_ms', 0):.0f} ms"
-    lines = [head]
+    lines = [head] + (["  (forgotten)"] if record.get("forgotten") else [])
     for m in record.get("messages", []):
         lines.append(f"  {m.get('who') or ANONYMOUS} ({m.get('channel', '')}): {m.get('text', '')}")
     sections = record.get("prompt_sections", {})

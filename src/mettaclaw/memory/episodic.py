@@ -10,7 +10,7 @@ that `erase` (forgetting an episode) blanks a record in place, keeping every off
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -317,6 +317,31 @@ class EpisodicTrace(Announcer):
         self._readable_cache.clear()
         self.announce_delete(record_id, episode)
         return episode
+
+    def redact(self, record_id: str, forgotten: Callable[[Command], bool], marker: str = "[forgotten]") -> bool:
+        """Rewrite one record in place with the arguments of the commands `forgotten` picks replaced by
+        `marker` (a memory forgotten after its `remember` was recorded), padded with spaces to the old
+        length so every other record keeps its offset; whether anything changed."""
+        episode = self.get(record_id)
+        if episode is None:
+            return False
+        if not any(map(forgotten, episode.commands)):
+            return False
+        with open(self.path, "r+b") as fh:
+            fh.seek(episode.offset)
+            length = len(fh.readline().rstrip(b"\n"))
+            for shown in (marker, ""):  # the marker when it fits where the text was (`remember hi` has no room)
+                commands = [Command(c.skill, tuple(shown for _ in c.args)) if forgotten(c) else c for c in episode.commands]
+                line = format_record(episode.time, episode.message, commands, episode.errors, episode.who,
+                                     episode.channel, episode.outcomes).encode("utf-8")
+                if len(line) <= length:
+                    break
+            fh.seek(episode.offset)
+            fh.write(line + b" " * (length - len(line)))
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._readable_cache.clear()
+        return True
 
     def recall(self, limit: int = 10, **filters: Any) -> list[Episode]:
         time = filters.get("time")

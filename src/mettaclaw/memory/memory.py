@@ -12,8 +12,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from mettaclaw import turns
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 
@@ -48,6 +50,7 @@ class Memory:
         self.statistics: Any = None  # the statistics layer (statistics.py), listening to the trace
         self.last_context: Any = None  # the last KNOWLEDGE block built: its level and cost
         self.session_end_s = 0.0  # how long close() may dream over what is not consolidated yet
+        self.turn_log: Path | None = None  # the agent's turn log (turns.py) in this folder: forgetting reaches it
         self.delivered: Any = None  # keys of the turns sent by agents whose memory this is (delivery.py)
         # a semantic record's scope is set when it is written and never changes: kept, so spreading
         # does not read a record from the store for every node it walks through
@@ -200,6 +203,7 @@ class Memory:
                                      "edit or remove that file in knowledgePriorsDir")
                 if not row.meta.get("semantic_id"):
                     self.index.forget(ref)
+                    self._forget_remembering(row.text, row.time)
                     return [ref]
                 ref = str(row.meta["semantic_id"])
             record = self.semantic.resolve(ref, visible)
@@ -239,11 +243,22 @@ class Memory:
                 self.dreamer.save_erasures()
             return gone
 
+    def _forget_remembering(self, text: str, stored_at: str) -> None:
+        """A forgotten memory's text also stands in the `remember` of the turn that stored it: taken out
+        of that trace record (HISTORY, `episodes`) and that turn's log line."""
+        said = text.strip()
+        stored = lambda c: c.skill == "remember" and " ".join(c.args).strip() == said  # noqa: E731
+        for episode in self.trace.around(stored_at, 50):  # the records of the second it was stored in
+            if episode.time == stored_at and self.trace.redact(episode.id, stored) and self.turn_log is not None:
+                turns.erase(self.turn_log, [message_id(episode.offset), action_id(episode.offset)])
+
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
         gone = self.episodes.erase_many(offsets)
         if asked is not None and not gone:
             raise LookupError(f"no episode {asked!r}")
         cited = [f(o) for o in offsets for f in (message_id, action_id)]
+        if self.turn_log is not None:
+            turns.erase(self.turn_log, cited)  # the turn log shows what the turn said too
         self.statistics.forget_episodes(set(cited))
         retired, _ = self.semantic.retire_citing(cited)
         self._mirror.sync()
@@ -366,6 +381,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         memory.priors, memory.statistics = priors, statistics
         memory.delivered = DeliveredTurns(config.memory_path("delivered.jsonl"))
         memory.session_end_s = config.sessionEndDream
+        memory.turn_log = config.memory_path("turns.jsonl")
         window_vectors = FileKeyedVectors(config.memory_path("dream", "theme-vectors"), signature(embedder),
                                           embedder.dim, "float32")
         opened.append(window_vectors)
