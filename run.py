@@ -20,7 +20,7 @@ entry.offline()
 
 from mettaclaw.channels import make_channel  # noqa: E402
 from mettaclaw.config import ConfigError, settings_table  # noqa: E402
-from mettaclaw.llm import OpenAICompatible, make_llm  # noqa: E402
+from mettaclaw.llm import Console, OpenAICompatible, make_llm  # noqa: E402
 from mettaclaw.skills.shell import confinement  # noqa: E402
 
 
@@ -70,7 +70,9 @@ def main(argv: list[str]) -> int:
         agent.stopping = stopping
         print(memory.priors.summary())
         print(confinement(confine_files=not config.allowOutsideWorkspace))
-        print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). Type a message; Ctrl-D or Ctrl-C ends.", flush=True)
+        you = ("You are the model: at each prompt type skill lines (send hello, remember ..., query ...)"
+               if isinstance(llm, Console) else "Type a message")
+        print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). {you}; Ctrl-D or Ctrl-C ends.", flush=True)
         for error in agent.skill_errors:
             print(f"skill file not loaded: {error}", file=sys.stderr)
         try:

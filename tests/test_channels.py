@@ -54,3 +54,11 @@ def test_console_model_reads_the_terminal_lines() -> None:
     assert channel.read_model_line() == "send hi"
     assert channel.read_model_line() == ""
     assert channel.read_model_line() is None and channel.closed
+
+
+def test_what_the_agent_sends_cannot_drive_the_users_terminal() -> None:
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO(""), out)
+    channel.send("hi\x1b]0;pwned\x07 there\x1b[2J\tand\nbye\x00")
+    assert out.getvalue() == "agent> hi\\x1b]0;pwned\\x07 there\\x1b[2J\tand\nbye\\x00\n"
+    assert channel.sent == ["hi\x1b]0;pwned\x07 there\x1b[2J\tand\nbye\x00"]  # the record keeps what was sent

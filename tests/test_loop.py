@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mettaclaw.runtime import PROJECT_ROOT
@@ -192,3 +193,13 @@ def test_a_call_with_the_wrong_arguments_is_told_the_skills_usage(make_agent) ->
     errors = "\n".join(agent.turn().errors)
     assert "ERROR: write-file: no definition matches these arguments; usage: write-file PATH TEXT : write TEXT" in errors
     assert not agent.workspace.root.joinpath("notes.txt").exists()
+
+
+def test_a_reply_no_model_could_write_is_cut_and_so_is_the_list_of_skipped_commands(make_agent) -> None:
+    agent, _, channel, _ = make_agent(["send " + "x" * 100_000, "\n".join(f"send m{i}" for i in range(5_000))],
+                                      ["go"], llmMaxTokens=100)
+    first = agent.turn()
+    assert len(channel.sent[0]) < 1_700 and any("only its first 1,600 were read" in e for e in first.errors)
+    second = agent.turn()
+    [skipped] = [e for e in second.errors if "skipped" in e]
+    assert re.search(r"and \d+ more$", skipped) and len(skipped) < 2_000 and "m14" in skipped and "m15" not in skipped

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import sys
 import threading
 from collections.abc import Iterable, Mapping
@@ -58,6 +59,15 @@ class QueueChannel:
         self.sent.append(text)
 
 
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters shown as escapes (`\\x1b`), tabs and line ends kept: what the
+    model sends must not move the cursor, clear the screen or retitle the user's terminal."""
+    return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
 class TerminalChannel(QueueChannel):
     """stdin lines become messages; replies are printed. The console model reads the same lines."""
 
@@ -105,7 +115,7 @@ class TerminalChannel(QueueChannel):
 
     def send(self, text: str) -> None:
         super().send(text)
-        self._out.write(f"agent> {text}\n")
+        self._out.write(f"agent> {printable(text)}\n")
         self._out.flush()
 
 

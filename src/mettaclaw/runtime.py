@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 CORE_FILES = ("skills.metta", "memory-skills.metta", "prompt.metta", "loop.metta")
 SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
+CHARS_PER_TOKEN = 16  # a reply past llmMaxTokens x this is no model's (a token is about 4 characters)
+SKIPPED_SHOWN = 10  # commands past maxCommands named in the error; the rest counted
 
 
 class AgentFunctions:
@@ -203,7 +205,13 @@ class Agent:
         state.message_chars, state.message = len(message), message
         began = time.perf_counter()
         try:
-            state.reply = safe_text(self._complete(state.prompt, message), "the model")
+            reply = safe_text(self._complete(state.prompt, message), "the model")
+            limit = CHARS_PER_TOKEN * self.config.llmMaxTokens
+            if len(reply) > limit:  # no model keeping to llmMaxTokens writes this much: a broken endpoint
+                self.turn_state.error(f"ERROR: your reply was {len(reply):,} characters, more than llmMaxTokens "
+                                      f"({self.config.llmMaxTokens}) allow; only its first {limit:,} were read")
+                reply = reply[:limit]
+            state.reply = reply
             state.tokens = getattr(self.llm, "last_usage", None)
             return state.reply
         except LLMError as err:
@@ -228,9 +236,10 @@ class Agent:
         for err in parsed.errors:
             self.turn_state.error(f"ERROR: could not read your reply: {err}")
         if parsed.skipped:
+            more = len(parsed.skipped) - SKIPPED_SHOWN
             self.turn_state.error(
                 f"ERROR: only the first {self.config.maxCommands} commands run (maxCommands); skipped: "
-                + " ".join(c.brief(80) for c in parsed.skipped)
+                + " ".join(c.brief(80) for c in parsed.skipped[:SKIPPED_SHOWN]) + (f" and {more} more" if more > 0 else "")
             )
         runnable = []
         for command in parsed.commands:
