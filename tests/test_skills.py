@@ -186,8 +186,9 @@ def test_search_is_a_clear_offline_error(make_agent) -> None:
 
 
 def test_episodes_rejects_a_bad_time(make_agent) -> None:
-    agent, *_ = make_agent(["episodes yesterday"], ["hi"])
-    assert "is not YYYY-MM-DD HH:MM:SS" in agent.turn().results[0]
+    agent, *_ = make_agent(["episodes yesterday\nepisodes 2026-02-30\nepisodes 9999-99-99 99:99:99\nepisodes 2026-02"], ["hi"])
+    results = agent.turn().results
+    assert all("is not YYYY-MM-DD HH:MM:SS" in r for r in results[:3]) and "ERROR" not in results[3], results
 
 
 def test_a_child_that_leaves_with_setsid_dies_with_the_command(tmp_path) -> None:

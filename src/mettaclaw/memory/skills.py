@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from mettaclaw.skills import SkillError
-from mettaclaw.textutil import cap_head
+from mettaclaw.textutil import TIME_FORMAT, cap_head
 
 from . import scopes
 from .priors import MAX_SECTION
@@ -25,6 +26,17 @@ SEMANTIC_WRITES = ("learn", "relate", "supersede", "history")  # the semantic la
 MAX_MEMORY_CHARS = MAX_SECTION  # one memory is found by one vector of its opening words: past a knowledge-prior
 # section's size it is a document, which `write-file` or knowledge-priors/ (split by heading) keep better
 SKILLS = ("remember", "query", "episodes", "forget", "recall", "spread", "infer", "dream", *SEMANTIC_WRITES)
+
+
+def is_time_prefix(text: str) -> bool:
+    """`2026`, `2026-02` ... `2026-02-28 13:05:09`, each part a real one (not `2026-02-30` or `99:99`)."""
+    if not TIME_PREFIX.match(text):
+        return False
+    try:
+        datetime.strptime(text + "2000-01-01 00:00:00"[len(text):], TIME_FORMAT)
+    except ValueError:
+        return False
+    return True
 
 
 def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = (),
@@ -109,8 +121,8 @@ class MemorySkills:
         """`episodes TIME`: the trace around TIME; `episodes` alone: the latest records (what a model
         that lost track of the time asks for)."""
         when = when.strip() or LATEST
-        if not TIME_PREFIX.match(when):
-            raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it)")
+        if when != LATEST and not is_time_prefix(when):
+            raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it) on the calendar")
         found = self.memory.around(when, self.max_episode_lines, self.visible)
         return "\n".join(cap_head(e.text, MAX_HIT_CHARS, "record") for e in found) or "no episodes recorded yet"
 
