@@ -97,3 +97,16 @@ def test_shipped_example_indexes(progress: bool) -> None:
     ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
     report = index_priors(ltm, REPO_PRIORS, progress=progress)
     assert report.added and not report.errors and report.chunks >= 2
+
+
+def test_subfolders_are_read_hidden_ones_not_and_an_empty_file_is_said_not_indexed(tmp_path: Path) -> None:
+    (tmp_path / "team" / ".drafts").mkdir(parents=True)
+    (tmp_path / "team" / "oncall.md").write_text("# On call\n\nThe pager rotates every Monday at nine.\n")
+    (tmp_path / "team" / ".drafts" / "wip.md").write_text("# Draft\n\nNot ready.\n")
+    (tmp_path / "empty.md").write_text("\n\n")
+    memory = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    first = index_priors(memory, tmp_path, progress=False)
+    assert first.added == ["team/oncall.md"] and first.errors == ["empty.md: no text (skipped)"]
+    assert memory.query("pager rotates", limit=1)[0].source == "team/oncall.md"
+    again = index_priors(memory, tmp_path, progress=False)
+    assert again.added == [] and again.skipped == ["team/oncall.md"] and "0 file(s) indexed" in again.summary()

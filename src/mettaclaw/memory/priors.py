@@ -145,37 +145,43 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         entry = existing.setdefault(item.source, {"hash": set(), "ids": []})
         entry["hash"].add(item.meta.get("file_hash"))
         entry["ids"].append(memory_id)
-    files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    # subfolders too (a team's notes under their own folder), each file known by its path in the folder
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not any(
+        part.startswith(".") for part in p.relative_to(folder).parts)) if folder.is_dir() else []
     report.folder = str(folder) if folder.is_dir() else ""
     seen: set[str] = set()
     with progress_bar(progress) as bar:
         task = bar.add_task("knowledge priors", total=len(files))
         for path in files:
-            bar.update(task, advance=1, description=f"priors: {path.name}")
-            if path.name.startswith("."):
-                continue
+            name = path.relative_to(folder).as_posix()
+            bar.update(task, advance=1, description=f"priors: {name}")
             if path.suffix.lower() not in (".md", ".markdown"):
-                report.errors.append(f"{path.name}: not Markdown (skipped)")
+                report.errors.append(f"{name}: not Markdown (skipped)")
                 continue
-            seen.add(path.name)
+            seen.add(name)
             try:
                 text = _read_markdown(path)
             except (OSError, ValueError) as err:
-                report.errors.append(f"{path.name}: {err} (skipped)")
+                report.errors.append(f"{name}: {err} (skipped)")
                 continue
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            old = existing.get(path.name)
+            old = existing.get(name)
             if old is not None and old["hash"] == {digest}:
-                report.skipped.append(path.name)
+                report.skipped.append(name)
                 continue
-            chunks = chunk_markdown(text, path.name)
-            items = [{"text": c.text, "time": PRIOR_TIME, "source": path.name, "kind": PRIOR_KIND,
+            chunks = chunk_markdown(text, name)
+            items = [{"text": c.text, "time": PRIOR_TIME, "source": name, "kind": PRIOR_KIND,
                       "extra": {"breadcrumb": c.breadcrumb, "file_hash": digest, "chunk": n}}
                      for n, c in enumerate(chunks)]
             written = {r.id for r in memory.remember_many(items)} if items else set()
             memory.forget_many(i for i in (old or {"ids": []})["ids"] if i not in written)
+            if not items:  # nothing to index: said once each start, never counted as indexed
+                report.errors.append(f"{name}: no text (skipped)")
+                if old is not None:
+                    report.removed.append(name)
+                continue
             report.chunks += len(items)
-            (report.replaced if old is not None else report.added).append(path.name)
+            (report.replaced if old is not None else report.added).append(name)
     for source, entry in existing.items():
         if source not in seen:
             memory.forget_many(entry["ids"])
