@@ -93,7 +93,8 @@ def test_a_long_record_found_by_a_query_is_cut_and_leaves_room_for_the_others(ma
 
 def test_remember_refuses_a_document_and_stores_nothing(make_agent) -> None:
     document = " ".join(f"Section {n} says the valve {n} opens at {n} bar." for n in range(400))
-    agent, *_ = make_agent([f"remember {document}\nremember valve 7 was replaced in May\nquery valve"], ["go"])
+    agent, *_ = make_agent([f"remember {document}\nremember valve 7 was replaced in May\nquery valve"], ["go"],
+                           llmMaxTokens=10_000)
     outcome = agent.turn()
     assert "ERROR: remember: not stored: " in outcome.results[0] and "at most 6,000 in one memory" in outcome.results[0]
     assert "REMEMBER-SUCCESS" in outcome.results[1]
@@ -108,7 +109,7 @@ def test_episodes_shows_a_long_record_cut(make_agent) -> None:
 
 
 def test_a_query_past_the_length_recall_takes_is_a_clear_skill_error(make_agent) -> None:
-    agent, *_ = make_agent([f"query {'peanuts ' * 5_000}"], ["go"])
+    agent, *_ = make_agent([f"query {'peanuts ' * 5_000}"], ["go"], llmMaxTokens=10_000)
     outcome = agent.turn()
     assert "ERROR: query: the query is 39,999 characters long; at most 20,000" in outcome.results[0]
     assert "internal error" not in outcome.results[0]
@@ -181,3 +182,10 @@ def test_skills_that_do_not_touch_memory_never_wait_for_a_dream_writing(make_age
         turn.join(30)
     assert outcome[0].results == ['(send "still responsive") -> SENT', '(shell "echo fine") -> fine\n']
     assert outcome[0].episode_ids  # recorded once the write was done
+
+
+def test_a_layer_with_nothing_to_look_for_is_a_clear_error(make_agent) -> None:
+    agent, *_ = make_agent(["remember the semantic web is old\nquery semantic:\nquery episodic:  \nquery episodic:web"], ["go"])
+    results = agent.turn().results
+    assert all("query needs a phrase" in r for r in results[1:3]), results
+    assert "semantic web is old" in results[3]

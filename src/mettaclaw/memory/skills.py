@@ -18,7 +18,7 @@ from . import scopes
 from .priors import MAX_SECTION
 from .recall import MAX_HIT_CHARS, render
 
-MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*:?\s+", re.IGNORECASE)
+MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*(?::\s*|\s+)", re.IGNORECASE)
 LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
 LATEST = "9999"  # a time after every record: `episodes` around it shows the last ones
