@@ -101,3 +101,18 @@ def test_the_timeline_is_paged(make_agent) -> None:
     with open(agent.config.memory_path("turns.jsonl"), "a") as log:  # a line of another version, a torn one
         log.write('{"turn": 999, "commands": [{"skill": "send"}, 3], "messages": [{"who": "x"}]}\n[1, 2]\n{"turn": 1000, "rep')
     assert "turn 999" in c.get("/").text
+
+
+def test_the_graph_draws_dollar_signs_as_written(make_agent) -> None:
+    """"$...$" in a label is a memory's words, not matplotlib math: an unknown macro failed the picture
+    (500) and "$5 and $6" came out as an italic formula."""
+    agent, _, _, _ = make_agent(["relate ALPHA CAUSES $\\undefinedmacro{x}$ trouble\n"
+                                 "relate the price is $5 and $6 today RELATED_TO ALPHA"], sleepInterval=0)
+    agent.turn()
+    c = client(agent)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    alpha = next(r for r in agent.memory.semantic.records.select(RecordFilter()) if r.content == "ALPHA")
+    svg = c.get(f"/graph/{alpha.id}.svg")
+    assert svg.status_code == 200
+    assert "$\\undefinedmacro{x}$ trouble" in svg.text and "the price is $5 and $6" in svg.text  # labels drawn
+    assert "Oblique" not in svg.text  # no glyph set in math italics

@@ -55,9 +55,13 @@ def draw_svg(graph: nx.MultiDiGraph, root: str, label: Callable[[str], str]) -> 
             widths = [0.5 + 3.5 * float(d.get("weight", 0.1)) for _, _, d in graph.edges(data=True)]
             nx.draw_networkx_edges(graph, pos, width=widths, edge_color="#555555", arrows=True, arrowsize=10,
                                    node_size=sizes, ax=ax)
-            nx.draw_networkx_edge_labels(graph, pos, ax=ax, font_size=7,
-                                         edge_labels={(u, v): d["type"] for u, v, d in graph.edges(data=True)})
-            nx.draw_networkx_labels(graph, pos, labels={n: label(n) for n in graph}, font_size=8, ax=ax)
+            drawn = nx.draw_networkx_edge_labels(graph, pos, ax=ax, font_size=7,
+                                                 edge_labels={(u, v): d["type"] for u, v, d in graph.edges(data=True)})
+            names = nx.draw_networkx_labels(graph, pos, labels={n: label(n) for n in graph}, font_size=8, ax=ax)
+            for text in (*drawn.values(), *names.values()):
+                # a memory's words, drawn as written: matplotlib reads "$...$" as math, so "$5 and $6"
+                # came out as formulae and an unknown macro ("$\undefinedmacro$") failed the picture
+                text.set_parse_math(False)
             ax.margins(0.2)  # room for the labels of nodes at the edge
             ax.set_axis_off()
             fig.tight_layout()
