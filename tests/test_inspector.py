@@ -4,7 +4,12 @@ The real-browser test is tests/test_inspector_browser.py."""
 
 from __future__ import annotations
 
+import time
+import urllib.error
+import urllib.request
+
 import pytest
+from conftest import free_port
 from starlette.testclient import TestClient
 
 from mettaclaw.inspector.app import COOKIE, PAGE, build
@@ -116,3 +121,32 @@ def test_the_graph_draws_dollar_signs_as_written(make_agent) -> None:
     assert svg.status_code == 200
     assert "$\\undefinedmacro{x}$ trouble" in svg.text and "the price is $5 and $6" in svg.text  # labels drawn
     assert "Oblique" not in svg.text  # no glyph set in math italics
+
+
+def test_a_failing_page_is_a_short_500_and_a_line_in_the_log_not_a_traceback_on_the_terminal(
+        make_agent, monkeypatch, capfd, caplog) -> None:
+    """The agent's terminal is its conversation: a page's exception went there as uvicorn's "Exception
+    in ASGI application" traceback. It belongs in the log (agent.log), with a short page for the reader."""
+    from mettaclaw.inspector import app, serve
+
+    agent, _, _, _ = make_agent([], uiPort=free_port())
+    monkeypatch.setenv(agent.config.uiTokenEnv, TOKEN)
+    monkeypatch.setattr(app.Pages, "stats", lambda self: 1 / 0)
+    inspector = serve(agent.memory, agent.config)
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{inspector.port}/stats",
+                                         headers={"Authorization": f"Bearer {TOKEN}"})
+        for _ in range(100):  # the server's thread is starting
+            try:
+                urllib.request.urlopen(request, timeout=10)
+            except urllib.error.HTTPError as err:
+                status, text = err.code, err.read().decode()
+                break
+            except urllib.error.URLError:
+                time.sleep(0.05)
+    finally:
+        inspector.close()
+    assert status == 500 and "this page failed" in text and "Traceback" not in text
+    assert "Traceback" not in capfd.readouterr().err
+    failed = [r for r in caplog.records if r.name == "mettaclaw.inspector.app"]
+    assert failed and failed[0].exc_info[0] is ZeroDivisionError and "/stats" in failed[0].getMessage()

@@ -47,8 +47,10 @@ def serve(memory: Any, config: Any) -> Inspector:
             raise InspectorError(f"the inspector cannot listen on 127.0.0.1:{config.uiPort} ({err.strerror}); "
                                  "set uiPort to a free port") from None
     app = build(memory, Path(config.memory_path("turns.jsonl")), token, read_only=config.uiReadOnly)
+    # log_config=None: uvicorn's own messages go where the agent's log goes (agent.log), not to a stream
+    # handler of its own on the terminal the agent is talking on
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=config.uiPort, log_level="warning",
-                                           access_log=False, lifespan="off"))
+                                           log_config=None, access_log=False, lifespan="off"))
     thread = threading.Thread(target=server.run, name="inspector", daemon=True)
     thread.start()
     return Inspector(server, thread, config.uiPort, token)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from mettaclaw.memory.semantic.records import format_time
 from mettaclaw.memory.semantic.store import RecordFilter
 
 from .picture import draw_svg, neighbourhood
+
+log = logging.getLogger(__name__)
 
 PAGE = 50  # rows a list shows
 COOKIE = "mettaclaw_ui"
@@ -160,7 +163,12 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
                 response = RedirectResponse(target, status_code=303)
                 response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
                 return response
-            return await handler(request)
+            try:
+                return await handler(request)
+            except Exception:  # a page's fault is the agent log's, never a traceback on the agent's terminal
+                log.exception("inspector: %s %s failed", request.method, request.url.path)
+                return html("error.html", 500, message="this page failed; the agent's log (agent.log in the memory "
+                            "folder) has the details")
         return guarded
 
     def number(request: Request, name: str) -> int:
