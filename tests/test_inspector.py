@@ -73,6 +73,8 @@ def test_the_pages_show_what_the_agent_saw_did_and_knows(lived) -> None:
     assert "semantic records" in stats and "memory index rows" in stats
     assert c.get("/record/no-such-id").status_code == 404
     assert c.get("/search", params={"q": "x", "layer": "bogus"}).status_code == 400
+    too_long = c.get("/search", params={"q": "a" * 25_000})  # was a 500 (recall's ValueError)
+    assert too_long.status_code == 400 and "the query is 25,000 characters long" in too_long.text
 
 
 def test_forgetting_from_the_page_needs_write_access_and_a_confirmation(lived) -> None:

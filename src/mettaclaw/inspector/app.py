@@ -31,6 +31,7 @@ from mettaclaw.memory import scopes
 from mettaclaw.memory.dream.report import read_reports
 from mettaclaw.memory.semantic.records import format_time
 from mettaclaw.memory.semantic.store import RecordFilter
+from mettaclaw.memory.text import check_query
 
 from .picture import draw_svg, neighbourhood
 
@@ -186,7 +187,12 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
         layer = request.query_params.get("layer") or None
         if layer not in (None, "episodic", "semantic"):
             return html("error.html", 400, message=f"layer {layer!r} is not episodic or semantic")
-        return html("search.html", **await run_in_threadpool(pages.search, request.query_params.get("q", ""), layer))
+        query = request.query_params.get("q", "")
+        try:
+            check_query(query)  # what recall refuses (too long) is the reader's to change, as the layer is
+        except ValueError as err:
+            return html("error.html", 400, message=str(err))
+        return html("search.html", **await run_in_threadpool(pages.search, query, layer))
 
     @page
     async def records(request: Request) -> Response:
