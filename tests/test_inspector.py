@@ -4,6 +4,7 @@ The real-browser test is tests/test_inspector_browser.py."""
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.error
 import urllib.request
@@ -152,3 +153,33 @@ def test_a_failing_page_is_a_short_500_and_a_line_in_the_log_not_a_traceback_on_
     assert "Traceback" not in capfd.readouterr().err
     failed = [r for r in caplog.records if r.name == "mettaclaw.inspector.app"]
     assert failed and failed[0].exc_info[0] is ZeroDivisionError and "/stats" in failed[0].getMessage()
+
+
+def test_every_turn_on_the_timeline_links_a_page(make_agent) -> None:
+    """The timeline links each turn's trace record (`ep-N`), but the index has an `ep-N` row only for a
+    turn with a human message, and an `act-N` row only when the agent did more than memory's own
+    skills: the links of scripted and autonomous turns were 404s. The record page shows the turn."""
+    agent, _, channel, _ = make_agent(["learn the kettle is in the attic", "send hello there", "shell echo hi",
+                                       "send bye"], sleepInterval=0)
+    agent.turn()  # no message, only a memory skill: no row at all
+    channel.put("a human says hi")
+    agent.turn()
+    agent.turn()  # no message, a shell command: an act- row only
+    channel.put("forget this turn")
+    agent.turn()
+    c = client(agent)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    linked = re.findall(r'href="/record/(ep-\d+)"', c.get("/").text)
+    assert len(linked) == 4
+    for episode in linked:
+        assert c.get(f"/record/{episode}").status_code == 200, episode
+    scripted = c.get(f"/record/{linked[-1]}").text  # newest first: the oldest turn is last
+    assert "the kettle is in the attic" in scripted and "no message" in scripted
+    assert c.get(f"/record/{linked[-1].replace('ep-', 'act-')}").status_code == 200
+    shell = c.get(f"/record/{linked[1]}").text
+    assert "echo hi" in shell and f'href="/record/{linked[1].replace("ep-", "act-")}"' in shell  # its index row
+    agent.memory.forget(linked[0])
+    timeline = c.get("/").text
+    assert f'href="/record/{linked[0]}"' not in timeline and f"{linked[0]} (forgotten)" in timeline
+    assert c.get(f"/record/{linked[0]}").status_code == 404
+    assert not agent.memory.trace.has("ep-1") and not agent.memory.trace.has("act-0")  # not a record's start

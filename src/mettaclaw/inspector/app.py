@@ -29,6 +29,7 @@ from starlette.routing import Route
 from mettaclaw import turns
 from mettaclaw.memory import scopes
 from mettaclaw.memory.dream.report import read_reports
+from mettaclaw.memory.episode_index import action_id, message_id, offset_of
 from mettaclaw.memory.semantic.records import format_time
 from mettaclaw.memory.semantic.store import RecordFilter
 from mettaclaw.memory.text import check_query
@@ -68,7 +69,11 @@ class Pages:
 
     def timeline(self, page: int) -> dict[str, Any]:
         rows, more = turns.newest(self.turn_log, page * PAGE, PAGE)
-        return {"turns": [_turn(r) for r in rows], "page": page, "more": more}
+        shown = [_turn(r) for r in rows]
+        for turn in shown:  # a turn links its trace record, unless it was forgotten since (no page to show)
+            episode = turn["episode_id"]
+            turn["linked"] = isinstance(episode, str) and self.memory.trace.has(episode)
+        return {"turns": shown, "page": page, "more": more}
 
     def search(self, query: str, layer: str | None) -> dict[str, Any]:
         hits = self.memory.query(query, limit=20, layer=layer, explain=True, touch=False) if query.strip() else []
@@ -87,7 +92,12 @@ class Pages:
         semantic = mem.semantic.get(record_id)
         stat = mem.statistic(record_id)
         row = mem.index.get(record_id)
-        if semantic is None and stat is None and row is None:
+        # an episode id names a turn of the trace, which the page shows whole: a turn without a message
+        # has no `ep-N` row in the index (the timeline links that id all the same), one that ran only
+        # memory's own skills has no `act-N` row, and a row holds only part of the turn
+        offset = offset_of(record_id)
+        turn = mem.trace.get(message_id(offset)) if offset is not None else None
+        if semantic is None and stat is None and row is None and turn is None:
             return None
         edges = sorted(mem.semantic.records.edges_of(record_id), key=lambda e: (e.type, -e.weight))
         out: dict[str, Any] = {"id": record_id, "semantic": semantic, "stat": stat, "row": row,
@@ -104,6 +114,11 @@ class Pages:
             out["tags"] = scopes.user_tags(row.tags)
             cites = str(row.meta.get("cites") or "")
             out["episodes"] = [(e, self.label(e, 80)) for e in cites.split("|") if e][:20]
+        if turn is not None and offset is not None:
+            out["scope"] = out.get("scope") or scopes.of_episode(turn.who, turn.channel)
+            out["turn"] = turn
+            out["turn_rows"] = [r for r in (message_id(offset), action_id(offset))
+                                if r != record_id and mem.index.get(r) is not None]
         return out
 
     def graph_svg(self, record_id: str) -> str:

@@ -180,6 +180,18 @@ class EpisodicTrace(Announcer):
             return None  # not the start of a record
         return next((parse_record(line, pos) for pos, line in self._lines_from(offset)), None)
 
+    def has(self, record_id: str) -> bool:
+        """Whether a record starts at this id's offset and is not erased, read from its first bytes:
+        `get` parses the whole record, and one may be megabytes long."""
+        digits = record_id.removeprefix("ep-") if record_id.startswith("ep-") else ""
+        if not digits.isdigit():
+            return False
+        offset = int(digits)
+        with open(self.path, "rb") as fh:
+            fh.seek(max(0, offset - 1))
+            head = fh.read(3 if offset else 2)
+        return head == (b'\n("' if offset else b'("')  # an erased record is blanked to spaces
+
     TAIL_SCAN_BYTES = 64 << 20  # how far back `tail` reads at most, however long the last records are
 
     def tail(self, max_chars: int) -> str:
