@@ -4,6 +4,7 @@ The real-browser test is tests/test_inspector_browser.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import urllib.error
@@ -183,3 +184,26 @@ def test_every_turn_on_the_timeline_links_a_page(make_agent) -> None:
     assert f'href="/record/{linked[0]}"' not in timeline and f"{linked[0]} (forgotten)" in timeline
     assert c.get(f"/record/{linked[0]}").status_code == 404
     assert not agent.memory.trace.has("ep-1") and not agent.memory.trace.has("act-0")  # not a record's start
+
+
+def test_nul_bytes_surrogates_and_megabyte_lines_show_on_every_page(make_agent) -> None:
+    """A lone surrogate (a model's, kept in the turn log as a JSON escape) made the timeline a 500: no
+    UTF-8 page can carry it, so it is shown as U+FFFD. NUL bytes and a 1 MB line are shown as they are."""
+    big = "long " + "x" * 1_000_000
+    agent, _, channel, _ = make_agent(["remember a nul\x00byte memory", f"send {big}"], sleepInterval=0)
+    channel.put("a nul\x00byte message")
+    agent.turn()
+    channel.put(big)
+    agent.turn()
+    with open(agent.config.memory_path("turns.jsonl"), "a") as log:
+        log.write(json.dumps({"turn": 3, "reply": "a lone \ud800 surrogate", "messages": [{"text": "\udcff"}]}) + "\n")
+    c = client(agent)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    timeline = c.get("/")
+    assert timeline.status_code == 200 and "a lone \ufffd surrogate" in timeline.text
+    ids = set(re.findall(r'href="/record/([^"]+)"', timeline.text + c.get("/records").text))
+    ids |= set(agent.memory.index.ids_by(kind="episode"))
+    assert len(ids) >= 4
+    paths = ["/records", "/beliefs", "/dreams", "/stats", "/search?q=nul%00byte", "/search?q=long+x"]
+    for path in paths + [f"/record/{i}" for i in ids] + [f"/graph/{i}.svg" for i in ids]:
+        assert c.get(path).status_code == 200, path

@@ -33,6 +33,7 @@ from mettaclaw.memory.episode_index import action_id, message_id, offset_of
 from mettaclaw.memory.semantic.records import format_time
 from mettaclaw.memory.semantic.store import RecordFilter
 from mettaclaw.memory.text import check_query
+from mettaclaw.textutil import safe_text
 
 from .picture import draw_svg, neighbourhood
 
@@ -160,7 +161,8 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
     csrf = hmac.new(token.encode(), b"forget", "sha256").hexdigest()
 
     def html(name: str, status: int = 200, **data: Any) -> HTMLResponse:
-        return HTMLResponse(env.get_template(name).render(**data), status_code=status)
+        # a lone surrogate (JSON "\ud800" in a turn log line) is a str no UTF-8 page can carry: U+FFFD
+        return HTMLResponse(safe_text(env.get_template(name).render(**data), "an inspector page"), status_code=status)
 
     def allowed(request: Request) -> bool:
         given = (request.cookies.get(COOKIE) or request.query_params.get("token")
