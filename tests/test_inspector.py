@@ -108,8 +108,11 @@ def test_the_timeline_is_paged(make_agent) -> None:
     second = c.get("/?page=1").text
     assert "message number 0" in second and f"message number {PAGE + 4}" not in second
     with open(agent.config.memory_path("turns.jsonl"), "a") as log:  # a line of another version, a torn one
+        log.write('{"turn": 998, "turn_ms": "slow", "model_ms": "x", "tokens": [1], "prompt_sections": [1], '
+                  '"commands": [{"ms": "x"}], "messages": [{"text": 5}]}\n')  # values of other types: a 500
         log.write('{"turn": 999, "commands": [{"skill": "send"}, 3], "messages": [{"who": "x"}]}\n[1, 2]\n{"turn": 1000, "rep')
-    assert "turn 999" in c.get("/").text
+    timeline = c.get("/").text
+    assert "turn 999" in timeline and "turn 998" in timeline
 
 
 def test_the_graph_draws_dollar_signs_as_written(make_agent) -> None:

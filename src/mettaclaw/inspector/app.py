@@ -49,11 +49,25 @@ COMMAND = {"skill": "?", "ms": 0.0, "result": ""}
 MESSAGE = {"who": "", "channel": "", "text": ""}
 
 
+def _number(value: Any, default: float | None) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
 def _turn(line: Any) -> dict[str, Any]:
     turn = {**TURN, **line} if isinstance(line, dict) else dict(TURN)
     for key, shape in (("commands", COMMAND), ("messages", MESSAGE)):
         items = turn[key] if isinstance(turn[key], list) else []
         turn[key] = [{**shape, **item} for item in items if isinstance(item, dict)]
+    # a value of another type (a hand-edited line) is left out as a missing one is: the page formats
+    # these as numbers, mappings and text, and one such line made the whole timeline a 500
+    for key in ("prompt_chars", "model_ms", "turn_ms"):
+        turn[key] = _number(turn[key], TURN[key])
+    for key in ("prompt_sections", "tokens"):
+        turn[key] = turn[key] if isinstance(turn[key], dict) else TURN[key]
+    for command in turn["commands"]:
+        command["ms"] = _number(command["ms"], COMMAND["ms"])
+    for message in turn["messages"]:
+        message["text"] = message["text"] if isinstance(message["text"], str) else MESSAGE["text"]
     return turn
 
 
