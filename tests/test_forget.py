@@ -236,6 +236,11 @@ def test_forget_refuses_what_it_cannot_delete(tmp_path) -> None:
         memory.forget(prior)
     with pytest.raises(LookupError, match="no record"):
         memory.forget("nothing by this name")
+    assert memory.record_turn("2026-01-01 10:00:00", [Message("the gate code is 1234")], []).turn_id == "ep-0"
+    for ref in ("ep-" + "9" * 5000, "ep-\uff10", "act-\u0660"):  # int() refused 5,000 digits; other scripts' zeros
+        with pytest.raises(LookupError):                     # were read as 0 and forgot ep-0
+            memory.forget(ref)
+    assert memory.trace.get("ep-0") is not None
     memory.close()
 
 

@@ -187,6 +187,7 @@ def test_every_turn_on_the_timeline_links_a_page(make_agent) -> None:
     assert f'href="/record/{linked[0]}"' not in timeline and f"{linked[0]} (forgotten)" in timeline
     assert c.get(f"/record/{linked[0]}").status_code == 404
     assert not agent.memory.trace.has("ep-1") and not agent.memory.trace.has("act-0")  # not a record's start
+    assert c.get("/record/ep-" + "9" * 5000).status_code == 404  # was a 500: int() refuses 5,000 digits
 
 
 def test_nul_bytes_surrogates_and_megabyte_lines_show_on_every_page(make_agent) -> None:

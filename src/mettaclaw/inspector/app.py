@@ -198,7 +198,7 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
             try:
                 return await handler(request)
             except Exception:  # a page's fault is the agent log's, never a traceback on the agent's terminal
-                log.exception("inspector: %s %s failed", request.method, request.url.path)
+                log.exception("inspector: %s %s failed", request.method, request.url.path[:300])
                 return html("error.html", 500, message="this page failed; the agent's log (agent.log in the memory "
                             "folder) has the details")
         return guarded

@@ -58,11 +58,17 @@ def action_id(offset: int) -> str:
     return f"act-{offset}"
 
 
+MAX_OFFSET_DIGITS = 18  # a trace of an exabyte
+
+
 def offset_of(row_id: str) -> int | None:
-    """The trace offset an episode row comes from (None for anything else)."""
+    """The trace offset an episode row comes from (None for anything else). ASCII digits only and not
+    too many: isdigit() takes other scripts' digits ("ep-０" forgot ep-0), and int() refuses a number
+    past 4,300 digits with a ValueError where a lookup should find nothing."""
     for prefix in ("ep-", "act-"):
-        if row_id.startswith(prefix) and row_id[len(prefix):].isdigit():
-            return int(row_id[len(prefix):])
+        digits = row_id[len(prefix):]
+        if row_id.startswith(prefix) and digits.isascii() and digits.isdigit() and len(digits) <= MAX_OFFSET_DIGITS:
+            return int(digits)
     return None
 
 

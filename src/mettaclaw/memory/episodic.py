@@ -184,7 +184,7 @@ class EpisodicTrace(Announcer):
         """Whether a record starts at this id's offset and is not erased, read from its first bytes:
         `get` parses the whole record, and one may be megabytes long."""
         digits = record_id.removeprefix("ep-") if record_id.startswith("ep-") else ""
-        if not digits.isdigit():
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:  # as episode_index.offset_of
             return False
         offset = int(digits)
         with open(self.path, "rb") as fh:
