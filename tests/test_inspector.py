@@ -5,10 +5,14 @@ The real-browser test is tests/test_inspector_browser.py."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from conftest import free_port
@@ -211,3 +215,15 @@ def test_nul_bytes_surrogates_and_megabyte_lines_show_on_every_page(make_agent) 
     paths = ["/records", "/beliefs", "/dreams", "/stats", "/search?q=nul%00byte", "/search?q=long+x"]
     for path in paths + [f"/record/{i}" for i in ids] + [f"/graph/{i}.svg" for i in ids]:
         assert c.get(path).status_code == 200, path
+
+
+def test_a_label_the_font_cannot_draw_prints_no_warning() -> None:
+    """matplotlib warns for each character its font lacks (a NUL byte, Chinese), and Python prints that
+    on stderr, the agent's terminal; the character is drawn as a box all the same. A process of its own:
+    pytest resets warning filters around each test and import."""
+    code = ("import networkx as nx\nfrom mettaclaw.inspector.picture import draw_svg\n"
+            "g = nx.MultiDiGraph()\ng.add_edge('a', 'b', key='CAUSES', type='CAUSES', weight=0.5)\n"
+            "print('<svg' in draw_svg(g, 'a', {'a': 'a nul\\x00byte', 'b': '\u732b and \u9f20'}.get))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}  # this checkout's
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.stdout.strip() == "True" and done.stderr == ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,9 @@ import networkx as nx  # noqa: E402
 MAX_NODES = 40
 LAYER_COLOURS = {"semantic": "#8ecae6", "episodic": "#ffb703", "statistics": "#90be6d"}
 _DRAWING = threading.Lock()  # pyplot keeps global state: one picture at a time
+# a label in a script the font lacks (Chinese, a NUL byte) is drawn as a box, and matplotlib also
+# warns, which Python prints on stderr: the terminal the agent talks on, once for every new character
+warnings.filterwarnings("ignore", r"Glyph \d+ [\s\S]* missing from font", UserWarning)
 
 
 def neighbourhood(edges_of: Callable[[str], list[Any]], root: str, steps: int = 2,
