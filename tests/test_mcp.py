@@ -257,3 +257,31 @@ def test_remembering_a_document_is_a_tool_error_and_stores_nothing(open_test_mem
     refused = asyncio.run(run())
     assert refused.is_error and "at most 6,000 in one memory" in refused.content[0].text
     assert len(memory.index) == 0
+
+
+def test_a_turn_at_an_impossible_time_is_refused_before_it_is_written_and_the_folder_still_opens(open_test_memory) -> None:
+    """The tool's pattern lets 2026-02-30 through; such a turn was written to the trace first, the call
+    then failed without a cause, and the folder never opened again (`bad time` at the index's catch-up)."""
+    from mettaclaw.mcp.server import build_server
+
+    memory = open_test_memory()
+    turn = {"messages": [{"text": "the boiler is serviced in March"}], "commands": []}
+
+    async def run() -> list:
+        async with Client(build_server(memory)) as client:
+            answers = [await client.call_tool("agent_turn", {"time": when, **turn})
+                       for when in ("2026-02-30 10:00:00", "2026-13-45 99:99:99", "0001-01-01 00:00:00")]
+            answers.append(await client.call_tool("agent_skill", {"skill": "query", "arg": "boiler",
+                                                                  "time": "2026-02-30 10:00:00"}))
+            answers.append(await client.call_tool("agent_turn", {"time": "2026-03-01 10:00:00", **turn}))
+            return answers
+
+    *refused, kept = asyncio.run(run())
+    for answer, when in zip(refused, ("2026-02-30 10:00:00", "2026-13-45 99:99:99", "0001-01-01 00:00:00",
+                                      "2026-02-30 10:00:00"), strict=True):
+        assert answer.is_error and f"bad time {when!r}" in answer.content[0].text, answer.content
+    assert not kept.is_error, kept.content
+    assert [e.time for e in memory.trace] == ["2026-03-01 10:00:00"], "nothing of a refused turn was written"
+    memory.close()
+    reopened = open_test_memory()
+    assert [h.id for h in reopened.query("boiler serviced", 5)] == kept.structured_content["episode_ids"]

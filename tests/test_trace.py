@@ -100,3 +100,17 @@ def test_kill_during_trace_writes_leaves_a_readable_trace(tmp_path) -> None:
         assert f"m{acknowledged}" in messages
         assert messages.count("m0") == trial + 1
     assert len(EpisodicTrace(Path(path)).tail(10_000)) > 0
+
+
+def test_a_time_no_reader_can_parse_back_is_refused_and_nothing_is_written(tmp_path) -> None:
+    """The index catches up from the trace at open and the dream reads each record's time: one record
+    at an impossible time stopped the memory folder from opening."""
+    import pytest
+
+    trace = EpisodicTrace(tmp_path / "h.metta")
+    for bad in ("2026-02-30 10:00:00", "2026-13-45 99:99:99", "0001-01-01 00:00:00", "knowledge_prior", "soon"):
+        with pytest.raises(ValueError, match="bad time"):
+            trace.append(bad, "hello", [])
+    assert (tmp_path / "h.metta").read_bytes() == b""
+    trace.append("2024-02-29 23:59:59", "a leap day", [])
+    assert [e.message for e in trace] == ["a leap day"]

@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from mettaclaw.memory import scopes
+from mettaclaw.memory.episodic import check_time
 from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
 from mettaclaw.memory.skills import SKILLS, MemorySkills, remember_text
 from mettaclaw.messages import Message
@@ -66,6 +67,16 @@ class MemoryTools:
         if self.scope != scopes.DEFAULT and name != self.scope:
             raise ToolError(f"this server serves scope {self.scope!r} only, not {name!r}")
         return name
+
+    @staticmethod
+    def _real_time(time: str) -> str:
+        """An agent's clock reading, refused unless it is a real date and time: the pattern lets
+        2026-02-30 through, and a turn recorded at a time no reader can parse back stopped the memory
+        folder from opening (episodic.check_time)."""
+        try:
+            return check_time(time)
+        except ValueError as err:
+            raise ToolError(f"{err}; refused before anything was written") from None
 
     def _semantic_write(self, write: Callable[[], Any]) -> Any:
         """A write to semantic memory under the memory's lock, then its index copies brought in line."""
@@ -218,6 +229,7 @@ class MemoryTools:
                    ) -> dict[str, Any]:
         """Record an agent's turn (what it was told and did, how each command ended) as episodes, searchable when this returns.
         A turn sent again with the same `key` (its answer was lost) is answered as the first time, not recorded twice."""
+        self._real_time(time)
         told = [Message(m.text, m.who, m.channel) for m in messages]
         for m in told:
             self._acting_in(scopes.of_episode([m.who or ""], m.channel))
@@ -231,6 +243,7 @@ class MemoryTools:
                     scope: str = scopes.DEFAULT, max_items: Limit = 10,
                     max_lines: Annotated[int, Field(ge=1, le=1000)] = 20) -> dict[str, Any]:
         """Run one of an agent's memory skills (query, remember, learn, ...) as that agent, in a scope."""
+        self._real_time(time)
         skills = MemorySkills(self.memory, lambda: time, max_items, max_lines, source="agent", lenses=self.lenses)
         skills.scope = self._acting_in(scope)
         try:
@@ -242,6 +255,7 @@ class MemoryTools:
                           time: Time,
                           scope: str = scopes.DEFAULT) -> dict[str, Any]:
         """The PREDICTIONS block an agent's prompt shows: how the actions it names ended before."""
+        self._real_time(time)
         return {"block": self.memory.predictions(context, [Command(c.skill, tuple(c.args)) for c in recent], time,
                                                  scopes.reading(self._acting_in(scope)))}
 

@@ -45,6 +45,25 @@ class Episode:
         return int(self.id.removeprefix("ep-"))
 
 
+def check_time(time: str) -> str:
+    """`time` if every reader of the trace can parse it back (the index at open, the dream, export):
+    a real date and time such as YYYY-MM-DD HH:MM:SS; ValueError naming it otherwise.
+
+    Why the trace checks: a record is read for as long as the folder lives, and the index is caught up
+    from the trace at open, so one record with an impossible time (2026-02-30) stopped the memory
+    folder from opening at all (`bad time` from the index, the dream and export alike)."""
+    from mettaclaw.memory.filters import parse_time
+    from mettaclaw.memory.semantic.records import parse_time as record_time
+
+    try:
+        canonical = parse_time(time)[0]
+        parse_time(canonical)  # the index keeps the canonical form and reads it again
+        record_time(time)  # the dream's reading of an episode's time
+    except (ValueError, OverflowError, TypeError):
+        raise ValueError(f"bad time {time!r}: not a real date and time (YYYY-MM-DD HH:MM:SS)") from None
+    return time
+
+
 def format_record(time: str, message: str, commands: list[Command], errors: str | None,
                   who: tuple[str, ...] = (), channel: str = "", outcomes: list[tuple[int, float]] = ()) -> str:
     parts = [quote(time), quote("HUMAN_MESSAGE: "), quote(message), *(str(c) for c in commands)]
@@ -121,7 +140,9 @@ class EpisodicTrace(Announcer):
     def append_episode(self, time: str, message: str, commands: list[Command], errors: str | None = None,
                        who: tuple[str, ...] = (), channel: str = "",
                        outcomes: list[tuple[int, float]] = ()) -> Episode:
-        """`append`, returning the episode as written (`outcomes`: one (status, ms) a command)."""
+        """`append`, returning the episode as written (`outcomes`: one (status, ms) a command); a time
+        no reader could parse back is refused before anything is written (check_time)."""
+        check_time(time)
         outcomes = list(outcomes) if len(outcomes) == len(commands) else []
         line = format_record(time, message, commands, errors, who, channel, outcomes)
         with open(self.path, "ab") as fh:
