@@ -127,3 +127,19 @@ def test_a_damaged_export_is_refused_before_anything_is_written(tmp_path) -> Non
         done = cli("import", str(dump), *settings(target))
         assert done.returncode == 2 and f"line {record_at + 1} is not a valid 'record'" in done.stderr, done.stderr
         assert not (target / "history.metta").exists(), "nothing was written"
+
+
+def test_an_export_with_a_trace_record_at_an_impossible_time_is_refused(tmp_path) -> None:
+    """Opening indexes every trace record, so an imported record at 2026-02-30 left a folder that never
+    opened; the import stops at that line instead (a torn line stays, as readers skip it)."""
+    import pytest
+
+    from mettaclaw.memory.transfer import FORMAT, ImportError_, read_export
+
+    header = json.dumps({"type": "header", "format": FORMAT})
+    good = json.dumps({"type": "trace", "line": '("2026-02-28 10:00:00" "HUMAN_MESSAGE: " "fine")'})
+    torn = json.dumps({"type": "trace", "line": '("2026-02-28 10:00:01" "HUMAN_MES'})
+    bad = json.dumps({"type": "trace", "line": '("2026-02-30 10:00:00" "HUMAN_MESSAGE: " "not a day")'})
+    assert len(list(read_export([header, good, torn]))) == 3
+    with pytest.raises(ImportError_, match="line 4 is not a valid 'trace': bad time '2026-02-30 10:00:00'"):
+        list(read_export([header, good, torn, bad]))

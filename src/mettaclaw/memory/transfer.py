@@ -136,6 +136,7 @@ def _record_line() -> type[BaseModel]:
 def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The export's lines as objects, each checked; ImportError_ naming the first line that is not what
     an export holds (so that an import stops before it writes anything)."""
+    from .episodic import check_time, parse_record
     from .semantic.records import Edge
 
     for number, text in enumerate(lines, start=1):
@@ -153,6 +154,8 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
                 _record_line().model_validate(item)
             elif item["type"] == "edge":
                 Edge(**item["edge"])
+            elif item["type"] == "trace" and (episode := parse_record(item["line"], 0)) is not None:
+                check_time(episode.time)  # a record no reader can parse back would stop the folder opening
             elif item["type"] in ("pins", "dream_state") and not isinstance(item.get("text", item.get("state")), str | dict):
                 raise ValueError(f"a {item['type']} line has no content")
         except (ValidationError, TypeError, ValueError, KeyError) as err:
