@@ -187,3 +187,47 @@ def test_the_agent_answers_each_irc_user_from_their_own_scope(make_agent) -> Non
     channel.put(Message("and mine?", who="alice", channel=room))
     agent.turn()
     assert agent.memory_skills.scope == "user:alice" and "1111" in agent.last_results
+
+
+def test_a_server_of_one_scope_never_reads_or_changes_the_agents_own_memory(memory) -> None:
+    """The agent_* tools read scopes.reading(scope), which adds the agent's own: bob's server found the
+    agent's memories through agent_skill query and recall and deleted an agent fact through forget.
+    The agent's own server still shows a user's turn that user's memory and the agent's."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mettaclaw.parser import Command
+
+    secret = memory.remember("AGENTPRIVATE the owner's alarm code is 2468", time="2026-01-02 10:00:00")
+    diary = memory.semantic.learn("AGENTPRIVATE owner diary: feeling unwell", name="owner diary").id
+    memory.remember("(--> owner unwell) (stv 1.0 0.9)", kind="belief", atom="(--> owner unwell) (stv 1.0 0.9)")
+    memory.sync_mirror()
+    episode = memory.record_turn("2026-01-02 10:00:00", [Message("AGENTPRIVATE the drone key is in the drawer")], []).turn_id
+    for n in range(6):
+        memory.record_turn(f"2026-01-02 11:0{n}:00", [], [Command("shell", ("make deploy",))], None, [(2, 900.0)])
+    bob = MemoryTools(memory, scope="user:bob")
+    now = "2026-01-03 00:00:00"
+
+    def skill(name: str, arg: str) -> str:
+        try:
+            return bob.agent_skill(name, arg, now, scope="user:bob")["result"]
+        except ToolError as err:
+            return f"refused: {err}"
+
+    seen = [skill("query", "alarm code"), skill("query", "episodic: drone key"), skill("recall", "owner diary"),
+            skill("recall", "hybrid: drone key"), skill("episodes", "2026-01-02"), skill("history", "owner diary"),
+            skill("spread", "owner diary"), skill("infer", "is owner unwell?"),
+            skill("supersede", "owner diary => the owner is fine"),
+            bob.agent_knowledge("owner diary alarm code drone key", 5000, scope="user:bob")["block"],
+            bob.agent_predictions("shell make deploy", [], now, scope="user:bob")["block"]]
+    shown = "\n".join(seen)
+    for private in ("AGENTPRIVATE", "2468", "feeling unwell", "owner unwell", "shell make", secret.id, diary, episode):
+        assert private not in shown, (private, seen)
+    for ref in (diary, "owner diary", secret.id, episode):
+        assert skill("forget", ref).startswith(("refused: no record", "refused: no episode")), ref
+    assert memory.semantic.get(diary) is not None and memory.text_of(secret.id) and memory.trace.get(episode)
+    # the agent's own server: a remote agent answering bob reads bob's scope and its own, as a local one does
+    agent = MemoryTools(memory)
+    assert "AGENTPRIVATE" in agent.agent_skill("query", "AGENTPRIVATE alarm code", now, scope="user:bob")["result"]
+    assert "2222" in agent.agent_skill("query", "locker code", now, scope="user:bob")["result"]
+    assert "AGENTPRIVATE" in agent.agent_knowledge("AGENTPRIVATE owner diary", 5000, scope="user:bob")["block"]
+    assert "shell make: expect failure" in agent.agent_predictions("shell make deploy", [], now, scope="user:bob")["block"]

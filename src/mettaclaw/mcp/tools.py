@@ -68,6 +68,12 @@ class MemoryTools:
             raise ToolError(f"this server serves scope {self.scope!r} only, not {name!r}")
         return name
 
+    def _reading(self, scope: str) -> frozenset[str]:
+        """What an agent's call acting in `scope` may read: on the agent's server its scope and the
+        agent's own (a remote agent answering bob sees bob's memory and its own, as a local one does);
+        on a server of one scope that scope alone, so its token never opens the agent's memory."""
+        return scopes.reading(self._acting_in(scope), with_agent=self.scope == scopes.DEFAULT)
+
     @staticmethod
     def _real_time(time: str) -> str:
         """An agent's clock reading, refused unless it is a real date and time: the pattern lets
@@ -245,7 +251,7 @@ class MemoryTools:
         """Run one of an agent's memory skills (query, remember, learn, ...) as that agent, in a scope."""
         self._real_time(time)
         skills = MemorySkills(self.memory, lambda: time, max_items, max_lines, source="agent", lenses=self.lenses)
-        skills.scope = self._acting_in(scope)
+        skills.scope, skills.with_agent = self._acting_in(scope), self.scope == scopes.DEFAULT
         try:
             return {"result": skills.run(skill, arg)}
         except SkillError as err:
@@ -257,13 +263,13 @@ class MemoryTools:
         """The PREDICTIONS block an agent's prompt shows: how the actions it names ended before."""
         self._real_time(time)
         return {"block": self.memory.predictions(context, [Command(c.skill, tuple(c.args)) for c in recent], time,
-                                                 scopes.reading(self._acting_in(scope)))}
+                                                 self._reading(scope))}
 
     def agent_knowledge(self, message: str, budget: Annotated[int, Field(ge=0, le=100_000)],
                         scope: str = scopes.DEFAULT,
                         budget_ms: Annotated[float | None, Field(gt=0, le=10_000)] = None) -> dict[str, Any]:
         """The KNOWLEDGE block an agent's prompt shows for a new message ("" when nothing is known)."""
-        return {"block": self.memory.knowledge(message, budget, scopes.reading(self._acting_in(scope)), budget_ms)}
+        return {"block": self.memory.knowledge(message, budget, self._reading(scope), budget_ms)}
 
 
 class TurnMessage(BaseModel):

@@ -71,11 +71,14 @@ class MemorySkills:
         self.memory, self.now, self.max_items, self.lenses = memory, now, max_items, dict(lenses or {})
         self.max_episode_lines, self.source = max_episode_lines, source
         self.scope = scopes.DEFAULT  # whose turn it is (the runtime sets it from who spoke): writes go there
+        # whether a turn also reads the agent's own scope: the agent's does; a memory server of one
+        # scope sets False, since it serves that scope only (README: "an MCP server sees its one scope")
+        self.with_agent = True
 
     @property
     def visible(self) -> frozenset[str]:
-        """What this turn may read: its scope and the agent's own."""
-        return scopes.reading(self.scope)
+        """What this turn may read: its scope and (with_agent) the agent's own."""
+        return scopes.reading(self.scope, self.with_agent)
 
     def run(self, skill: str, arg: str) -> str:
         """Run one memory skill by its name in SKILLS (the bridges and the memory server's
@@ -143,7 +146,8 @@ class MemorySkills:
         def run(arg: str) -> str:
             try:
                 with self.memory.lock:
-                    return skills.SKILLS[name](self.memory.semantic, arg, scope=self.scope)
+                    reads = {"visible": self.visible} if name in ("supersede", "history") else {}
+                    return skills.SKILLS[name](self.memory.semantic, arg, scope=self.scope, **reads)
             finally:
                 self.memory.sync_mirror()
 
@@ -157,7 +161,7 @@ class MemorySkills:
         def episodic(query: str, limit: int) -> list[tuple[str, str, str]]:
             return [(h.time, h.text, h.id) for h in self.memory.query(query, limit, layer="episodic", visible=self.visible)]
 
-        return skills.recall(self.memory.semantic, arg, episodic=episodic, scope=self.scope)
+        return skills.recall(self.memory.semantic, arg, episodic=episodic, scope=self.scope, visible=self.visible)
 
     # --- dreaming and spreading activation
     def dream(self, arg: str) -> str:

@@ -1,5 +1,6 @@
 """The semantic-memory skills as plain functions `(mem, arg, scope) -> str`, with their help text;
-`scope` is whose turn it is (scopes.py): writes go there, reads see it and the agent's own.
+`scope` is whose turn it is (scopes.py): writes go there, reads see it and the agent's own, or only
+what `visible` names when the caller gives it (a memory server of one scope sees that scope alone).
 
 The runtime declares them, with their help text, in metta/memory-skills.metta. An error the model caused
 (bad argument, unknown record) raises SkillError with the cause; our own bugs raise anything else.
@@ -23,6 +24,11 @@ _TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
 _OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
 _AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)")
 _MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+")
+
+
+def _visible(scope: str, visible: frozenset[str] | None) -> frozenset[str]:
+    """What a skill run in `scope` reads: `visible` when the caller says, else the scope and the agent's own."""
+    return scopes.reading(scope) if visible is None else visible
 
 
 def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
@@ -87,7 +93,8 @@ def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
     return f"RELATE-SUCCESS {a} {edge.type} {b} (weight {edge.weight:.2f}){note}"
 
 
-def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None, scope: str = scopes.DEFAULT) -> str:
+def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None, scope: str = scopes.DEFAULT,
+           visible: frozenset[str] | None = None) -> str:
     text = (arg or "").strip()
     mode = "semantic"
     m = _MODE.match(text)
@@ -106,7 +113,7 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
         if mode in ("semantic", "hybrid"):
             hits = mem.recall(query or None, limit, mode="semantic" if query else "logical", tags_all=tags,
                               tags_none=excluded, kind=opts.get("kind"), category=opts.get("category"),
-                              as_of=as_of[1] if as_of else None, visible=scopes.reading(scope))
+                              as_of=as_of[1] if as_of else None, visible=_visible(scope, visible))
             for h in hits:
                 rec = h.record
                 src = f", from {', '.join(rec.source_episodes[:3])}" if rec.source_episodes else ""
@@ -139,7 +146,8 @@ def _interleave(a: list[str], b: list[str]) -> list[str]:
     return out
 
 
-def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
+def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
+              visible: frozenset[str] | None = None) -> str:
     for sep in ("=>", "->", "|"):
         if sep in (arg or ""):
             old, new = (p.strip() for p in arg.split(sep, 1))
@@ -149,15 +157,15 @@ def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str
     if not old or not new:
         raise SkillError("both the old record and the new fact are needed")
     try:
-        res = mem.supersede(old, new, visible=scopes.reading(scope))
+        res = mem.supersede(old, new, visible=_visible(scope, visible))
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     return f"SUPERSEDE-SUCCESS {', '.join(res.superseded)} -> {res.id}"
 
 
-def history(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
+def history(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT, visible: frozenset[str] | None = None) -> str:
     try:
-        versions = mem.history(arg or "", scopes.reading(scope))
+        versions = mem.history(arg or "", _visible(scope, visible))
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     lines = []
