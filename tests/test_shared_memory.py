@@ -198,6 +198,28 @@ def test_a_server_of_one_scope_refuses_an_agent_acting_in_another(tmp_path, open
         agent.memory.close()
 
 
+def test_every_episode_a_server_of_one_scope_records_is_in_that_scope(open_test_memory) -> None:
+    """agent_turn checked each message's scope only: a turn without messages (commands only, the agent's
+    own) sent to bob's server landed an episode in the agent's scope."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mettaclaw.mcp.tools import TurnCommand, TurnMessage
+    from mettaclaw.memory import scopes
+
+    server = open_test_memory()
+    bob = MemoryTools(server, scope="user:bob")
+    ran = [TurnCommand(skill="shell", args=["echo planted by bob"], status=0, ms=3.0)]
+    for told in ([], [TurnMessage(text="hello", who="bob")], [TurnMessage(text="hi", who="alice", channel="irc:#x")],
+                 [TurnMessage(text="hi all", who="bob", channel="irc:#x"), TurnMessage(text="hey", who="carol", channel="irc:#x")]):
+        with pytest.raises(ToolError, match="serves scope 'user:bob' only, and this turn's episodes would be"):
+            bob.agent_turn("2026-01-01 10:00:00", told, ran)
+    assert len(server.trace) == 0 and len(server.index) == 0, "nothing of a refused turn was written"
+    kept = bob.agent_turn("2026-01-01 10:01:00", [TurnMessage(text="my bike is blue", who="bob", channel="irc:#x")], ran)
+    assert {scopes.of_tags(server.index.get(i).tags) for i in kept["episode_ids"]} == {"user:bob"}
+    agent = MemoryTools(server)  # the agent's own server records a turn of its own, as before
+    assert agent.agent_turn("2026-01-01 10:02:00", [], ran)["episode_ids"]
+
+
 def test_memory_server_settings_are_checked_before_anything_opens(tmp_path) -> None:
     for url, cause in (("http://192.168.1.5:8765/mcp", "plain http only to this machine"),
                        ("ftp://127.0.0.1/mcp", "not an http"), ("127.0.0.1:8765", "not an http")):

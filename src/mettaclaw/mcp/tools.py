@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from mettaclaw.memory import scopes
+from mettaclaw.memory.episode_index import senders
 from mettaclaw.memory.episodic import check_time
 from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
 from mettaclaw.memory.skills import SKILLS, MemorySkills, remember_text
@@ -237,8 +238,13 @@ class MemoryTools:
         A turn sent again with the same `key` (its answer was lost) is answered as the first time, not recorded twice."""
         self._real_time(time)
         told = [Message(m.text, m.who, m.channel) for m in messages]
-        for m in told:
-            self._acting_in(scopes.of_episode([m.who or ""], m.channel))
+        # the scope the episodes will have, as the index decides it from the record: checking each
+        # message let a turn without messages (its commands only: the agent's own) into the agent's scope
+        whose = scopes.of_episode(*senders(told))
+        if self.scope != scopes.DEFAULT and whose != self.scope:
+            raise ToolError(f"this server serves scope {self.scope!r} only, and this turn's episodes would be "
+                            f"{whose!r}: a turn is {self.scope!r}'s when its messages are theirs on a shared "
+                            "channel (irc:...); one without messages is the agent's own")
         record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors,
                                          [(c.status, c.ms) for c in commands] if all(c.ms is not None for c in commands) else [],
                                          key=key)
