@@ -169,6 +169,35 @@ def test_turn_keys_survive_a_server_restart_and_a_torn_line(tmp_path, open_test_
         memory.close()
 
 
+def test_turn_keys_are_per_scope_and_stay_so_across_a_restart(tmp_path) -> None:
+    """Servers of two users on one memory shared their keys: bob's turn under a key alice had used was
+    answered with alice's episode ids and never recorded."""
+    from mettaclaw.mcp.tools import TurnMessage
+
+    config = config_for(tmp_path / "server")
+    key = "turnkey-0001"
+
+    def turn(memory, who: str, text: str) -> dict:
+        return MemoryTools(memory, scope=f"user:{who}").agent_turn(
+            "2026-01-02 10:00:00", [TurnMessage(text=text, who=who, channel="irc:#x")], [], key=key)
+
+    memory = open_memory(config, dream=False)
+    try:
+        alice = turn(memory, "alice", "alice's private turn")
+        bob = turn(memory, "bob", "bob says something else")
+        assert bob["turn_id"] != alice["turn_id"] and memory.text_of(bob["episode_ids"][0]).endswith("something else")
+        plain = MemoryTools(memory).agent_turn("2026-01-02 10:01:00", [TurnMessage(text="the agent's own")], [], key=key)
+        assert plain["turn_id"] not in (alice["turn_id"], bob["turn_id"])
+    finally:
+        memory.close()
+    memory = open_memory(config, dream=False)
+    try:
+        assert turn(memory, "alice", "alice's private turn") == alice and turn(memory, "bob", "sent again") == bob
+        assert len(memory.trace) == 3, "each sent again is answered as the first time, per scope"
+    finally:
+        memory.close()
+
+
 def test_delivered_turns_keep_the_newest_keys_and_compact_their_file(tmp_path) -> None:
     from mettaclaw.memory.delivery import DeliveredTurns
     from mettaclaw.memory.episode_index import TurnRecord

@@ -247,7 +247,7 @@ class MemoryTools:
                             "channel (irc:...); one without messages is the agent's own")
         record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors,
                                          [(c.status, c.ms) for c in commands] if all(c.ms is not None for c in commands) else [],
-                                         key=key)
+                                         key=key, key_scope=self.scope)
         return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
 
     def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]

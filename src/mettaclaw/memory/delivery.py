@@ -8,6 +8,10 @@ with the ids it gave the first time instead of recording the turn twice.
 The keys live in `delivered.jsonl` beside the trace, one synced line per turn, written after the
 turn's own trace record: a crash between the two writes can still record a turn twice, but never
 loses one. The newest `keep` keys are remembered, far more than an outbox ever holds.
+
+Keys are per scope (the sending server's): servers of two users share one memory, and bob sending
+a key alice had used was answered with alice's turn, and his own was dropped. A line without a
+scope (written before scopes had keys of their own) is the agent's.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from mettaclaw.textutil import append_synced, atomic_write
 
+from . import scopes
 from .episode_index import TurnRecord
 
 log = logging.getLogger(__name__)
@@ -27,42 +32,46 @@ KEEP = 10_000
 
 
 class DeliveredTurns:
-    """Turn key -> the TurnRecord it was recorded as, persisted; the oldest keys forgotten past `keep`."""
+    """(scope, turn key) -> the TurnRecord it was recorded as, persisted; the oldest keys forgotten past `keep`."""
 
     def __init__(self, path: Path, keep: int = KEEP) -> None:
         if keep < 1:
             raise ValueError(f"keep must be at least 1, not {keep}")
         self.path, self.keep = path, keep
-        self._seen: OrderedDict[str, TurnRecord] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], TurnRecord] = OrderedDict()
         self._lines = 0
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 self._lines += 1
                 try:
                     entry = json.loads(line)
-                    self._remember(str(entry["key"]), TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"])))
+                    self._remember((str(entry.get("scope", scopes.DEFAULT)), str(entry["key"])),
+                                   TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"])))
                 except (ValueError, KeyError, TypeError):  # a line cut by a crash mid-append
                     log.warning("skipped an unreadable line of %s: %r", path, line[:200])
 
-    def get(self, key: str) -> TurnRecord | None:
-        return self._seen.get(key)
+    def get(self, key: str, scope: str = scopes.DEFAULT) -> TurnRecord | None:
+        """What `key`, sent by a sender of `scope`, was recorded as (None: not yet)."""
+        return self._seen.get((scope, key))
 
-    def add(self, key: str, record: TurnRecord) -> None:
-        """Remember that `key` was recorded as `record` (synced before this returns)."""
-        self._remember(key, record)
+    def add(self, key: str, record: TurnRecord, scope: str = scopes.DEFAULT) -> None:
+        """Remember that `key` of `scope` was recorded as `record` (synced before this returns)."""
+        self._remember((scope, key), record)
         if self._lines >= 2 * self.keep:  # rewrite with the newest keys only, so the file stays small
             atomic_write(self.path, "".join(self._line(k, r) for k, r in self._seen.items()))
             self._lines = len(self._seen)
             return
-        append_synced(self.path, self._line(key, record))
+        append_synced(self.path, self._line((scope, key), record))
         self._lines += 1
 
-    def _remember(self, key: str, record: TurnRecord) -> None:
+    def _remember(self, key: tuple[str, str], record: TurnRecord) -> None:
         self._seen[key] = record
         self._seen.move_to_end(key)
         while len(self._seen) > self.keep:
             self._seen.popitem(last=False)
 
     @staticmethod
-    def _line(key: str, record: TurnRecord) -> str:
-        return json.dumps({"key": key, "turn_id": record.turn_id, "episode_ids": record.episode_ids}) + "\n"
+    def _line(key: tuple[str, str], record: TurnRecord) -> str:
+        scope, name = key
+        return json.dumps({"key": name, **({"scope": scope} if scope != scopes.DEFAULT else {}),
+                           "turn_id": record.turn_id, "episode_ids": record.episode_ids}) + "\n"

@@ -74,17 +74,17 @@ class Memory:
     # --- writing
     def record_turn(self, time_text: str, messages: list[Message], commands: list[Command],
                     errors: str | None = None, outcomes: list[tuple[int, float]] = (),
-                    key: str | None = None) -> TurnRecord:
+                    key: str | None = None, key_scope: str = scopes.DEFAULT) -> TurnRecord:
         """The turn's trace record (synced) and its episodes, searchable when this returns; how each
         command ended (`outcomes`: (status, ms)) counts in the statistics at once (they listen to
-        the trace). A turn sent again under the same `key` is answered as the first time and not
-        recorded twice (delivery.py)."""
+        the trace). A turn sent again under the same `key` by a sender of the same `key_scope` (the
+        memory server's scope) is answered as the first time and not recorded twice (delivery.py)."""
         with self.lock:
-            if key is not None and self.delivered is not None and (done := self.delivered.get(key)) is not None:
+            if key is not None and self.delivered is not None and (done := self.delivered.get(key, key_scope)) is not None:
                 return done
             record = self.episodes.record(time_text, messages, commands, errors, outcomes=outcomes)
             if key is not None and self.delivered is not None:
-                self.delivered.add(key, record)
+                self.delivered.add(key, record, key_scope)
             return record
 
     def remember(self, text: str, *, scope: str = scopes.DEFAULT, **fields: Any) -> Any:
