@@ -285,3 +285,28 @@ def test_a_turn_at_an_impossible_time_is_refused_before_it_is_written_and_the_fo
     memory.close()
     reopened = open_test_memory()
     assert [h.id for h in reopened.query("boiler serviced", 5)] == kept.structured_content["episode_ids"]
+
+
+def test_a_number_that_is_not_finite_is_refused_naming_why(open_test_memory) -> None:
+    """A NaN confidence failed the 0-1 check as "less than or equal to 1" (the SDK's client even sends a
+    NaN as null, which stores the default); a NaN or infinite duration went into the trace and the
+    statistics. Each is refused as not a finite number, and nothing is stored."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mettaclaw.mcp.server import build_server
+
+    memory = open_test_memory()
+    server = build_server(memory)  # called directly: arguments arrive as the server parsed them, NaN included
+    calls = [("create_entity", {"content": "Dave likes cheese", "confidence": float("nan")}),
+             ("create_entity", {"content": "Dave likes ham", "confidence": float("inf")}),
+             ("create_relation", {"source": "dave", "relation": "likes", "target": "cheese", "weight": float("nan")}),
+             ("semantic_recall", {"query": "cheese", "min_confidence": float("nan")}),
+             ("agent_knowledge", {"message": "cheese", "budget": 100, "budget_ms": float("inf")}),
+             ("agent_turn", {"time": "2026-01-01 10:00:00", "messages": [],
+                             "commands": [{"skill": "shell", "args": ["make"], "ms": float("nan")}]}),
+             ("agent_turn", {"time": "2026-01-01 10:00:00", "messages": [],
+                             "commands": [{"skill": "shell", "args": ["make"], "ms": -5.0}]})]
+    for tool, args in calls:
+        with pytest.raises(ToolError, match="finite number|greater than or equal to 0"):
+            asyncio.run(server.call_tool(tool, args))
+    assert not list(memory.semantic) and len(memory.trace) == 0

@@ -30,6 +30,9 @@ Ref = Annotated[str, Field(description="a record's id, a concept's name, or a fa
 Limit = Annotated[int, Field(ge=1, le=200, description="at most this many results")]
 Text = Annotated[str, Field(min_length=1)]
 Time = Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", description="YYYY-MM-DD HH:MM:SS")]
+# A number a caller sends must be finite: a NaN failed the 0-1 check as "less than or equal to 1", and
+# a NaN or infinite duration was kept in the trace and averaged into the statistics
+Share = Annotated[float | None, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
 def _record(rec: SemanticRecord) -> dict[str, Any]:
@@ -100,7 +103,7 @@ class MemoryTools:
                       name: Annotated[str | None, Field(description="a short name to refer to it by")] = None,
                       kind: Annotated[Literal[KINDS], Field(description="what sort of record")] = "fact",  # type: ignore[valid-type]
                       category: str | None = None, tags: list[str] | None = None,
-                      confidence: Annotated[float | None, Field(ge=0, le=1)] = None) -> dict[str, Any]:
+                      confidence: Share = None) -> dict[str, Any]:
         """Store a fact, concept or other semantic record; a near-duplicate reinforces or merges instead."""
         result = self._semantic_write(lambda: self.memory.semantic.learn(
             content, name=name, kind=kind, category=category, tags=tags or (), confidence=confidence, scope=self.scope))
@@ -108,7 +111,7 @@ class MemoryTools:
                 "similarity": result.similarity}
 
     def create_relation(self, source: Ref, relation: Annotated[str, Field(min_length=1, description="e.g. likes, part_of")],
-                        target: Ref, weight: Annotated[float | None, Field(ge=0, le=1)] = None) -> dict[str, Any]:
+                        target: Ref, weight: Share = None) -> dict[str, Any]:
         """Link two records with a typed edge (unknown names become concepts); relating again strengthens it."""
         edge = self._semantic_write(lambda: self.memory.semantic.relate(source, relation, target, weight, scope=self.scope))
         return {"source": edge.src, "relation": edge.type, "target": edge.dst, "weight": round(edge.weight, 4)}
@@ -117,7 +120,7 @@ class MemoryTools:
                         mode: Literal["semantic", "logical", "hybrid"] = "semantic",
                         tags_all: list[str] | None = None, tags_any: list[str] | None = None,
                         tags_none: list[str] | None = None, kind: list[str] | None = None,
-                        min_confidence: Annotated[float | None, Field(ge=0, le=1)] = None,
+                        min_confidence: Share = None,
                         as_of: Annotated[str | None, Field(description="YYYY-MM-DD[ HH:MM:SS]: what held then")] = None,
                         explain: Annotated[bool, Field(description="add each result's score parts")] = False,
                         ) -> dict[str, Any]:
@@ -273,7 +276,8 @@ class MemoryTools:
 
     def agent_knowledge(self, message: str, budget: Annotated[int, Field(ge=0, le=100_000)],
                         scope: str = scopes.DEFAULT,
-                        budget_ms: Annotated[float | None, Field(gt=0, le=10_000)] = None) -> dict[str, Any]:
+                        budget_ms: Annotated[float | None, Field(gt=0, le=10_000, allow_inf_nan=False)] = None,
+                        ) -> dict[str, Any]:
         """The KNOWLEDGE block an agent's prompt shows for a new message ("" when nothing is known)."""
         return {"block": self.memory.knowledge(message, budget, self._reading(scope), budget_ms)}
 
@@ -288,4 +292,4 @@ class TurnCommand(BaseModel):
     skill: str
     args: list[str] = []
     status: int = 0  # 0 done, >0 a shell exit status, -1 an error
-    ms: float | None = None
+    ms: Annotated[float | None, Field(ge=0, allow_inf_nan=False)] = None
