@@ -310,3 +310,30 @@ def test_a_number_that_is_not_finite_is_refused_naming_why(open_test_memory) -> 
         with pytest.raises(ToolError, match="finite number|greater than or equal to 0"):
             asyncio.run(server.call_tool(tool, args))
     assert not list(memory.semantic) and len(memory.trace) == 0
+
+
+def test_the_bearer_scheme_is_matched_without_regard_to_case() -> None:
+    """RFC 7235: the scheme's name is case-insensitive; `bearer <token>` got 401. The token itself is
+    still compared exactly, and another scheme or a missing header is refused."""
+    from mettaclaw.mcp.server import RequireBearer
+
+    async def app(scope, receive, send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    guard = RequireBearer(app, TOKEN)
+
+    def status(header: str | None) -> int:
+        sent: list[dict] = []
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        headers = [] if header is None else [(b"authorization", header.encode())]
+        asyncio.run(guard({"type": "http", "headers": headers}, None, send))
+        return sent[0]["status"]
+
+    for ok in (f"Bearer {TOKEN}", f"bearer {TOKEN}", f"BEARER {TOKEN}", f"Bearer  {TOKEN}"):
+        assert status(ok) == 200, ok
+    for refused in (None, "", TOKEN, f"Basic {TOKEN}", f"Bearer {TOKEN.upper()}", f"Bearer {TOKEN}x", "Bearer",
+                    f"Bearer{TOKEN}"):
+        assert status(refused) == 401, refused

@@ -70,11 +70,17 @@ class RequireBearer:
     """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401 and never reach MCP."""
 
     def __init__(self, app: Any, token: str) -> None:
-        self.app, self._expected = app, f"Bearer {token}".encode()
+        self.app, self._expected = app, token.encode()
+
+    def _token(self, header: bytes) -> bytes:
+        """The credentials of an `Authorization` header of the Bearer scheme (b"" for any other): the
+        scheme's name is case-insensitive (RFC 7235), so `bearer <token>` is the same as `Bearer <token>`."""
+        scheme, _, credentials = header.strip().partition(b" ")
+        return credentials.strip(b" ") if scheme.lower() == b"bearer" else b""
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            given = self._token(dict(scope.get("headers") or []).get(b"authorization", b""))
             if not hmac.compare_digest(given, self._expected):
                 body = json.dumps({"error": "unauthorized: send Authorization: Bearer <token>"}).encode()
                 await send({"type": "http.response.start", "status": 401,
