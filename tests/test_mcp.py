@@ -337,3 +337,28 @@ def test_the_bearer_scheme_is_matched_without_regard_to_case() -> None:
     for refused in (None, "", TOKEN, f"Basic {TOKEN}", f"Bearer {TOKEN.upper()}", f"Bearer {TOKEN}x", "Bearer",
                     f"Bearer{TOKEN}"):
         assert status(refused) == 401, refused
+
+
+def test_relating_an_id_of_no_record_is_an_error_and_makes_nothing(open_test_memory) -> None:
+    """The tool promises that unknown *names* become concepts; an id of no record (mistyped, forgotten,
+    another scope's, an episode's) was made a concept named by the id's text."""
+    import uuid
+
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mettaclaw.mcp.tools import MemoryTools
+
+    memory = open_test_memory()
+    tools = MemoryTools(memory, scope="user:bob")
+    alices = memory.semantic.learn("Alice keeps bees", name="alice bees", scope="user:alice").id
+    bobs = tools.create_entity("Bob keeps goats", name="bob goats")["id"]
+    for missing in (str(uuid.uuid4()), str(uuid.uuid4()).upper(), alices, "ep-0", "act-12"):
+        with pytest.raises(ToolError, match=f"no fact or concept with id {missing!r} here"):
+            tools.create_relation(bobs, "near", missing)
+        with pytest.raises(ToolError, match="no fact or concept with id"):
+            tools.create_relation(missing, "newrelation", "the big barn")
+    assert sorted(r.id for r in memory.semantic) == sorted([alices, bobs]), "no concept was made"
+    assert "NEWRELATION" not in memory.semantic.relations.types()
+    edge = tools.create_relation(bobs, "near", "the big barn")  # a name of no record still becomes a concept
+    assert edge["source"] == bobs or edge["target"] == bobs
+    assert any(r.name == "the big barn" and r.kind == "concept" for r in memory.semantic)

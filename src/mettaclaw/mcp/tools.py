@@ -112,7 +112,7 @@ class MemoryTools:
 
     def create_relation(self, source: Ref, relation: Annotated[str, Field(min_length=1, description="e.g. likes, part_of")],
                         target: Ref, weight: Share = None) -> dict[str, Any]:
-        """Link two records with a typed edge (unknown names become concepts); relating again strengthens it."""
+        """Link two records with a typed edge (an unknown name becomes a concept, an unknown id is an error); relating again strengthens it."""
         edge = self._semantic_write(lambda: self.memory.semantic.relate(source, relation, target, weight, scope=self.scope))
         return {"source": edge.src, "relation": edge.type, "target": edge.dst, "weight": round(edge.weight, 4)}
 

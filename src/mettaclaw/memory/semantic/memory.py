@@ -43,6 +43,7 @@ from .records import (
     SemanticRecord,
     confidence_from,
     confirmations_from,
+    looks_like_id,
     new_id,
     parse_time,
 )
@@ -307,6 +308,17 @@ class SemanticMemory(SemanticReading, Announcer):
         """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""
         if weight is not None and not 0.0 <= weight <= 1.0:
             raise ValueError(f"weight {weight} is outside [0, 1]")
+        # an id names a record, never a concept: an id of no record here (mistyped, forgotten, another
+        # scope's, an episode's) was made a concept named by the id's text; both are checked first, so
+        # a refused call makes no concept or relation type either
+        for ref in (a, b):
+            if looks_like_id(ref):
+                try:
+                    self.resolve(ref, None if scope is None else frozenset({scopes.check(scope)}))
+                except LookupError:
+                    raise LookupError(f"no fact or concept with id {ref.strip()!r} here: relate links facts and "
+                                      "concepts by id, name or text, and only a name of no record becomes a new "
+                                      "concept") from None
         rel, _ = self.relations.ensure(relation)
         if rel in CROSS_LAYER:
             raise ValueError(f"{rel} links layers and is written by provenance, not by relate")

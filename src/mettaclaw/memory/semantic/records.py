@@ -7,6 +7,7 @@ strings in the trace's format (`YYYY-MM-DD HH:MM:SS`, local time) are converted 
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -66,6 +67,15 @@ def confirmations_from(kind: str, source_episodes: list[str], new_episodes: list
 
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+# what a record's id looks like (a semantic record's or a memory's uuid, an episode's ep-/act-<offset>):
+# text of this shape names a record, never a new concept
+_ID_SHAPE = re.compile(r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:ep|act)-\d+)$", re.IGNORECASE)
+
+
+def looks_like_id(ref: str) -> bool:
+    return bool(_ID_SHAPE.match((ref or "").strip()))
 
 
 @dataclass
