@@ -49,7 +49,8 @@ def parse_time(value: str | None, *, end_of_day: bool = False) -> tuple[str, flo
         if end_of_day and len(str(value).strip()) == 10:
             when += timedelta(days=1, seconds=-1)
     # Naive times are ordinals here, not instants: UTC only makes the conversion deterministic.
-    return when.strftime(_FORMATS[0]), when.replace(tzinfo=UTC).timestamp()
+    # isoformat, not strftime: glibc's %Y writes the year 1 as "1", which this function then refuses
+    return when.isoformat(sep=" "), when.replace(tzinfo=UTC).timestamp()
 
 
 def where_filter(*, since: str | None = None, until: str | None = None, source: str | None = None,
