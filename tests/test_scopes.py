@@ -162,6 +162,8 @@ def test_the_mcp_tools_of_one_scope_see_only_it(memory) -> None:
     assert scopes.of_tags(memory.semantic.get(written["id"]).tags) == "user:bob", "reconciled within bob's scope"
     with pytest.raises(ValueError, match="reserved for scopes"):
         memory.remember("sneaky", tags=("scope:user:alice",))
+    with pytest.raises(ToolError, match="report covers every scope"):
+        tools.agent_skill("dream", "status", "2026-11-24 10:00:00", scope="user:bob")
 
 
 def test_forgetting_a_scope_is_one_call(memory) -> None:

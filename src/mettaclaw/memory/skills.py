@@ -167,7 +167,13 @@ class MemorySkills:
     def dream(self, arg: str) -> str:
         from .dream import dream_skill
 
-        return dream_skill(self.memory.dreamer, arg)
+        if not self.with_agent and arg.strip().lower() not in ("", "now", "start"):
+            # a dream goes over every scope (each record stays in its own), so its report counts and
+            # names what other scopes hold: a server of one scope may start dreams, not read them
+            raise SkillError("the dream's report covers every scope; a memory server of one scope can start "
+                             "a dream (`dream`) but not read its report")
+        shown = dream_skill(self.memory.dreamer, arg)
+        return shown.split("\n", 1)[0] if not self.with_agent else shown
 
     def spread(self, arg: str, limit: int = 5) -> str:
         """`spread <id or name>`: what one record activates in each layer."""
