@@ -114,3 +114,19 @@ def test_a_time_no_reader_can_parse_back_is_refused_and_nothing_is_written(tmp_p
     assert (tmp_path / "h.metta").read_bytes() == b""
     trace.append("2024-02-29 23:59:59", "a leap day", [])
     assert [e.message for e in trace] == ["a leap day"]
+
+
+def test_a_folder_whose_trace_holds_an_impossible_time_still_opens(tmp_path, open_test_memory) -> None:
+    """Such a record was written before the trace checked times (or by hand): the index, the dream and
+    the statistics pass it over with a warning, and everything else is found."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    good = EpisodicTrace(folder / "history.metta")
+    good.append("2026-02-27 10:00:00", "the boat is moored at pier four", [])
+    with open(folder / "history.metta", "a", encoding="utf-8") as fh:
+        fh.write('("2026-02-30 10:00:00" "HUMAN_MESSAGE: " "a day that never was" (send "hi"))\n')
+    good.append("2026-03-01 10:00:00", "the kayak is in the shed", [])
+    memory = open_test_memory()
+    assert [h.text.split(": ", 1)[-1] for h in memory.query("kayak shed", 1)] == ["the kayak is in the shed"]
+    assert all("never was" not in h.text for h in memory.query("a day that never was", 5, layer="episodic"))
+    memory.dreamer.dream("test")  # reads the same records: no failure

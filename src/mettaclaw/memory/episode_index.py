@@ -14,6 +14,7 @@ embedded), and only earlier ones: the index never holds text from a turn later t
 from __future__ import annotations
 
 import bisect
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,8 @@ from mettaclaw.memory.filters import WHO_TAG, parse_time, row_tags
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.messages import ANONYMOUS, Message, sender_name, shown
 from mettaclaw.parser import Command
+
+log = logging.getLogger(__name__)
 
 EPISODE_KIND = "episode"
 AGENT = "agent"
@@ -137,7 +140,12 @@ class EpisodeIndex:
         items: list[dict[str, Any]] = []
         pending: dict[str, tuple[str, str, str]] = {}  # this batch's rows, not yet indexed: id -> (text, time, scope)
         for episode in episodes:
-            for item in self.rows(episode, pending):
+            try:
+                made = self.rows(episode, pending)
+            except ValueError as err:  # a time no reader parses (written before the trace checked times,
+                log.warning("trace record %s not indexed: %s", episode.id, err)  # or by hand): not a folder that never opens
+                continue
+            for item in made:
                 self._track(item["id"], item["source"])
                 pending[item["id"]] = (item["text"], item["time"], scopes.of_tags(item["tags"]))
                 items.append(item)
