@@ -141,3 +141,12 @@ def test_spreading_activation_reaches_neighbours_and_episodes_grouped_by_layer()
     assert order.index("battery") < order.index("charger")
     assert "dust" not in order or order.index("dust") > order.index("battery")
     assert all(r.score > 0 for r in found)
+
+
+def test_relate_refuses_a_name_several_records_answer_to_instead_of_making_another():
+    mem = make_memory()
+    mem.learn("Alex is a carpenter in Oslo", name="Alex", kind="fact")
+    mem.learn("Alex", name="Alex", kind="concept")
+    with pytest.raises(LookupError, match="names 2 records"):
+        mem.relate("Alex", "KNOWS", "Bo")
+    assert sum(r.name == "Alex" for r in mem) == 2 and not any(r.content == "Bo" for r in mem)

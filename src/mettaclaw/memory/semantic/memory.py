@@ -31,7 +31,7 @@ from .graph import (
     update_cooccurrence,
 )
 from .normalize import content_key, extract_triple, normalize_name, triple_from_atom
-from .reading import SemanticReading
+from .reading import AmbiguousRef, SemanticReading
 from .reconcile import Candidate, Decision, Thresholds, decide, more_specific, thresholds_for
 from .records import (
     INDEX_TAG,
@@ -340,6 +340,8 @@ class SemanticMemory(SemanticReading, Announcer):
         """The record `ref` names in `scope` (None: any), or a new concept of that name there."""
         try:
             return self.resolve(ref, None if scope is None else frozenset({scopes.check(scope)}))
+        except AmbiguousRef:
+            raise
         except LookupError:
             return self.records.get(self.learn(ref, name=ref, kind="concept", scope=scope).id)  # type: ignore[return-value]
 

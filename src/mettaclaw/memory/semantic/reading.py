@@ -22,6 +22,11 @@ from .records import RecallResult, SemanticRecord, parse_time
 from .store import RecordFilter
 
 
+class AmbiguousRef(LookupError):
+    """A name or text that several records answer to: a caller that would otherwise make a new record
+    of that name (relate's unknown names become concepts) must not."""
+
+
 @dataclass
 class Context:
     """A built KNOWLEDGE block, the level it reached (names, relations, full; none) and its cost."""
@@ -62,7 +67,7 @@ class SemanticReading:
                 return max(found, key=lambda r: r.recorded_at)
             if found:
                 ids = ", ".join(f"{r.id} ({r.content[:40]})" for r in found[:5])
-                raise LookupError(f"{ref!r} names {len(found)} records: {ids}; use an id")
+                raise AmbiguousRef(f"{ref!r} names {len(found)} records: {ids}; use an id")
         raise LookupError(f"no record with id, name or text {ref!r}")
 
     def recall(self, query: str | int | None = None, limit: int = 10, *, mode: str = "semantic", tags_all: Any = (),
