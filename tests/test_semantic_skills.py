@@ -76,6 +76,9 @@ def test_recall_modes_and_formats(mem):
     with pytest.raises(SkillError, match="give a query"):
         skills.recall(mem, "  ")
     assert skills.recall(mem, "Alice as_of=2020-01-01").startswith("RECALL: nothing found")
+    for bad in ("notadate", "2026-13-45"):  # refused, not read as words of the query
+        with pytest.raises(SkillError, match=f"not a time: '{bad}'"):
+            skills.recall(mem, f"Alice as_of={bad}")
 
 
 def test_supersede_and_history(mem):

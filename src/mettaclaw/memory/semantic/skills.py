@@ -22,7 +22,7 @@ EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, lim
 
 _TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
 _OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
-_AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?)")
+_AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?|\S*)")  # any value: a bad one is refused
 _MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+")
 
 
