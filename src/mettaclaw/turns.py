@@ -15,6 +15,7 @@ import json
 import logging
 import logging.handlers
 import os
+import re
 import sys
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 from mettaclaw.messages import ANONYMOUS
 
 BACKUPS = 3
+EPISODE_ID = re.compile(rb'"episode_id": "([^"]*)"')  # as json.dumps writes a record's key
 MAX_TEXT = 4000  # characters of a reply, a message or a result kept in a line
 
 
@@ -67,15 +69,15 @@ def erase(path: Path, episode_ids: Collection[str]) -> int:
     """Overwrite, in every file of the log, the records of these episodes (forgotten turns) with one
     that says only which turn was forgotten, padded with spaces to the old length, in place: the
     handler appending to the file meanwhile is not disturbed. How many records were erased."""
-    keys = [f'"episode_id": {json.dumps(e)}'.encode() for e in episode_ids]
+    wanted = {e.encode() for e in episode_ids}
     erased = 0
     for file in files(path):
-        if not keys or not file.is_file():
+        if not wanted or not file.is_file():
             continue
         spots, offset = [], 0
         with open(file, "r+b") as fh:
             for line in fh:
-                if any(k in line for k in keys):
+                if (found := EPISODE_ID.search(line)) and found[1] in wanted:
                     with contextlib.suppress(ValueError):
                         spots.append((offset, len(line.rstrip(b"\n")), json.loads(line)))
                 offset += len(line)
