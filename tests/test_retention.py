@@ -90,3 +90,20 @@ def test_lenses_filter_a_query(tmp_path) -> None:
     with pytest.raises(SkillError, match="no lens named 'nope'; lenses: recent, work"):
         skills.query("lens:nope what")
     memory.close()
+
+
+def test_an_evicted_turn_leaves_the_turn_log_too(tmp_path) -> None:
+    from mettaclaw.messages import Message
+    from mettaclaw.turns import read
+
+    config, memory = open_with(tmp_path, scopePolicies={"user:bob": {"ttlDays": 10}})
+    old = memory.record_turn(stamp(NOW - 30 * DAY), [Message("my locker code is 5150", who="bob", channel="irc:#c")], [])
+    new = memory.record_turn(stamp(NOW - DAY), [Message("lunch at noon", who="bob", channel="irc:#c")], [])
+    with open(memory.turn_log, "w", encoding="utf-8") as log:  # what the agent logged of those turns
+        for n, (record, text) in enumerate([(old, "my locker code is 5150"), (new, "lunch at noon")]):
+            log.write(json.dumps({"turn": n, "episode_id": record.turn_id, "messages": [{"text": text}]}) + "\n")
+    memory.evict(config.scopePolicies, NOW)
+    logged = list(read(memory.turn_log))
+    assert "5150" not in memory.turn_log.read_text() and logged[0].get("forgotten")
+    assert logged[1]["messages"][0]["text"] == "lunch at noon"
+    memory.close()

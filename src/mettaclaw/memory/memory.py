@@ -249,16 +249,21 @@ class Memory:
         said = text.strip()
         stored = lambda c: c.skill == "remember" and " ".join(c.args).strip() == said  # noqa: E731
         for episode in self.trace.around(stored_at, 50):  # the records of the second it was stored in
-            if episode.time == stored_at and self.trace.redact(episode.id, stored) and self.turn_log is not None:
-                turns.erase(self.turn_log, [message_id(episode.offset), action_id(episode.offset)])
+            if episode.time == stored_at and self.trace.redact(episode.id, stored):
+                self.erase_turn_log([message_id(episode.offset), action_id(episode.offset)])
+
+    def erase_turn_log(self, episode_ids: list[str]) -> None:
+        """The turn log's lines of these episodes keep only the turn's number and time (turns.erase):
+        it shows what each turn said, so whatever erases a turn's record erases them too."""
+        if self.turn_log is not None and episode_ids:
+            turns.erase(self.turn_log, episode_ids)
 
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
         gone = self.episodes.erase_many(offsets)
         if asked is not None and not gone:
             raise LookupError(f"no episode {asked!r}")
         cited = [f(o) for o in offsets for f in (message_id, action_id)]
-        if self.turn_log is not None:
-            turns.erase(self.turn_log, cited)  # the turn log shows what the turn said too
+        self.erase_turn_log(cited)
         self.statistics.forget_episodes(set(cited))
         retired, _ = self.semantic.retire_citing(cited)
         self._mirror.sync()

@@ -5,8 +5,8 @@ The keep score is the dream's own (`dream.consolidate.keep_score`: confidence, c
 often it was recalled), so a scope is trimmed the way the dream caps the semantic layer. Memories and
 episodes have no confidence or recall count of their own: they are scored as a record of middling
 confidence whose strength decays with age (episodes with the dream's one-week half-life, memories a
-month), never recalled. Evicting an episode erases its trace record; what the dream distilled from
-it stays, as it does when the dream retires raw episodes.
+month), never recalled. Evicting an episode erases its trace record and its turn-log line; what the
+dream distilled from it stays, as it does when the dream retires raw episodes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from . import scopes
 from .dream.consolidate import decay_factor, keep_score, last_use
-from .episode_index import EPISODE_KIND, offset_of
+from .episode_index import EPISODE_KIND, action_id, message_id, offset_of
 from .priors import PRIOR_KIND
 
 DAY = 86_400.0
@@ -72,5 +72,6 @@ def evict(memory: Any, policies: dict[str, Any], now: float) -> list[str]:
             else:
                 memories.append(entry_id)
         gone += memory.episodes.erase_many(turns)
+        memory.erase_turn_log([f(o) for o in turns for f in (message_id, action_id)])
         gone += memory.index.forget_many(memories)
     return gone
