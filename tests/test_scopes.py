@@ -233,3 +233,24 @@ def test_a_server_of_one_scope_never_reads_or_changes_the_agents_own_memory(memo
     assert "2222" in agent.agent_skill("query", "locker code", now, scope="user:bob")["result"]
     assert "AGENTPRIVATE" in agent.agent_knowledge("AGENTPRIVATE owner diary", 5000, scope="user:bob")["block"]
     assert "shell make: expect failure" in agent.agent_predictions("shell make deploy", [], now, scope="user:bob")["block"]
+
+
+def test_the_prompt_of_bobs_turn_shows_nothing_of_alices(make_agent) -> None:
+    """The prompt is built before the turn's message arrives: when that message is another person's,
+    LAST_SKILL_USE_RESULTS, PINNED and HISTORY are theirs, not the previous speaker's."""
+    agent, llm, channel, _ = make_agent(["remember my bank pin is 4417\n- alice: pin 4417 for the deposit\nquery bank pin",
+                                         "send hello bob", "send hello again alice"])
+    room = "irc:#room"
+    channel.put(Message("my bank pin is 4417, keep it", who="alice", channel=room))
+    agent.turn()
+    channel.put(Message("hi, anything new?", who="bob", channel=room))
+    agent.turn()
+    bobs_prompt = llm.prompts[1][0]
+    assert "4417" not in bobs_prompt, bobs_prompt
+    assert "hi, anything new?" in agent.history()  # bob's own turn is in his HISTORY
+    channel.put(Message("back again", who="alice", channel=room))
+    agent.turn()
+    alices_prompt = llm.prompts[2][0]
+    assert "alice: pin 4417 for the deposit" in alices_prompt.split("PINNED:")[1].split("HISTORY:")[0]
+    assert "my bank pin is 4417" in alices_prompt.split("LAST_SKILL_USE_RESULTS:")[1]
+    assert "hello bob" not in alices_prompt.split("HISTORY:")[1]

@@ -39,6 +39,7 @@ def fill(folder: Path) -> None:
     memory.sync_mirror()
     memory.dreamer.dream("test")
     memory.working.pin("find the spare key")
+    memory.working.pin("bob: call the plumber", "user:bob")
     memory.close()
 
 
@@ -50,7 +51,7 @@ def answers(folder: Path) -> dict[str, object]:
         out["history"] = [(r.id, r.content, r.valid_to) for r in memory.semantic.history("alice home")]
         out["edges"] = sorted((e.src, e.dst, e.type, e.weight) for e in memory.semantic.records.iter_edges())
         out["records"] = sorted(r.id for r in memory.semantic)
-        out["pins"] = memory.working.text
+        out["pins"] = memory.working.pinned()
         out["episodes"] = [e.text for e in memory.trace.around("2026", 100)]
         out["stats"] = len(memory.index)
         return out

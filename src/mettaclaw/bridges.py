@@ -93,8 +93,8 @@ def install(agent: Agent) -> set[str]:
         "prompt-file": agent.prompt_file,
         "skill-list": agent.skill_list,
         "last-results": lambda: agent.last_results,
-        "pinned": lambda: agent.memory.working.text,
-        "history-tail": lambda: agent.memory.trace.tail(agent.config.maxHistory),
+        "pinned": lambda: agent.memory.working.text_of(agent.scope),
+        "history-tail": agent.history,
         "section": agent.note_section,
         # skills
         "pin-set": agent.pin,

@@ -89,14 +89,14 @@ class Agent:
         self.turn_log = TurnLog(config.memory_path("turns.jsonl"), config.turnLogMB)
         self.turns_logged = 0
         self.stopping = threading.Event()  # set by Ctrl-C (run.py) or stop(): no new model call, no new turn
-        self.last_results = ""
+        self._results: dict[str, str] = {}  # the last turn's results in each scope (LAST_SKILL_USE_RESULTS)
         self.last_commands: list[Command] = []  # the last turn's, for PREDICTIONS
         self.last_sent: str | None = None
         self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
         self._bridges = bridges.install(self)
         self.skills, self.skill_errors = self._load_metta()
-        if self.skill_errors:
-            self.last_results = "SKILL FILE ERRORS (these files were not loaded):\n" + "\n".join(self.skill_errors)
+        if self.skill_errors:  # for whoever's turn comes first
+            self._results[""] = "SKILL FILE ERRORS (these files were not loaded):\n" + "\n".join(self.skill_errors)
         self.runner.run("!(startup)")
 
     # --- loading
@@ -152,6 +152,26 @@ class Agent:
         self.sandbox.close()
         self.turn_log.close()
 
+    @property
+    def scope(self) -> str:
+        """Whose turn this is (who spoke last): what the prompt shows and the memory skills read."""
+        return self.memory_skills.scope
+
+    @property
+    def last_results(self) -> str:
+        """What the commands of the last turn in this scope returned: bob's turn is not shown what
+        alice's query found."""
+        return self._results.get(self.scope, self._results.get("", ""))
+
+    @last_results.setter
+    def last_results(self, text: str) -> None:
+        self._results[self.scope] = text
+
+    def history(self) -> str:
+        """The trace's last records that this turn's scope may read (HISTORY)."""
+        visible = self.memory_skills.visible
+        return self.memory.trace.tail(self.config.maxHistory, lambda who, channel: scopes.of_episode(who, channel) in visible)
+
     # --- turn steps (called from MeTTa through bridges)
     def now_text(self) -> str:
         return now_text(self.clock())
@@ -170,6 +190,10 @@ class Agent:
         self.turn_state.messages = self.channel.receive()
         if self.turn_state.messages:  # a turn without a message goes on with whoever spoke last
             self.memory_skills.scope = scopes.of_episode(*senders(self.turn_state.messages))
+        if self.scope != self.turn_state.prompt_scope:  # the prompt was built for someone else's turn
+            self.turn_state.sections = {}
+            self.turn_state.prompt = "\n".join(bridges.atom_text(a) for a in self.runner.evaluate_atom(E(S("build-prompt"))))
+            self.turn_state.prompt_scope = self.scope
         return cap_head(shown(self.turn_state.messages), self.config.maxMessage,
                         "message (kept whole in the trace)")
 
@@ -184,7 +208,7 @@ class Agent:
     def predictions(self, message: str) -> str:
         """The PREDICTIONS block: what the actions named by the message and the pins, or the last
         turn's commands, led to before (memory.predictions; "" without evidence)."""
-        context = f"{message}\n{self.memory.working.text}"
+        context = f"{message}\n{self.memory.working.text_of(self.scope)}"
         block = self.memory.predictions(context, self.last_commands, self.now_text(), self.memory_skills.visible)
         self.turn_state.sections["PREDICTIONS"] = len(block)
         return block
@@ -195,7 +219,7 @@ class Agent:
         return f"{title}:\n{text}" if title else str(text)
 
     def keep_prompt(self, prompt: str) -> str:
-        self.turn_state.prompt = prompt
+        self.turn_state.prompt, self.turn_state.prompt_scope = prompt, self.scope
         return "prompt-held"
 
     def ask_llm(self, message: str) -> str:
@@ -339,7 +363,7 @@ class Agent:
         if len(text.strip()) > working.MAX_CHARS:
             raise SkillError(f"not pinned: {len(text.strip()):,} characters, at most {working.MAX_CHARS:,} (working memory "
                              "is in every prompt); keep the task and its next steps, `remember` or `write-file` the rest")
-        return self.memory.working.pin(text)
+        return self.memory.working.pin(text, self.scope)
 
     def send(self, text: str) -> str:
         if text == self.last_sent:

@@ -16,6 +16,7 @@ class TurnState:
     """What the steps of one turn share; reset when a turn starts."""
 
     prompt: str = ""
+    prompt_scope: str | None = None  # whose turn the prompt was built for (receive rebuilds it for another's)
     messages: list[Message] = field(default_factory=list)
     new: bool = False
     commands: list[Command] = field(default_factory=list)

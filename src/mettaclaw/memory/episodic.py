@@ -10,6 +10,7 @@ that `erase` (forgetting an episode) blanks a record in place, keeping every off
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,19 @@ def _outcomes(text: str) -> list[tuple[int, float]]:
 def _senders(text: str) -> tuple[tuple[str, ...], str]:
     names, _, channel = text.removeprefix(FROM).rpartition(" (")
     return tuple(n for n in names.split(", ") if n), channel.removesuffix(")")
+
+
+_FROM_ITEM = re.compile(r'"FROM: ((?:[^"\\]|\\.)*)"')
+
+
+def _senders_of(line: str) -> tuple[tuple[str, ...], str]:
+    """Who spoke in a record and on which channel, read off its FROM item without parsing the whole
+    record (HISTORY may pass over many records of other people to fill its share)."""
+    found = _FROM_ITEM.findall(line)
+    if not found:
+        return (), ""
+    items = read_all(f'"FROM: {found[-1]}"')  # the last: the record's own FROM item follows what was said
+    return _senders(items[0].value) if items and isinstance(items[0], Str) else ((), "")
 
 
 def parse_record(line: str, offset: int) -> Episode | None:
@@ -215,10 +229,11 @@ class EpisodicTrace(Announcer):
 
     TAIL_SCAN_BYTES = 64 << 20  # how far back `tail` reads at most, however long the last records are
 
-    def tail(self, max_chars: int) -> str:
-        """The last records fitting in max_chars, oldest first, read backwards by seek. A record longer
-        than a quarter of max_chars is shown cut, with a marker: a pasted 50k-character file hid every
-        older record (it did not fit, and the tail stopped there) for as long as it was in reach."""
+    def tail(self, max_chars: int, shown: Callable[[tuple[str, ...], str], bool] | None = None) -> str:
+        """The last records fitting in max_chars, oldest first, read backwards by seek; with `shown`,
+        only those whose senders and channel it accepts (whose turn it is may read them). A record
+        longer than a quarter of max_chars is shown cut, with a marker: a pasted 50k-character file hid
+        every older record (it did not fit, and the tail stopped there) for as long as it was in reach."""
         if max_chars <= 0:
             return ""
         share = max(200, max_chars // 4)
@@ -226,6 +241,8 @@ class EpisodicTrace(Announcer):
         used = 0
         for line in self._lines_backwards():
             if not line or not self._readable(line):
+                continue
+            if shown is not None and not shown(*_senders_of(line)):
                 continue
             line = cap_head(line, share, "record")
             if used + len(line) + 1 > max_chars:

@@ -33,6 +33,11 @@ def check(scope: str) -> str:
     return name
 
 
+def is_name(text: str) -> bool:
+    """Whether `text` is a scope name as stored (what `check` returns)."""
+    return bool(_NAME.match(text))
+
+
 def tag(scope: str) -> str | None:
     """The tag a record of `scope` carries (None for the agent's own scope, which is untagged)."""
     name = check(scope)

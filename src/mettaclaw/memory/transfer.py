@@ -18,6 +18,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
+from . import scopes
 from .filters import tag_keys
 from .priors import PRIOR_KIND
 from .rows import RESERVED_KEYS
@@ -52,8 +53,8 @@ def export_lines(memory: Any, config: Any) -> Iterator[dict[str, Any]]:
                 yield {"type": "version", **version}
         for edge in records.iter_edges():
             yield {"type": "edge", "edge": vars(edge)}  # nested: an edge has a `type` of its own
-    if memory.working.text:
-        yield {"type": "pins", "text": memory.working.text}
+    for scope, text in memory.working.pinned().items():
+        yield {"type": "pins", "text": text, **({} if scope == scopes.DEFAULT else {"scope": scope})}
     state = config.memory_path("dream", "state.json")
     if state.is_file():
         yield {"type": "dream_state", "state": json.loads(state.read_text(encoding="utf-8"))}
@@ -158,6 +159,8 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
                 check_time(episode.time)  # a record no reader can parse back would stop the folder opening
             elif item["type"] in ("pins", "dream_state") and not isinstance(item.get("text", item.get("state")), str | dict):
                 raise ValueError(f"a {item['type']} line has no content")
+            elif item["type"] == "pins":
+                scopes.check(str(item.get("scope", scopes.DEFAULT)))
         except (ValidationError, TypeError, ValueError, KeyError) as err:
             first = str(err).splitlines()[0][:200]
             raise ImportError_(f"line {number} is not a valid {str(item.get('type', 'line'))[:20]!r}: {first}") from None
@@ -202,6 +205,6 @@ def restore(memory: Any, items: list[dict[str, Any]]) -> dict[str, int]:
         for version in by_type.get("version", []):
             records.log_version(version["record_id"], version["action"], version["at"], version["snapshot"])
         for pins in by_type.get("pins", []):
-            memory.working.pin(pins["text"])
+            memory.working.pin(pins["text"], scopes.check(str(pins.get("scope", scopes.DEFAULT))))
     memory.sync_mirror()
     return {kind: len(found) for kind, found in by_type.items() if kind != "header"}

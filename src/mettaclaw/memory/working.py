@@ -11,23 +11,47 @@ from pathlib import Path
 
 from mettaclaw.textutil import atomic_write
 
+from . import scopes
+
 MAX_CHARS = 5_000  # it is in every prompt: a task and its next steps, not a document (`remember` or `write-file` keep those)
 
 
 class WorkingMemory:
+    """The agent's own pin in `pins.txt`; on a shared channel each person's in `pins/<scope>.txt`: a
+    pin made while answering alice ("alice: pay the deposit, ref 4417") is alice's business, and the
+    prompt of bob's turn shows bob's pin, not hers."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._text = self.path.read_text(encoding="utf-8") if self.path.is_file() else ""
+        self._texts: dict[str, str] = {}
+
+    def _file(self, scope: str) -> Path:
+        return self.path if scope == scopes.DEFAULT else self.path.parent / "pins" / f"{scopes.check(scope)}.txt"
+
+    def text_of(self, scope: str = scopes.DEFAULT) -> str:
+        if scope not in self._texts:
+            file = self._file(scope)
+            self._texts[scope] = file.read_text(encoding="utf-8") if file.is_file() else ""
+        return self._texts[scope]
+
+    def pinned(self) -> dict[str, str]:
+        """Every scope's pin that is not empty (an export carries them all)."""
+        folder = self.path.parent / "pins"
+        named = [n for f in folder.glob("*.txt") if scopes.is_name(n := f.name.removesuffix(".txt"))] if folder.is_dir() else []
+        return {s: t for s in [scopes.DEFAULT, *sorted(named)] if (t := self.text_of(s))}
 
     @property
     def text(self) -> str:
-        return self._text
+        """The agent's own pin."""
+        return self.text_of(scopes.DEFAULT)
 
-    def pin(self, text: str) -> str:
-        """Replace working memory; an empty text clears it."""
-        self._text = text.strip()
-        if self._text:
-            atomic_write(self.path, self._text)
-        elif self.path.exists():
-            os.remove(self.path)
-        return "PIN-SUCCESS" if self._text else "PIN-CLEARED"
+    def pin(self, text: str, scope: str = scopes.DEFAULT) -> str:
+        """Replace the pin of `scope`; an empty text clears it."""
+        file, text = self._file(scope), text.strip()
+        if text:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(file, text)
+        elif file.exists():
+            os.remove(file)
+        self._texts[scope] = text
+        return "PIN-SUCCESS" if text else "PIN-CLEARED"
