@@ -254,3 +254,16 @@ def test_the_prompt_of_bobs_turn_shows_nothing_of_alices(make_agent) -> None:
     assert "alice: pin 4417 for the deposit" in alices_prompt.split("PINNED:")[1].split("HISTORY:")[0]
     assert "my bank pin is 4417" in alices_prompt.split("LAST_SKILL_USE_RESULTS:")[1]
     assert "hello bob" not in alices_prompt.split("HISTORY:")[1]
+
+
+def test_what_two_people_said_in_one_turn_is_read_by_each_of_them_later(make_agent) -> None:
+    """Such a turn is the channel's (of_episode): said in front of everyone there, so alice's later
+    turns on that channel read it; a person on another channel does not."""
+    agent, llm, channel, _ = make_agent(["send hi both", "query where does alice live", "query where does alice live"])
+    channel.put(Message("I live in Paris near the Louvre", who="alice", channel="irc:#room"))
+    channel.put(Message("hi all", who="carol", channel="irc:#room"))
+    agent.turn()
+    channel.put(Message("where do I live again?", who="alice", channel="irc:#room"))
+    assert "Louvre" in agent.turn().results[0]
+    channel.put(Message("where does alice live?", who="mallory", channel="irc:#other"))
+    assert "Louvre" not in agent.turn().results[0]

@@ -189,7 +189,9 @@ class Agent:
         failed call would leave the person unanswered. The trace and the index keep the messages whole."""
         self.turn_state.messages = self.channel.receive()
         if self.turn_state.messages:  # a turn without a message goes on with whoever spoke last
-            self.memory_skills.scope = scopes.of_episode(*senders(self.turn_state.messages))
+            who, channel = senders(self.turn_state.messages)
+            self.memory_skills.scope = scopes.of_episode(who, channel)
+            self.memory_skills.shared = frozenset({scopes.of_episode((), channel)}) - {scopes.DEFAULT}
         if self.scope != self.turn_state.prompt_scope:  # the prompt was built for someone else's turn
             self.turn_state.sections = {}
             self.turn_state.prompt = "\n".join(bridges.atom_text(a) for a in self.runner.evaluate_atom(E(S("build-prompt"))))

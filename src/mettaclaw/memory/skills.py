@@ -74,11 +74,14 @@ class MemorySkills:
         # whether a turn also reads the agent's own scope: the agent's does; a memory server of one
         # scope sets False, since it serves that scope only (README: "an MCP server sees its one scope")
         self.with_agent = True
+        # the channel's own scope, where turns in which several people spoke go: said in front of
+        # everyone there, so each of them reads it (the runtime sets it from the turn's channel)
+        self.shared: frozenset[str] = frozenset()
 
     @property
     def visible(self) -> frozenset[str]:
-        """What this turn may read: its scope and (with_agent) the agent's own."""
-        return scopes.reading(self.scope, self.with_agent)
+        """What this turn may read: its scope, the channel's shared one and (with_agent) the agent's own."""
+        return scopes.reading(self.scope, self.with_agent) | self.shared
 
     def run(self, skill: str, arg: str) -> str:
         """Run one memory skill by its name in SKILLS (the bridges and the memory server's
