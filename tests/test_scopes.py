@@ -267,3 +267,10 @@ def test_what_two_people_said_in_one_turn_is_read_by_each_of_them_later(make_age
     assert "Louvre" in agent.turn().results[0]
     channel.put(Message("where does alice live?", who="mallory", channel="irc:#other"))
     assert "Louvre" not in agent.turn().results[0]
+
+
+def test_nicks_that_differ_are_scopes_that_differ() -> None:
+    nicks = ["alice", "alice_", "alice[", "alice{", "alice^", "al@ice", "é", "x" * 80, "x" * 79 + "y"]
+    derived = [scopes.of_episode((nick,), "irc:#c") for nick in nicks]
+    assert len(set(derived)) == len(nicks) and all(scopes.check(d) == d for d in derived), derived
+    assert scopes.of_episode(("Alice",), "irc:#c") == "user:alice"  # IRC nicks are case-insensitive

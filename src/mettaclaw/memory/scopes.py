@@ -15,6 +15,7 @@ is one owner, and what is said is the agent's own.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 
@@ -85,8 +86,13 @@ def of_episode(who: Iterable[str], channel: str) -> str:
 
 
 def _derived(name: str) -> str:
-    """A scope named after a nick or a channel: characters a scope may not hold become `_`."""
-    return check(re.sub(r"[^a-z0-9_.:#@-]", "_", name.lower())[:64])
+    """A scope named after a nick or a channel, one per name: a character a scope may not hold (and
+    `@`, which no IRC nick holds) is written `@<utf-8 hex>.`, so `alice[` and `alice_` stay apart
+    (both were `alice_`, and one read the other's memory); a name left too long ends in a digest."""
+    safe = re.sub(r"[^a-z0-9_.:#-]", lambda m: "@" + m[0].encode("utf-8").hex() + ".", name.lower())
+    if len(safe) > 64:
+        safe = safe[:47] + "@" + hashlib.sha256(safe.encode("utf-8")).hexdigest()[:16]
+    return check(safe)
 
 
 def reading(scope: str, with_agent: bool = True) -> frozenset[str]:
