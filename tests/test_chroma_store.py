@@ -188,3 +188,29 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
     reopened = open_index()
     assert len(reopened) == 300 and len(reopened.ids_by(tags=["k"])) == 299  # the silver kettle has no tag
     reopened.close()
+
+
+def test_a_vector_segment_not_on_disk_yet_is_asked_again(store, monkeypatch) -> None:
+    """Embedded Chroma 1.x sometimes fails a query around a collection's first flush ("Error creating
+    hnsw segment reader: Nothing found on disk"); a moment later the same query is answered."""
+    from mettaclaw.memory import chroma
+
+    monkeypatch.setattr(chroma, "SEGMENT_RETRIES", (0.0, 0.0))
+    vector = HashEmbedder().embed(["the kayak is in the shed"])[0]
+    store.add(["k"], [vector], ["the kayak is in the shed"], [{"time": "2026-01-01 00:00:00"}])
+    real, failures = store._col.query, iter([RuntimeError("Error creating hnsw segment reader: Nothing found on disk")])
+
+    def flaky(**kwargs):
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return real(**kwargs)
+
+    monkeypatch.setattr(store._col, "query", flaky)
+    assert [item.id for item, _ in store.query(vector, 1)] == ["k"]
+    failures = iter([RuntimeError("Error creating hnsw segment reader: Nothing found on disk")] * 3)
+    with pytest.raises(RuntimeError, match="hnsw segment reader"):  # past the retries it is the store's error
+        store.query(vector, 1)
+    failures = iter([RuntimeError("something else")])
+    with pytest.raises(RuntimeError, match="something else"):
+        store.query(vector, 1)

@@ -10,6 +10,8 @@ is never used: vectors always come from the project's embedder.
 from __future__ import annotations
 
 import contextlib
+import logging
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +21,9 @@ import numpy as np
 
 from mettaclaw.config import ConfigError
 from mettaclaw.memory.vectors import StoredItem, Where
+
+log = logging.getLogger(__name__)
+SEGMENT_RETRIES = (0.05, 0.2, 1.0)  # seconds before asking again (ChromaVectorStore.query)
 
 # Default HNSW settings: at 100k, Chroma's defaults (ef_search 10) returned ~44% of the true top-20
 # on synthetic vectors; these were measured against exact search in bench/memory_scale.py.
@@ -195,8 +200,19 @@ class ChromaVectorStore:
         if k <= 0 or (ids is not None and not ids):
             return []
         include = ["distances"] if bare else ["documents", "metadatas", "distances"]
-        res = self._col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
-                              where=where or None, ids=ids, include=include)
+        for wait in (*SEGMENT_RETRIES, None):
+            try:
+                res = self._col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
+                                      where=where or None, ids=ids, include=include)
+                break
+            except Exception as err:  # chromadb.errors.InternalError, whose module differs between versions
+                if wait is None or "hnsw segment reader" not in str(err):
+                    raise
+                # embedded Chroma 1.x, around a collection's first flush to disk, can fail a query with
+                # "Error creating hnsw segment reader: Nothing found on disk" (chroma-core/chroma#4212);
+                # the same query a moment later is answered (1 run in 4 of 150 remember+query pairs)
+                log.warning("Chroma's vector segment was not readable yet, asking again: %s", err)
+                time.sleep(wait)
         n = len(res["ids"][0])
         docs = res["documents"][0] if not bare else [""] * n
         metas = res["metadatas"][0] if not bare else [{}] * n
