@@ -101,6 +101,32 @@ def test_with_a_secret_only_the_bound_owner_is_heard(server) -> None:
         channel.close()
 
 
+def test_no_auth_line_ever_reaches_the_queue(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":alice!a@h PRIVMSG #room :auth s3cret")
+        server.say(":alice!a@h PRIVMSG #room :auth s3cret")  # the owner says it again
+        server.say(":alice!a@h PRIVMSG #room :AUTH s3cret-typo")  # or gets it wrong
+        server.say(":alice!a@h PRIVMSG #room :done")
+        assert collect(channel, 1) == ["alice: done"]
+        time.sleep(0.2)
+        assert channel.receive() == []
+    finally:
+        channel.close()
+
+
+def test_without_a_secret_auth_lines_are_dropped_too(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":alice!a@h PRIVMSG #room :auth s3cret")  # the variable was not set: still not a message
+        server.say(":alice!a@h PRIVMSG #room :authors matter")
+        assert collect(channel, 1) == ["alice: authors matter"]
+    finally:
+        channel.close()
+
+
 def test_long_messages_are_split_into_irc_sized_lines(server) -> None:
     channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
     try:

@@ -1,14 +1,17 @@
 """The IRC channel: one room, messages queued by a reader thread, optional owner authentication.
 
 With a secret set (from the environment only), the first nick that says `auth SECRET` becomes the
-owner and only the owner is heard; everyone else is ignored, and the secret never reaches the model.
+owner and only the owner is heard; everyone else is ignored. No `auth ...` line reaches the model,
+whoever says it and whether or not it is right, so the secret never does.
 The connection is re-established with back-off when the server drops it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import logging
+import re
 import socket
 import threading
 
@@ -16,6 +19,9 @@ from mettaclaw.channels import QueueChannel
 
 log = logging.getLogger(__name__)
 MAX_LINE = 400  # bytes of text per PRIVMSG, well under IRC's 512-byte line
+# Any attempt to authenticate, right or wrong, by anyone: the owner repeating the secret, a typo in it,
+# or an `auth` said while no secret is configured must not put the secret into the model's context.
+AUTH_LINE = re.compile(r"\s*auth(\s|$)", re.IGNORECASE)
 
 
 class IRCChannel(QueueChannel):
@@ -83,15 +89,19 @@ class IRCChannel(QueueChannel):
             self._heard(prefix.split("!")[0], trailing)
 
     def _heard(self, nick: str, text: str) -> None:
-        if self.secret:
-            if self.owner is None:
-                if text.strip() == f"auth {self.secret}":
-                    self.owner = nick
-                    self.send(f"{nick} is now my owner.")
-                return
-            if nick != self.owner:
-                return
+        if AUTH_LINE.match(text):
+            if self.secret and self.owner is None and self._is_secret(text):
+                self.owner = nick
+                self.send(f"{nick} is now my owner.")
+            return
+        if self.secret and nick != self.owner:
+            return
         self.put(text, who=nick)
+
+    def _is_secret(self, text: str) -> bool:
+        assert self.secret is not None
+        given = text.strip()[len("auth"):].strip()
+        return hmac.compare_digest(given.encode("utf-8"), self.secret.encode("utf-8"))
 
     # --- the Channel interface
     def send(self, text: str) -> None:
