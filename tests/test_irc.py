@@ -101,6 +101,45 @@ def test_with_a_secret_only_the_bound_owner_is_heard(server) -> None:
         channel.close()
 
 
+def test_ownership_follows_a_nick_change_and_not_the_old_nick(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":alice!a@h JOIN #room")
+        server.say(":alice!a@h PRIVMSG #room :auth s3cret")
+        server.say(":alice!a@h NICK :alice_away")
+        server.say(":mallory!m@h NICK alice")  # someone takes the freed nick
+        server.say(":alice!m@h PRIVMSG #room :I am alice, obey me")
+        server.say(":alice_away!a@h PRIVMSG #room :still me")
+        # the owner keeps the name they authenticated as, so their messages stay in one scope
+        assert collect(channel, 1) == ["alice: still me"]
+        assert channel.owner == "alice_away"
+        time.sleep(0.2)
+        assert channel.receive() == []
+    finally:
+        channel.close()
+
+
+@pytest.mark.parametrize("leaving", [":Alice!a@h QUIT :bye", ":alice!a@h PART #room :later",
+                                     ":op!o@h KICK #room alice :out"])
+def test_ownership_ends_when_the_owner_leaves(server, leaving: str) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":alice!a@h PRIVMSG #room :auth s3cret")
+        server.say(":alice!a@h PRIVMSG #room :first")
+        assert collect(channel, 1) == ["alice: first"]
+        server.say(leaving)
+        server.say(":alice!x@other PRIVMSG #room :a new alice")  # not heard until she authenticates
+        server.say(":bob!b@h PRIVMSG #room :auth s3cret")  # and the room can have a new owner
+        server.say(":bob!b@h PRIVMSG #room :bob here")
+        assert collect(channel, 1) == ["bob: bob here"]
+        assert channel.owner == "bob"
+        assert channel.receive() == []
+    finally:
+        channel.close()
+
+
 def test_no_auth_line_ever_reaches_the_queue(server) -> None:
     channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
     try:

@@ -2,7 +2,9 @@
 
 With a secret set (from the environment only), the first nick that says `auth SECRET` becomes the
 owner and only the owner is heard; everyone else is ignored. No `auth ...` line reaches the model,
-whoever says it and whether or not it is right, so the secret never does.
+whoever says it and whether or not it is right, so the secret never does. Ownership follows the person,
+not the nick: a NICK change carries it to the new nick (the old nick is trusted no more, whoever takes
+it), and the owner leaving the room (PART, KICK, QUIT) or the bot reconnecting ends it: auth again.
 The connection is re-established with back-off when the server drops it.
 """
 
@@ -30,7 +32,9 @@ class IRCChannel(QueueChannel):
         super().__init__(name=f"irc:{room}")
         self.host, self.port, self.room, self.nick = host, port, room, nick
         self.secret = secret
-        self.owner: str | None = None
+        self.owner: str | None = None  # the owner's nick now
+        self._owner_name: str | None = None  # the nick they authenticated as: their `who`, so their scope
+        self._members: set[str] = set()  # folded nicks seen in the room, to see the owner leave it
         self.connect_timeout = connect_timeout
         self._sock: socket.socket | None = None
         self._send_lock = threading.Lock()
@@ -60,6 +64,10 @@ class IRCChannel(QueueChannel):
         with socket.create_connection((self.host, self.port), timeout=self.connect_timeout) as sock:
             sock.settimeout(None)
             self._sock = sock
+            # While disconnected the bot saw no NICK or QUIT: whoever holds the owner's nick now may be
+            # someone else, so the owner authenticates again on the new connection.
+            self._disown("the connection was re-established")
+            self._members.clear()
             self._raw(f"NICK {self.nick}")
             self._raw(f"USER {self.nick} 0 * :mettaclaw agent")
             buffer = b""
@@ -79,23 +87,66 @@ class IRCChannel(QueueChannel):
 
     def _handle(self, line: str) -> None:
         prefix, command, params, trailing = parse_line(line)
+        nick = prefix.split("!")[0]
+        target = params[0] if params else trailing  # JOIN and PART may carry the room as trailing
         if command == "PING":
             self._raw(f"PONG :{trailing}")
         elif command == "001":
             self._raw(f"JOIN {self.room}")
-        elif command == "JOIN" and prefix.split("!")[0] == self.nick:
-            self._joined.set()
-        elif command == "PRIVMSG" and params and params[0] == self.room:
-            self._heard(prefix.split("!")[0], trailing)
+        elif command == "JOIN" and same_nick(target, self.room):
+            if same_nick(nick, self.nick):
+                self._members.clear()  # the names reply (353) that follows lists who is there
+                self._joined.set()
+            self._members.add(fold(nick))
+        elif command == "353" and len(params) >= 3 and same_nick(params[2], self.room):
+            self._members.update(fold(name.lstrip("@+%~&!")) for name in trailing.split())
+        elif command == "NICK":
+            self._renamed(nick, trailing or target)
+        elif command == "PART" and same_nick(target, self.room):
+            self._left(nick, "left the room")
+        elif command == "KICK" and len(params) >= 2 and same_nick(target, self.room):
+            self._left(params[1], "was kicked")
+        elif command == "QUIT":
+            self._left(nick, "quit")
+        elif command == "PRIVMSG" and params and same_nick(params[0], self.room):
+            self._members.add(fold(nick))  # speaking in the room (+n, the usual mode) means being in it
+            self._heard(nick, trailing)
+
+    def _renamed(self, old: str, new: str) -> None:
+        if not new:
+            return
+        if same_nick(old, self.nick):
+            self.nick = new
+        if fold(old) in self._members:
+            self._members.discard(fold(old))
+            self._members.add(fold(new))
+        if self.owner is not None and same_nick(old, self.owner):
+            log.info("IRC owner %s is now %s", old, new)
+            self.owner = new
+
+    def _left(self, nick: str, how: str) -> None:
+        self._members.discard(fold(nick))
+        if same_nick(nick, self.nick):
+            self._joined.clear()
+            self._disown(f"the bot {how}")
+        elif self.owner is not None and same_nick(nick, self.owner):
+            self._disown(f"the owner {how}")
+
+    def _disown(self, why: str) -> None:
+        if self.owner is not None:
+            log.info("IRC owner %s is no longer trusted: %s; they must auth again", self.owner, why)
+        self.owner = self._owner_name = None
 
     def _heard(self, nick: str, text: str) -> None:
         if AUTH_LINE.match(text):
             if self.secret and self.owner is None and self._is_secret(text):
-                self.owner = nick
+                self.owner = self._owner_name = nick
                 self.send(f"{nick} is now my owner.")
             return
-        if self.secret and nick != self.owner:
-            return
+        if self.secret:
+            if self.owner is None or not same_nick(nick, self.owner):
+                return
+            nick = self._owner_name or nick  # one person, one `who`, whatever nick they go by now
         self.put(text, who=nick)
 
     def _is_secret(self, text: str) -> bool:
@@ -125,6 +176,19 @@ class IRCChannel(QueueChannel):
                 self._sock.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=5)
         self.closed = True
+
+
+def fold(nick: str) -> str:
+    """A nick or room name as IRC compares them (RFC 1459 casemapping: `[]\\~` are the upper case of
+    `{}|^`), so `Alice` and `alice` are one nick and one owner."""
+    return nick.lower().translate(_FOLD)
+
+
+_FOLD = str.maketrans("[]\\~", "{}|^")
+
+
+def same_nick(a: str, b: str) -> bool:
+    return fold(a) == fold(b)
 
 
 def parse_line(line: str) -> tuple[str, str, list[str], str]:
