@@ -140,6 +140,25 @@ def test_ownership_ends_when_the_owner_leaves(server, leaving: str) -> None:
         channel.close()
 
 
+def test_auth_in_a_private_message(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":server 353 agent = #room :agent @alice +carol")
+        server.say(":outsider!o@h PRIVMSG agent :auth s3cret")  # not in the room: its quit would go unseen
+        assert server.wait_for(lambda line: line == "NOTICE outsider :join #room first, then auth")
+        assert channel.owner is None
+        server.say(":alice!a@h PRIVMSG Agent :auth s3cret")
+        assert server.wait_for(lambda line: line == "PRIVMSG #room :alice is now my owner.")
+        server.say(":alice!a@h PRIVMSG agent :a private word")  # answered in the room: not taken
+        server.say(":alice!a@h PRIVMSG #room :in the room")
+        assert collect(channel, 1) == ["alice: in the room"]
+        assert channel.owner == "alice"
+        assert not any("s3cret" in line for line in server.received)
+    finally:
+        channel.close()
+
+
 def test_no_auth_line_ever_reaches_the_queue(server) -> None:
     channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
     try:

@@ -1,7 +1,8 @@
 """The IRC channel: one room, messages queued by a reader thread, optional owner authentication.
 
 With a secret set (from the environment only), the first nick that says `auth SECRET` becomes the
-owner and only the owner is heard; everyone else is ignored. No `auth ...` line reaches the model,
+owner and only the owner is heard (say it in a private message to the bot, so the room does not see
+the secret; other private messages are ignored, as the bot answers only in the room); everyone else is ignored. No `auth ...` line reaches the model,
 whoever says it and whether or not it is right, so the secret never does. Ownership follows the person,
 not the nick: a NICK change carries it to the new nick (the old nick is trusted no more, whoever takes
 it), and the owner leaving the room (PART, KICK, QUIT) or the bot reconnecting ends it: auth again.
@@ -111,6 +112,20 @@ class IRCChannel(QueueChannel):
         elif command == "PRIVMSG" and params and same_nick(params[0], self.room):
             self._members.add(fold(nick))  # speaking in the room (+n, the usual mode) means being in it
             self._heard(nick, trailing)
+        elif command == "PRIVMSG" and params and same_nick(params[0], self.nick):
+            self._private(nick, trailing)
+
+    def _private(self, nick: str, text: str) -> None:
+        """A private message: only `auth SECRET` is taken (so the room never sees the secret). Anything
+        else would be answered in the room, and be a second way in, so it is ignored."""
+        if not (AUTH_LINE.match(text) and self.secret and self.owner is None and self._is_secret(text)):
+            return
+        if fold(nick) not in self._members:
+            # Outside the room the bot would not see this nick change or quit, and would go on
+            # trusting whoever takes it next.
+            self._raw(f"NOTICE {nick} :join {self.room} first, then auth")
+            return
+        self._heard(nick, text)
 
     def _renamed(self, old: str, new: str) -> None:
         if not new:
