@@ -14,7 +14,8 @@ from mettaclaw.irc import IRCChannel, parse_line
 class FakeIRCServer:
     """Accepts one client, welcomes it, records what it sends, and lets the test speak as other nicks."""
 
-    def __init__(self) -> None:
+    def __init__(self, taken: frozenset[str] = frozenset()) -> None:
+        self.taken = taken  # nicks answered with 433, in use
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.received: list[str] = []
@@ -24,6 +25,7 @@ class FakeIRCServer:
     def _serve(self) -> None:
         self.conn, _ = self.listener.accept()
         buffer = b""
+        nick, user = "", False
         while True:
             data = self.conn.recv(4096)
             if not data:
@@ -33,10 +35,17 @@ class FakeIRCServer:
                 line, buffer = buffer.split(b"\r\n", 1)
                 text = line.decode()
                 self.received.append(text)
-                if text.startswith("USER"):
-                    self.say(":server 001 agent :welcome")
+                if text.startswith("NICK"):
+                    wanted = text.split()[1]
+                    if wanted in self.taken:
+                        self.say(f":server 433 * {wanted} :Nickname is already in use")
+                    else:
+                        nick = wanted
+                user = user or text.startswith("USER")
+                if nick and user and text.startswith(("NICK", "USER")):  # registered once both are in
+                    self.say(f":server 001 {nick} :welcome")
                 elif text.startswith("JOIN"):
-                    self.say(f":agent!a@host JOIN {text.split()[1]}")
+                    self.say(f":{nick}!a@host JOIN {text.split()[1]}")
 
     def say(self, line: str) -> None:
         assert self.conn is not None
@@ -81,6 +90,36 @@ def test_joins_hears_the_room_and_answers_ping(server) -> None:
         assert server.wait_for(lambda line: line == "PRIVMSG #room :line two")
     finally:
         channel.close()
+
+
+def test_a_nick_in_use_is_replaced_and_the_given_nick_used() -> None:
+    server = FakeIRCServer(taken=frozenset({"agent", "agent_"}))
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)  # joined at all: before, the bot sat connected and deaf
+        assert channel.nick == "agent__"
+        assert [line for line in server.received if line.startswith("NICK")] == [
+            "NICK agent", "NICK agent_", "NICK agent__"]
+        server.say(":alice!a@h PRIVMSG #room :hello")
+        assert collect(channel, 1) == ["alice: hello"]
+    finally:
+        channel.close()
+        server.listener.close()
+
+
+def test_when_no_nick_is_accepted_the_bot_says_so_and_drops_the_connection(caplog) -> None:
+    server = FakeIRCServer(taken=frozenset("agent" + "_" * n for n in range(10)))
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert server.wait_for(lambda line: line == "NICK agent____")
+        deadline = time.monotonic() + 5
+        while "no nick accepted" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "no nick accepted after 5 tries" in caplog.text
+        assert not channel.wait_joined(0.1)
+    finally:
+        channel.close()
+        server.listener.close()
 
 
 def test_with_a_secret_only_the_bound_owner_is_heard(server) -> None:

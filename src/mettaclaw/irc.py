@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 MAX_LINE = 400  # bytes of text per PRIVMSG, well under IRC's 512-byte line
 # Any attempt to authenticate, right or wrong, by anyone: the owner repeating the secret, a typo in it,
 # or an `auth` said while no secret is configured must not put the secret into the model's context.
+NICK_TRIES = 5  # nicks tried (`agent`, `agent_`, ...) before the connection is dropped and retried later
+RFC_NICKLEN = 9  # the nick length every server accepts, for one that refuses a longer nick (432)
 AUTH_LINE = re.compile(r"\s*auth(\s|$)", re.IGNORECASE)
 
 
@@ -32,6 +34,9 @@ class IRCChannel(QueueChannel):
                  connect_timeout: float = 10.0) -> None:
         super().__init__(name=f"irc:{room}")
         self.host, self.port, self.room, self.nick = host, port, room, nick
+        self._wanted_nick = nick  # each connection asks for it first; `nick` is the one the server gave
+        self._nick_tries = 0
+        self._registered = False
         self.secret = secret
         self.owner: str | None = None  # the owner's nick now
         self._owner_name: str | None = None  # the nick they authenticated as: their `who`, so their scope
@@ -69,6 +74,7 @@ class IRCChannel(QueueChannel):
             # someone else, so the owner authenticates again on the new connection.
             self._disown("the connection was re-established")
             self._members.clear()
+            self.nick, self._nick_tries, self._registered = self._wanted_nick, 0, False
             self._raw(f"NICK {self.nick}")
             self._raw(f"USER {self.nick} 0 * :mettaclaw agent")
             buffer = b""
@@ -93,7 +99,13 @@ class IRCChannel(QueueChannel):
         if command == "PING":
             self._raw(f"PONG :{trailing}")
         elif command == "001":
+            # The first parameter is the nick the server registered us under, whatever we asked for.
+            self.nick, self._registered = (params[0] if params else self.nick), True
+            if self.nick != self._wanted_nick:
+                log.warning("IRC: registered as %s, not %s", self.nick, self._wanted_nick)
             self._raw(f"JOIN {self.room}")
+        elif command in ("432", "433", "436") and not self._registered:
+            self._nick_refused(command, trailing)
         elif command == "JOIN" and same_nick(target, self.room):
             if same_nick(nick, self.nick):
                 self._members.clear()  # the names reply (353) that follows lists who is there
@@ -126,6 +138,21 @@ class IRCChannel(QueueChannel):
             self._raw(f"NOTICE {nick} :join {self.room} first, then auth")
             return
         self._heard(nick, text)
+
+    def _nick_refused(self, code: str, reason: str) -> None:
+        """Without a nick the server registers nothing and the bot would sit connected and deaf: try
+        another nick a few times, then drop the connection and let the back-off retry the wanted one."""
+        log.warning("IRC: nick %s refused (%s %s)", self.nick, code, reason)
+        self._nick_tries += 1
+        if code == "432":  # erroneous: most often too long for this server; `_` would not help
+            candidate = self.nick[:RFC_NICKLEN] if len(self.nick) > RFC_NICKLEN else None
+        else:  # 433 in use, 436 collision
+            candidate = self.nick + "_"
+        if candidate is None or self._nick_tries >= NICK_TRIES:
+            log.error("IRC: no nick accepted after %d tries; reconnecting later", self._nick_tries)
+            raise ConnectionError(f"nick {self.nick} refused ({code})")
+        self.nick = candidate
+        self._raw(f"NICK {self.nick}")
 
     def _renamed(self, old: str, new: str) -> None:
         if not new:
