@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from mettaclaw.irc import IRCChannel, parse_line
+from mettaclaw.irc import IRCChannel, parse_line, split_utf8
 
 
 class FakeIRCServer:
@@ -235,6 +235,28 @@ def test_long_messages_are_split_into_irc_sized_lines(server) -> None:
         assert "".join(line.split(" :", 1)[1] for line in sent) == "x" * 1000
     finally:
         channel.close()
+
+
+def test_a_cut_never_splits_a_character(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        text = "a" + "é" * 300 + "🙂" * 200  # 2- and 4-byte characters straddling every 400-byte cut
+        channel.send(text)
+        assert server.wait_for(lambda line: line.endswith("🙂" * 5))
+        time.sleep(0.2)
+        sent = [line.split(" :", 1)[1] for line in server.received if line.startswith("PRIVMSG")]
+        assert "".join(sent) == text
+        assert all(len(piece.encode()) <= 400 for piece in sent)
+    finally:
+        channel.close()
+
+
+def test_split_utf8() -> None:
+    assert split_utf8("", 400) == [""]
+    assert split_utf8("a" + "é" * 2, 2) == ["a", "é", "é"]
+    assert split_utf8("€€", 4) == ["€", "€"]
+    assert split_utf8("🙂x", 2) == ["🙂", "x"]
 
 
 def test_parse_line() -> None:

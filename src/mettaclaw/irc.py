@@ -200,9 +200,7 @@ class IRCChannel(QueueChannel):
     def send(self, text: str) -> None:
         super().send(text)
         for line in text.splitlines() or [""]:
-            data = line.encode("utf-8")
-            for start in range(0, max(len(data), 1), MAX_LINE):
-                chunk = data[start : start + MAX_LINE].decode("utf-8", errors="ignore")
+            for chunk in split_utf8(line, MAX_LINE):
                 try:
                     self._raw(f"PRIVMSG {self.room} :{chunk}")
                 except OSError as err:
@@ -218,6 +216,25 @@ class IRCChannel(QueueChannel):
                 self._sock.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=5)
         self.closed = True
+
+
+def split_utf8(text: str, limit: int) -> list[str]:
+    """`text` in pieces of at most `limit` UTF-8 bytes, cut between characters (a cut inside one would
+    lose it), at least one piece even for ""."""
+    data = text.encode("utf-8")
+    pieces, start = [], 0
+    while True:
+        end = min(start + limit, len(data))
+        while start < end < len(data) and data[end] & 0xC0 == 0x80:
+            end -= 1  # back off continuation bytes to the first byte of the character the cut splits
+        if end == start:  # one character longer than `limit`: it goes whole rather than not at all
+            end += 1
+            while end < len(data) and data[end] & 0xC0 == 0x80:
+                end += 1
+        pieces.append(data[start:end].decode("utf-8"))
+        if end >= len(data):
+            return pieces
+        start = end
 
 
 def fold(nick: str) -> str:
