@@ -252,6 +252,20 @@ def test_a_cut_never_splits_a_character(server) -> None:
         channel.close()
 
 
+def test_no_ctcp_or_other_controls_go_out(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        channel.send("\x01DCC SEND evil.exe 1 2 3\x01")
+        channel.send("a\x00b\x07c\x1bd \x02bold\x02 \x0304red\x0f \x1ditalic\x1d \x1funder\x1f\tend")
+        assert server.wait_for(lambda line: line.endswith("end"))
+        sent = [line for line in server.received if line.startswith("PRIVMSG")]
+        assert sent == ["PRIVMSG #room :DCC SEND evil.exe 1 2 3",
+                        "PRIVMSG #room :abcd \x02bold\x02 \x0304red\x0f \x1ditalic\x1d \x1funder\x1f\tend"]
+    finally:
+        channel.close()
+
+
 def test_split_utf8() -> None:
     assert split_utf8("", 400) == [""]
     assert split_utf8("a" + "é" * 2, 2) == ["a", "é", "é"]

@@ -26,6 +26,12 @@ MAX_LINE = 400  # bytes of text per PRIVMSG, well under IRC's 512-byte line
 # or an `auth` said while no secret is configured must not put the secret into the model's context.
 NICK_TRIES = 5  # nicks tried (`agent`, `agent_`, ...) before the connection is dropped and retried later
 RFC_NICKLEN = 9  # the nick length every server accepts, for one that refuses a longer nick (432)
+# C0 controls and DEL are dropped from what the bot says: \x01 would make a line a CTCP request
+# (`\x01DCC SEND ...\x01`), NUL cuts lines on some servers. Kept: tab and the formatting codes clients
+# only render (\x02 bold, \x03 colour, \x0f reset, \x1d italic, \x1f underline); line ends are split.
+OUT_CONTROLS = re.compile("[\x00\x01\x04-\x08\x0a-\x0e\x10-\x1c\x1e\x7f]")
+# The line ends str.splitlines knows but \x1d, which on IRC is italic, not a group separator.
+LINE_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1e\x85\u2028\u2029]")
 AUTH_LINE = re.compile(r"\s*auth(\s|$)", re.IGNORECASE)
 
 
@@ -199,8 +205,11 @@ class IRCChannel(QueueChannel):
     # --- the Channel interface
     def send(self, text: str) -> None:
         super().send(text)
-        for line in text.splitlines() or [""]:
-            for chunk in split_utf8(line, MAX_LINE):
+        lines = LINE_BREAKS.split(text)
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()  # a closing line end is no extra, empty line (as with splitlines)
+        for line in lines:
+            for chunk in split_utf8(OUT_CONTROLS.sub("", line), MAX_LINE):
                 try:
                     self._raw(f"PRIVMSG {self.room} :{chunk}")
                 except OSError as err:
