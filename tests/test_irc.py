@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from mettaclaw.irc import IRCChannel, parse_line, split_utf8
+from mettaclaw.irc import IRCChannel, LineBuffer, parse_line, split_utf8
 
 
 class FakeIRCServer:
@@ -264,6 +264,32 @@ def test_no_ctcp_or_other_controls_go_out(server) -> None:
                         "PRIVMSG #room :abcd \x02bold\x02 \x0304red\x0f \x1ditalic\x1d \x1funder\x1f\tend"]
     finally:
         channel.close()
+
+
+def test_an_endless_line_is_dropped_and_the_reader_keeps_up(server, caplog) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        assert server.conn is not None
+        # 8 MB without a line end: rescanning the whole buffer on every 4 KB read took minutes
+        server.conn.sendall(b":alice!a@h PRIVMSG #room :" + b"x" * 8_000_000)
+        server.say("")  # its end
+        server.say("PING :still-there")
+        server.say(":alice!a@h PRIVMSG #room :after")
+        assert server.wait_for(lambda line: line == "PONG :still-there", timeout=10)
+        assert collect(channel, 1) == ["alice: after"]  # the long line itself is not a message
+        assert "longer than 65536 bytes" in caplog.text
+    finally:
+        channel.close()
+
+
+def test_line_buffer() -> None:
+    lines = LineBuffer(10)
+    assert lines.feed(b"ab") == []
+    assert lines.feed(b"c\r\nde\nf") == [b"abc", b"de"]
+    assert lines.feed(b"0123456789") == []  # "f" + 10 bytes: past the limit, dropped to its end
+    assert lines.feed(b"more\r\nok\r\n") == [b"ok"]
+    assert lines.feed(b"x" * 11 + b"\r\ny\r\n") == [b"y"]  # overlong even when its end comes along
 
 
 def test_split_utf8() -> None:

@@ -22,8 +22,7 @@ from mettaclaw.channels import QueueChannel
 
 log = logging.getLogger(__name__)
 MAX_LINE = 400  # bytes of text per PRIVMSG, well under IRC's 512-byte line
-# Any attempt to authenticate, right or wrong, by anyone: the owner repeating the secret, a typo in it,
-# or an `auth` said while no secret is configured must not put the secret into the model's context.
+MAX_INBOUND = 64 * 1024  # a line from the server longer than this is dropped (IRC's own limit is 8 KiB)
 NICK_TRIES = 5  # nicks tried (`agent`, `agent_`, ...) before the connection is dropped and retried later
 RFC_NICKLEN = 9  # the nick length every server accepts, for one that refuses a longer nick (432)
 # C0 controls and DEL are dropped from what the bot says: \x01 would make a line a CTCP request
@@ -32,6 +31,8 @@ RFC_NICKLEN = 9  # the nick length every server accepts, for one that refuses a 
 OUT_CONTROLS = re.compile("[\x00\x01\x04-\x08\x0a-\x0e\x10-\x1c\x1e\x7f]")
 # The line ends str.splitlines knows but \x1d, which on IRC is italic, not a group separator.
 LINE_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1e\x85\u2028\u2029]")
+# Any attempt to authenticate, right or wrong, by anyone: the owner repeating the secret, a typo in it,
+# or an `auth` said while no secret is configured must not put the secret into the model's context.
 AUTH_LINE = re.compile(r"\s*auth(\s|$)", re.IGNORECASE)
 
 
@@ -83,14 +84,12 @@ class IRCChannel(QueueChannel):
             self.nick, self._nick_tries, self._registered = self._wanted_nick, 0, False
             self._raw(f"NICK {self.nick}")
             self._raw(f"USER {self.nick} 0 * :mettaclaw agent")
-            buffer = b""
+            lines = LineBuffer(MAX_INBOUND)
             while not self._stop.is_set():
                 data = sock.recv(4096)
                 if not data:
                     return
-                buffer += data
-                while b"\r\n" in buffer:
-                    line, buffer = buffer.split(b"\r\n", 1)
+                for line in lines.feed(data):
                     self._handle(line.decode("utf-8", errors="replace"))
 
     def _raw(self, line: str) -> None:
@@ -225,6 +224,41 @@ class IRCChannel(QueueChannel):
                 self._sock.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=5)
         self.closed = True
+
+
+class LineBuffer:
+    """Bytes from the socket in, whole lines out. Only new bytes are searched for a line end (the held
+    part has none), and a line past `limit` is dropped as it arrives: an endless line from the server
+    would otherwise be rescanned on every read, slower and slower, while PINGs went unanswered."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._held = bytearray()
+        self._dropping = False  # inside an overlong line: discard up to its end
+
+    def feed(self, data: bytes) -> list[bytes]:
+        lines: list[bytes] = []
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:  # LF ends a line; a CR before it is stripped
+            if not self._dropping:
+                self._held += data[start:end]
+                if len(self._held) <= self.limit:
+                    lines.append(bytes(self._held).rstrip(b"\r"))
+                else:
+                    self._too_long()
+            self._held.clear()
+            self._dropping = False
+            start = end + 1
+        if not self._dropping:
+            self._held += data[start:]
+            if len(self._held) > self.limit:
+                self._too_long()
+                self._held.clear()
+                self._dropping = True
+        return lines
+
+    def _too_long(self) -> None:
+        log.warning("IRC: dropped a line from the server longer than %d bytes", self.limit)
 
 
 def split_utf8(text: str, limit: int) -> list[str]:
