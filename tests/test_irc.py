@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from mettaclaw.irc import IRCChannel, LineBuffer, parse_line, split_utf8
+from mettaclaw.irc import IRCChannel, LineBuffer, parse_line, said, split_utf8
 
 
 class FakeIRCServer:
@@ -302,3 +302,10 @@ def test_split_utf8() -> None:
 def test_parse_line() -> None:
     assert parse_line(":nick!u@h PRIVMSG #r :hi there") == ("nick!u@h", "PRIVMSG", ["#r"], "hi there")
     assert parse_line("PING :abc") == ("", "PING", [], "abc")
+
+
+def test_a_one_word_message_sent_without_its_colon_is_heard() -> None:
+    for line, text in ((":bob!u@h PRIVMSG #r hello", "hello"), (":bob!u@h PRIVMSG #r :hi there", "hi there"),
+                       (":bob!u@h PRIVMSG #r :", "")):
+        _, _, params, trailing = parse_line(line)
+        assert said(params, trailing) == text

@@ -128,9 +128,9 @@ class IRCChannel(QueueChannel):
             self._left(nick, "quit")
         elif command == "PRIVMSG" and params and same_nick(params[0], self.room):
             self._members.add(fold(nick))  # speaking in the room (+n, the usual mode) means being in it
-            self._heard(nick, trailing)
+            self._heard(nick, said(params, trailing))
         elif command == "PRIVMSG" and params and same_nick(params[0], self.nick):
-            self._private(nick, trailing)
+            self._private(nick, said(params, trailing))
 
     def _private(self, nick: str, text: str) -> None:
         """A private message: only `auth SECRET` is taken (so the room never sees the secret). Anything
@@ -291,6 +291,12 @@ _FOLD = str.maketrans("[]\\~", "{}|^")
 
 def same_nick(a: str, b: str) -> bool:
     return fold(a) == fold(b)
+
+
+def said(params: list[str], trailing: str) -> str:
+    """A PRIVMSG's text: the trailing parameter, or a one-word text sent without its colon
+    (`PRIVMSG #room hello`, which RFC 1459 allows), the last middle parameter."""
+    return trailing or (params[-1] if len(params) > 1 else "")
 
 
 def parse_line(line: str) -> tuple[str, str, list[str], str]:
