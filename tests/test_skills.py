@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -289,3 +290,47 @@ def test_a_skill_file_may_add_skills_but_never_rewrite_the_agent(tmp_path, make_
     outcome = agent.turn()
     assert outcome.results == ['(hello "Ada") -> hi Ada', '(send "x") -> SENT'] and channel.sent == ["x"]
     assert len(llm.prompts) == 1
+
+
+RUNAWAY = """
+(skill spin "X" "loop for ever") (= (loopy $x) (loopy $x)) (= (do spin $x) (loopy $x))
+(skill deep "" "recurse 2000 levels") (= (cnt $n) (if (== $n 0) 0 (+ 1 (cnt (- $n 1))))) (= (do deep) (cnt 2000))
+(skill fork "X" "branch for ever") (= (fork $x) (superpose ((fork $x) (fork $x)))) (= (do fork $x) (fork $x))
+(skill note "X" "remember X") (= (do note $x) (memory-remember $x))
+(skill two "A B" "join A and B") (= (do two $a $b) (format-args "{}+{}" ($a $b)))
+(skill zero "" "say z") (= (do zero) "z")
+(skill count "" "recurse 20 levels") (= (do count) (cnt 20))
+"""
+
+
+def test_a_runaway_user_skill_ends_with_an_error_naming_its_limit_and_the_turn_goes_on(make_agent, tmp_path) -> None:
+    folder = write_skills(tmp_path / "skills", {"runaway.metta": RUNAWAY})
+    reply = "spin x\ndeep\nfork x\nnote the sky is green\ntwo a b c\nzero\ncount\nsend after"
+    agent, llm, channel, _ = make_agent([reply], ["hi"], skillsDir=str(folder), skillTimeout=1, maxCommands=10)
+    began = time.monotonic()
+    outcome = agent.turn()
+    assert time.monotonic() - began < 10
+    spin, deep, fork, note, two, zero, count, send = outcome.results
+    assert "ERROR: spin: stopped" in spin and "skillStackDepth" in spin
+    assert "ERROR: deep: stopped" in deep  # by its depth or its time, whichever comes first
+    assert "ERROR: fork: stopped after 1 s (skillTimeout)" in fork
+    assert "REMEMBER-SUCCESS" in note  # a user skill still reaches the Python bridges
+    assert two.endswith("-> a+b c") and zero.endswith("-> z") and count.endswith("-> 20")
+    assert channel.sent == ["after"]
+
+
+def test_the_depth_limit_of_a_user_skill_does_not_stay_on_the_agents_own_metta(make_agent, tmp_path) -> None:
+    folder = write_skills(tmp_path / "skills", {"runaway.metta": RUNAWAY})
+    agent, llm, channel, _ = make_agent(["spin x"], ["hi"], skillsDir=str(folder), skillStackDepth=200)
+    assert "skillStackDepth (200" in agent.turn().results[0]
+    assert [[str(a) for a in r] for r in agent.runner.run("!(cnt 20)")] == [["20"]]  # 20 levels need over 200 frames
+
+
+def test_stopping_the_agent_ends_a_runaway_user_skill_at_once(make_agent, tmp_path) -> None:
+    folder = write_skills(tmp_path / "skills", {"runaway.metta": RUNAWAY})
+    agent, llm, channel, _ = make_agent(["fork x"], ["hi"], skillsDir=str(folder), skillTimeout=600)
+    threading.Timer(0.5, agent.stop).start()  # as Ctrl-C or SIGTERM does (run.py)
+    began = time.monotonic()
+    outcome = agent.turn()
+    assert time.monotonic() - began < 5
+    assert "ERROR: fork: stopped: the agent is stopping" in outcome.results[0]

@@ -115,6 +115,9 @@ class Config(BaseModel):
     maxSkillOutput: int = Field(20_000, gt=0, le=MAX_CHARS)
     mettaTimeout: float = Field(10.0, gt=0, le=HOUR)
     mettaMemoryMB: int = Field(1024, gt=64, le=1_048_576)
+    skillTimeout: float = Field(10.0, gt=0, le=HOUR)  # one call of a user skill (metta/skills/)
+    skillMemoryMB: int = Field(512, gt=0, le=1_048_576)  # the memory one user skill call may add
+    skillStackDepth: int = Field(10_000, ge=100, le=10_000_000)  # hyperon's max-stack-depth for a user skill
 
     # --- channel
     commchannel: Literal["terminal", "irc"] = "terminal"

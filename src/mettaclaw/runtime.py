@@ -17,6 +17,7 @@ from typing import Any
 from hyperon import E, Environment, MeTTa, S
 
 from mettaclaw import bridges
+from mettaclaw.bounded import Bounds, LimitExceeded, evaluate_bounded
 from mettaclaw.channels import Channel
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, LLMError, call_in_thread
@@ -94,6 +95,8 @@ class Agent:
         self.last_sent: str | None = None
         self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
         self._bridges = bridges.install(self)
+        self.user_skills: set[str] = set()  # run within `skill_bounds`: their MeTTa is nobody's we checked
+        self.skill_bounds = Bounds(config.skillTimeout, config.skillMemoryMB, config.skillStackDepth)
         self.skills, self.skill_errors = self._load_metta()
         if self.skill_errors:  # for whoever's turn comes first
             self._results[""] = "SKILL FILE ERRORS (these files were not loaded):\n" + "\n".join(self.skill_errors)
@@ -110,6 +113,7 @@ class Agent:
                                 protected=AgentFunctions(core.functions | self._bridges, self.runner))
         for error in user.errors:
             log.error("skill file not loaded: %s", error)
+        self.user_skills = set(user.skills)
         return {**core.skills, **user.skills}, user.errors
 
     # --- the driver
@@ -323,7 +327,16 @@ class Agent:
         """Run one skill through its MeTTa definition; the result text, or `ERROR: <skill>: <cause>`."""
         if name not in self.skills or not SKILL_NAME.match(name):
             return self._unknown(name)
-        results = self.runner.evaluate_atom(E(S("do"), S(name), *arg_atoms))
+        call = E(S("do"), S(name), *arg_atoms)
+        if name in self.user_skills:
+            # a user skill may loop or recurse without end: stepped within bounds, so the agent goes on
+            # (and Ctrl-C still ends it); the agent's own skills run whole, as they always end
+            try:
+                results = evaluate_bounded(self.runner, call, self.skill_bounds, self.stopping)
+            except LimitExceeded as err:
+                return skill_error(name, str(err))
+        else:
+            results = self.runner.evaluate_atom(call)
         return bridges.error_text(name, results, self.skills[name].usage) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
 
     def use_skill(self, name: str, *args: str) -> str:
