@@ -334,3 +334,13 @@ def test_stopping_the_agent_ends_a_runaway_user_skill_at_once(make_agent, tmp_pa
     outcome = agent.turn()
     assert time.monotonic() - began < 5
     assert "ERROR: fork: stopped: the agent is stopping" in outcome.results[0]
+
+
+def test_a_skill_name_the_agent_could_not_call_is_refused_at_load(make_agent, tmp_path) -> None:
+    folder = write_skills(tmp_path / "skills", {"gruss.metta": '(skill grüß "NAME" "greet")\n(= (do grüß $n) $n)\n',
+                                                "ok.metta": '(skill hallo "NAME" "greet")\n(= (do hallo $n) $n)\n'})
+    agent, llm, channel, _ = make_agent(["hallo Ada"], ["hi"], skillsDir=str(folder))
+    [error] = agent.skill_errors
+    assert "gruss.metta:1" in error and "'grüß' is not allowed" in error
+    assert "grüß" not in agent.skills and "grüß" not in agent.skill_list()
+    assert agent.turn().results == ['(hallo "Ada") -> Ada']

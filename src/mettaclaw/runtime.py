@@ -7,7 +7,6 @@ MeTTa (metta/loop.metta) decides what happens in a turn; this module holds the s
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from mettaclaw.memory import Memory, scopes, working
 from mettaclaw.memory.episode_index import senders
 from mettaclaw.messages import shown
 from mettaclaw.parser import Command, parse_reply
-from mettaclaw.skillfiles import LoadReport, SkillSpec, load_skill_files
+from mettaclaw.skillfiles import SKILL_NAME, LoadReport, SkillSpec, load_skill_files
 from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
@@ -37,7 +36,6 @@ from mettaclaw.turns import TurnLog, clip
 log = logging.getLogger(__name__)
 
 CORE_FILES = ("skills.metta", "memory-skills.metta", "prompt.metta", "loop.metta")
-SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
 CHARS_PER_TOKEN = 16  # a reply past llmMaxTokens x this is no model's (a token is about 4 characters)
 SKIPPED_SHOWN = 10  # commands past maxCommands named in the error; the rest counted
 

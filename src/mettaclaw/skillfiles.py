@@ -6,12 +6,16 @@ is reported by file and line, and never stops the other files from loading.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mettaclaw.sexpr import Expr, SexprError, Str, Sym, read_forms
+
+# what the runtime will call: a name outside it was listed in the prompt but answered "unknown skill"
+SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,9 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
             if len(items) != 4 or not isinstance(items[1], Sym) or not all(isinstance(i, Str) for i in items[2:]):
                 raise ValueError(f'{where}: a declaration reads (skill NAME "ARGS" "HELP")')
             name = items[1].text
+            if not SKILL_NAME.match(name):
+                raise ValueError(f"{where}: skill name {name!r} is not allowed: a skill name is ASCII, a letter "
+                                 "then letters, digits or _-!?|~")
             if name in known or name in declared:
                 raise ValueError(f"{where}: skill {name!r} is already declared")
             declared[name] = SkillSpec(name, items[2].value, items[3].value, str(path))  # type: ignore[union-attr]
