@@ -344,3 +344,12 @@ def test_a_skill_name_the_agent_could_not_call_is_refused_at_load(make_agent, tm
     assert "gruss.metta:1" in error and "'grüß' is not allowed" in error
     assert "grüß" not in agent.skills and "grüß" not in agent.skill_list()
     assert agent.turn().results == ['(hallo "Ada") -> Ada']
+
+
+def test_a_user_skills_output_is_held_to_max_skill_output(make_agent, tmp_path) -> None:
+    doubled = "(d " * 12 + "$x" + ")" * 12  # X 4,096 times, in MeTTa alone (no bridge that caps its own)
+    folder = write_skills(tmp_path / "skills", {"big.metta": '(skill big "X" "repeat X")\n'
+                                                f'(= (d $s) (format-args "{{}}{{}}" ($s $s)))\n(= (do big $x) {doubled})\n'})
+    agent, llm, channel, _ = make_agent(["big x"], ["hi"], skillsDir=str(folder), maxSkillOutput=1000)
+    [result] = agent.turn().results
+    assert "skill output truncated" in result and len(result) < 1200

@@ -335,7 +335,11 @@ class Agent:
                 return skill_error(name, str(err))
         else:
             results = self.runner.evaluate_atom(call)
-        return bridges.error_text(name, results, self.skills[name].usage) or "\n".join(bridges.atom_text(r) for r in results) or "(no result)"
+        text = bridges.error_text(name, results, self.skills[name].usage) or "\n".join(bridges.atom_text(r) for r in results)
+        if name in self.user_skills:
+            # held to maxSkillOutput as the built-in skills' own sides are (they cap what they return)
+            text = cap_head(text, self.config.maxSkillOutput, "skill output")
+        return text or "(no result)"
 
     def use_skill(self, name: str, *args: str) -> str:
         """Run a skill as the model would, outside any turn (nothing is recorded): for benchmarks and
