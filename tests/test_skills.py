@@ -353,3 +353,13 @@ def test_a_user_skills_output_is_held_to_max_skill_output(make_agent, tmp_path) 
     agent, llm, channel, _ = make_agent(["big x"], ["hi"], skillsDir=str(folder), maxSkillOutput=1000)
     [result] = agent.turn().results
     assert "skill output truncated" in result and len(result) < 1200
+
+
+def test_the_infer_help_says_its_best_conclusions_are_kept(tmp_path) -> None:
+    from mettaclaw.reasoning import skills as reasoning
+    from mettaclaw.skillfiles import check_skill_file
+
+    declared, _, _ = check_skill_file(Path(__file__).parents[1] / "metta" / "memory-skills.metta", {}, trusted=True)
+    usage = declared["infer"].usage
+    assert "nothing is stored" not in usage  # it was, while infer keeps its best conclusions as facts
+    assert f"up to {reasoning.KEEP}, confidence at least {reasoning.KEEP_CONFIDENCE}" in usage and "kept as facts" in usage
