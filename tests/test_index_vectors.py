@@ -199,7 +199,7 @@ def test_the_dream_clusters_episodes_on_the_vectors_their_turns_indexed(tmp_path
     the index does not hold with that same text."""
     from mettaclaw.config import load_config
     from mettaclaw.memory import open_memory
-    from mettaclaw.memory.episodic import format_record
+    from mettaclaw.memory.trace_records import format_record
 
     config = load_config([f"memoryDir={tmp_path / 'memory'}", "embeddingprovider=hash", "chromaMode=embedded",
                           f"knowledgePriorsDir={tmp_path / 'none'}", "dreamInterval=0"], env={})

@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from mettaclaw.memory.episodic import EpisodicTrace, parse_record
+from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.trace_records import parse_record
 from mettaclaw.parser import Command
 
 

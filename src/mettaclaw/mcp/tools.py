@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episode_index import senders
-from mettaclaw.memory.episodic import check_time
 from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
 from mettaclaw.memory.skills import SKILLS, MemorySkills, remember_text
+from mettaclaw.memory.trace_records import check_time
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 from mettaclaw.skills import SkillError
@@ -82,7 +82,7 @@ class MemoryTools:
     def _real_time(time: str) -> str:
         """An agent's clock reading, refused unless it is a real date and time: the pattern lets
         2026-02-30 through, and a turn recorded at a time no reader can parse back stopped the memory
-        folder from opening (episodic.check_time)."""
+        folder from opening (trace_records.check_time)."""
         try:
             return check_time(time)
         except ValueError as err:

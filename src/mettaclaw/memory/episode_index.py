@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.episodic import Episode, EpisodicTrace
+from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.memory.filters import WHO_TAG, parse_time, row_tags
 from mettaclaw.memory.ranking import DEFAULT_SETTINGS, RecallSettings
+from mettaclaw.memory.trace_records import Episode, record_offset
 from mettaclaw.messages import ANONYMOUS, Message, sender_name, shown
 from mettaclaw.parser import Command
 
@@ -61,18 +62,9 @@ def action_id(offset: int) -> str:
     return f"act-{offset}"
 
 
-MAX_OFFSET_DIGITS = 18  # a trace of an exabyte
-
-
 def offset_of(row_id: str) -> int | None:
-    """The trace offset an episode row comes from (None for anything else). ASCII digits only and not
-    too many: isdigit() takes other scripts' digits ("ep-０" forgot ep-0), and int() refuses a number
-    past 4,300 digits with a ValueError where a lookup should find nothing."""
-    for prefix in ("ep-", "act-"):
-        digits = row_id[len(prefix):]
-        if row_id.startswith(prefix) and digits.isascii() and digits.isdigit() and len(digits) <= MAX_OFFSET_DIGITS:
-            return int(digits)
-    return None
+    """The trace offset an episode row (`ep-N` or `act-N`) comes from (None for anything else)."""
+    return record_offset(row_id, ("ep-", "act-"))
 
 
 def action_text(commands: Iterable[Command]) -> str:

@@ -1,8 +1,8 @@
 """The episodic trace `history.metta`: one append-only record a turn, synced before the turn ends.
 
-A record is one line, `("YYYY-MM-DD HH:MM:SS" "HUMAN_MESSAGE: " "<message>" (skill "arg") ... ["ERROR_FEEDBACK: ..."]
-["FROM: <who>, <who> (<channel>)"])`, so a torn last record (power loss, kill -9) is one unreadable line that readers skip. The prompt tail and
-time lookups seek instead of reading the whole file, so a trace of months costs the same as one of minutes.
+A record is one line (its format, its time and its id: trace_records.py), so a torn last record (power
+loss, kill -9) is one unreadable line that readers skip. The prompt tail and time lookups seek instead
+of reading the whole file, so a trace of months costs the same as one of minutes.
 An episode's id is its byte offset (`ep-<offset>`): stable, since the file is only appended to, except
 that `erase` (forgetting an episode) blanks a record in place, keeping every offset.
 """
@@ -10,127 +10,25 @@ that `erase` (forgetting an episode) blanks a record in place, keeping every off
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mettaclaw.memory.layers import Announcer
 from mettaclaw.parser import Command
-from mettaclaw.sexpr import Expr, SexprError, Str, Sym, quote, read_all, to_text
 from mettaclaw.textutil import cap_head
 
-TIME_LEN = len("YYYY-MM-DD HH:MM:SS")
+from .trace_records import (
+    TIME_LEN,
+    Episode,
+    check_time,
+    format_record,
+    parse_record,
+    record_offset,
+    senders_of,
+)
+
 _CHUNK = 64 * 1024
-
-
-FROM = "FROM: "  # a string item, so it can never be read as a command (a skill may be named anything)
-OUTCOMES = "OUTCOMES: "  # how each command ended: `status@ms` (0 done, >0 a shell exit status, -1 an error)
-
-
-@dataclass
-class Episode:
-    id: str
-    time: str
-    message: str
-    commands: list[Command] = field(default_factory=list)
-    errors: str | None = None
-    text: str = ""
-    who: tuple[str, ...] = ()  # who sent the message(s)
-    channel: str = ""
-    outcomes: list[tuple[int, float]] = field(default_factory=list)  # per command: (status, ms); [] in old records
-
-    @property
-    def offset(self) -> int:
-        return int(self.id.removeprefix("ep-"))
-
-
-def check_time(time: str) -> str:
-    """`time` if every reader of the trace can parse it back (the index at open, the dream, export):
-    a real date and time such as YYYY-MM-DD HH:MM:SS; ValueError naming it otherwise.
-
-    Why the trace checks: a record is read for as long as the folder lives, and the index is caught up
-    from the trace at open, so one record with an impossible time (2026-02-30) stopped the memory
-    folder from opening at all (`bad time` from the index, the dream and export alike)."""
-    from mettaclaw.memory.filters import parse_time
-    from mettaclaw.memory.semantic.records import parse_time as record_time
-
-    try:
-        canonical = parse_time(time)[0]
-        parse_time(canonical)  # the index keeps the canonical form and reads it again
-        record_time(time)  # the dream's reading of an episode's time
-    except (ValueError, OverflowError, TypeError):
-        raise ValueError(f"bad time {time!r}: not a real date and time (YYYY-MM-DD HH:MM:SS)") from None
-    return time
-
-
-def format_record(time: str, message: str, commands: list[Command], errors: str | None,
-                  who: tuple[str, ...] = (), channel: str = "", outcomes: list[tuple[int, float]] = ()) -> str:
-    parts = [quote(time), quote("HUMAN_MESSAGE: "), quote(message), *(str(c) for c in commands)]
-    if errors:
-        parts.append(quote("ERROR_FEEDBACK: " + errors))
-    if who or channel:
-        parts.append(quote(f"{FROM}{', '.join(who)} ({channel})"))
-    if outcomes:
-        parts.append(quote(OUTCOMES + " ".join(f"{int(status)}@{ms:.1f}" for status, ms in outcomes)))
-    return "(" + " ".join(parts) + ")"
-
-
-def _outcomes(text: str) -> list[tuple[int, float]]:
-    out = []
-    for item in text.removeprefix(OUTCOMES).split():
-        status, _, ms = item.partition("@")
-        try:
-            out.append((int(status), float(ms)))
-        except ValueError:
-            return []  # not ours: no outcomes rather than wrong ones
-    return out
-
-
-def _senders(text: str) -> tuple[tuple[str, ...], str]:
-    names, _, channel = text.removeprefix(FROM).rpartition(" (")
-    return tuple(n for n in names.split(", ") if n), channel.removesuffix(")")
-
-
-_FROM_ITEM = re.compile(r'"FROM: ((?:[^"\\]|\\.)*)"')
-
-
-def _senders_of(line: str) -> tuple[tuple[str, ...], str]:
-    """Who spoke in a record and on which channel, read off its FROM item without parsing the whole
-    record (HISTORY may pass over many records of other people to fill its share)."""
-    found = _FROM_ITEM.findall(line)
-    if not found:
-        return (), ""
-    items = read_all(f'"FROM: {found[-1]}"')  # the last: the record's own FROM item follows what was said
-    return _senders(items[0].value) if items and isinstance(items[0], Str) else ((), "")
-
-
-def parse_record(line: str, offset: int) -> Episode | None:
-    """Read one record line; None for a torn or foreign line (never an exception)."""
-    if not line.startswith('("'):
-        return None
-    try:
-        nodes = read_all(line)
-    except SexprError:
-        return None
-    if len(nodes) != 1 or not isinstance(nodes[0], Expr) or len(nodes[0].items) < 3:
-        return None
-    items = nodes[0].items
-    if not (isinstance(items[0], Str) and isinstance(items[2], Str)):
-        return None
-    commands, errors, who, channel, outcomes = [], None, (), "", []
-    for node in items[3:]:
-        if isinstance(node, Expr) and node.items and isinstance(node.items[0], Sym):
-            commands.append(Command(node.items[0].text, tuple(to_text(n) for n in node.items[1:])))
-        elif isinstance(node, Str) and node.value.startswith("ERROR_FEEDBACK: "):
-            errors = node.value[len("ERROR_FEEDBACK: ") :]
-        elif isinstance(node, Str) and node.value.startswith(FROM):
-            who, channel = _senders(node.value)
-        elif isinstance(node, Str) and node.value.startswith(OUTCOMES):
-            outcomes = _outcomes(node.value)
-    return Episode(f"ep-{offset}", items[0].value, items[2].value, commands, errors, line, who, channel,
-                   outcomes if len(outcomes) == len(commands) else [])
 
 
 class EpisodicTrace(Announcer):
@@ -205,11 +103,8 @@ class EpisodicTrace(Announcer):
         return sum(1 for _ in self)
 
     def get(self, record_id: str) -> Episode | None:
-        try:
-            offset = int(record_id.removeprefix("ep-"))
-        except ValueError:
-            return None
-        if offset < 0 or offset >= self.path.stat().st_size:
+        offset = record_offset(record_id)
+        if offset is None or offset >= self.path.stat().st_size:
             return None
         if offset and not self._ends_with_newline(offset):
             return None  # not the start of a record
@@ -218,10 +113,9 @@ class EpisodicTrace(Announcer):
     def has(self, record_id: str) -> bool:
         """Whether a record starts at this id's offset and is not erased, read from its first bytes:
         `get` parses the whole record, and one may be megabytes long."""
-        digits = record_id.removeprefix("ep-") if record_id.startswith("ep-") else ""
-        if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:  # as episode_index.offset_of
+        offset = record_offset(record_id)
+        if offset is None:
             return False
-        offset = int(digits)
         with open(self.path, "rb") as fh:
             fh.seek(max(0, offset - 1))
             head = fh.read(3 if offset else 2)
@@ -242,7 +136,7 @@ class EpisodicTrace(Announcer):
         for line in self._lines_backwards():
             if not line or not self._readable(line):
                 continue
-            if shown is not None and not shown(*_senders_of(line)):
+            if shown is not None and not shown(*senders_of(line)):
                 continue
             line = cap_head(line, share, "record")
             if used + len(line) + 1 > max_chars:

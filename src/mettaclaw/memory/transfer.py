@@ -137,8 +137,8 @@ def _record_line() -> type[BaseModel]:
 def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The export's lines as objects, each checked; ImportError_ naming the first line that is not what
     an export holds (so that an import stops before it writes anything)."""
-    from .episodic import check_time, parse_record
     from .semantic.records import Edge
+    from .trace_records import check_time, parse_record
 
     for number, text in enumerate(lines, start=1):
         if not text.strip():
