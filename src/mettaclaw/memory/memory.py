@@ -15,16 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mettaclaw import turns
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 
 from . import scopes
 from .dream import mirror
-from .episode_index import EpisodeIndex, TurnRecord, action_id, message_id, offset_of
+from .episode_index import EpisodeIndex, TurnRecord
 from .filters import row_tags
+from .forgetting import Forgetting
 from .lock import FolderLock
-from .priors import PRIOR_KIND
 from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
 from .recall import Hit, LayerGraph, Recall
 from .semantic.memory import cites
@@ -34,7 +33,7 @@ log = logging.getLogger(__name__)
 RECORD_SCOPES_KEPT = 200_000  # semantic records whose scope spreading keeps at hand (about 30 MB)
 
 
-class Memory:
+class Memory(Forgetting):
     """The tiers (`working`, `episodes` over the trace, the memory `index`, `semantic`), the `dreamer`,
     the one `recall`, and `lock`, held around every write and every read that ranks."""
 
@@ -174,102 +173,6 @@ class Memory:
                 self._record_scopes.clear()
             scope = self._record_scopes[record_id] = scopes.of_tags(record.tags)
         return scope in visible
-
-    def forget(self, ref: str, visible: frozenset[str] | None = None) -> list[str]:
-        """Delete what `ref` names from every store and index, so that its text does not come back
-        through any query, a restart or a dream; the ids deleted (LookupError: nothing matches).
-
-        - an episode (`ep-N`/`act-N`): the turn's rows, its trace record (erased in place), and every
-          fact, summary or theme that shows what it said;
-        - a memory: its row; a mirrored fact's row stands for the fact, which is forgotten;
-        - a semantic record (id, name or text): every version of it; a fact takes the episodes it
-          was distilled from with it, since they say the same thing.
-        Knowledge priors are refused: they come back from their file at the next start."""
-        with self.lock:
-            offset = offset_of(ref)
-            if offset is not None:
-                episode = self.trace.get(message_id(offset))
-                if visible is not None and (episode is None or scopes.of_episode(episode.who, episode.channel) not in visible):
-                    raise LookupError(f"no episode {ref!r}")
-                return self._forget_turns([offset], ref)
-            row = self.index.get(ref)
-            if row is not None and visible is not None and not scopes.allows(visible, row.tags):
-                row = None  # another scope's memory is no memory to this reader
-                if self.semantic.get(ref) is None:
-                    raise LookupError(f"no record with id, name or text {ref!r}")
-            if row is not None and self.semantic.get(ref) is None:
-                if row.kind == PRIOR_KIND:
-                    raise ValueError(f"{ref} is a chunk of the knowledge prior {row.source!r}: "
-                                     "edit or remove that file in knowledgePriorsDir")
-                if not row.meta.get("semantic_id"):
-                    self.index.forget(ref)
-                    self._forget_remembering(row.text, row.time)
-                    return [ref]
-                ref = str(row.meta["semantic_id"])
-            record = self.semantic.resolve(ref, visible)
-            gone = self.semantic.forget(record.id)
-            self._mirror.sync()
-            evidence = [o for o in map(offset_of, record.source_episodes) if o is not None] if record.kind == "fact" else []
-            return gone + (self._forget_turns(sorted(set(evidence))) if evidence else [])
-
-    def forget_scope(self, scope: str) -> int:
-        """Forget everything of one scope (its episodes, memories, records and what was derived from
-        them) in one call; how many ids were deleted."""
-        wanted = frozenset({scopes.check(scope)})
-        with self.lock:
-            rows = self.index.select(scopes=wanted)
-            rows = {m.id for m in self.index} if rows is None else set(rows)
-            offsets = sorted({o for o in map(offset_of, rows) if o is not None})
-            gone = self._forget_turns(offsets) if offsets else []
-            held = [row_id for row_id in sorted(rows - set(gone))
-                    if (row := self.index.get(row_id)) is not None and row.kind not in (PRIOR_KIND, "derived")]
-            gone += self.index.forget_many(held)
-            self.statistics.forget_scope(scopes.check(scope))
-            while found := self.semantic.recall(1000, mode="logical", visible=wanted, include_history=True, touch=False):
-                for record in found:
-                    if self.semantic.get(record.id) is not None:
-                        gone += self.semantic.forget(record.id)
-            self._mirror.sync()
-            return len(set(gone))
-
-    def evict(self, policies: dict[str, Any], now: float) -> list[str]:
-        """Apply per-scope retention (`scopePolicies`: ttlDays, maxEntries; see retention.py)."""
-        from .retention import evict
-
-        with self.lock:
-            gone = evict(self, policies, now)
-            self._mirror.sync()
-            if self.dreamer is not None:
-                self.dreamer.save_erasures()
-            return gone
-
-    def _forget_remembering(self, text: str, stored_at: str) -> None:
-        """A forgotten memory's text also stands in the `remember` of the turn that stored it: taken out
-        of that trace record (HISTORY, `episodes`) and that turn's log line."""
-        said = text.strip()
-        stored = lambda c: c.skill == "remember" and " ".join(c.args).strip() == said  # noqa: E731
-        for episode in self.trace.around(stored_at, 50):  # the records of the second it was stored in
-            if episode.time == stored_at and self.trace.redact(episode.id, stored):
-                self.erase_turn_log([message_id(episode.offset), action_id(episode.offset)])
-
-    def erase_turn_log(self, episode_ids: list[str]) -> None:
-        """The turn log's lines of these episodes keep only the turn's number and time (turns.erase):
-        it shows what each turn said, so whatever erases a turn's record erases them too."""
-        if self.turn_log is not None and episode_ids:
-            turns.erase(self.turn_log, episode_ids)
-
-    def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
-        gone = self.episodes.erase_many(offsets)
-        if asked is not None and not gone:
-            raise LookupError(f"no episode {asked!r}")
-        cited = [f(o) for o in offsets for f in (message_id, action_id)]
-        self.erase_turn_log(cited)
-        self.statistics.forget_episodes(set(cited))
-        retired, _ = self.semantic.retire_citing(cited)
-        self._mirror.sync()
-        if self.dreamer is not None:
-            self.dreamer.save_erasures()  # their sentences left the dream's theme window
-        return gone + retired
 
     def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None,
                   budget_ms: float | None = None) -> str:
