@@ -308,21 +308,12 @@ class SemanticMemory(SemanticReading, Announcer):
         """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""
         if weight is not None and not 0.0 <= weight <= 1.0:
             raise ValueError(f"weight {weight} is outside [0, 1]")
-        # an id names a record, never a concept: an id of no record here (mistyped, forgotten, another
-        # scope's, an episode's) was made a concept named by the id's text; both are checked first, so
-        # a refused call makes no concept or relation type either
-        for ref in (a, b):
-            if looks_like_id(ref):
-                try:
-                    self.resolve(ref, None if scope is None else frozenset({scopes.check(scope)}))
-                except LookupError:
-                    raise LookupError(f"no fact or concept with id {ref.strip()!r} here: relate links facts and "
-                                      "concepts by id, name or text, and only a name of no record becomes a new "
-                                      "concept") from None
+        found = [self._named(ref, scope) for ref in (a, b)]  # both checked first: a refused call makes nothing
         rel, _ = self.relations.ensure(relation)
         if rel in CROSS_LAYER:
             raise ValueError(f"{rel} links layers and is written by provenance, not by relate")
-        src, dst = self._concept(a, scope), self._concept(b, scope)
+        src, dst = (rec or self.records.get(self.learn(ref, name=ref, kind="concept", scope=scope).id)
+                    for rec, ref in zip(found, (a, b), strict=True))
         if src.id == dst.id:
             raise ValueError(f"cannot relate {a!r} to itself")
         s, d = edge_key(src.id, dst.id, rel, self.relations.is_symmetric(rel))
@@ -336,14 +327,21 @@ class SemanticMemory(SemanticReading, Announcer):
             self.records.put_edge(edge)
         return edge
 
-    def _concept(self, ref: str, scope: str | None = None) -> SemanticRecord:
-        """The record `ref` names in `scope` (None: any), or a new concept of that name there."""
+    def _named(self, ref: str, scope: str | None = None) -> SemanticRecord | None:
+        """The record `ref` names in `scope` (None: any), or None for a name of no record (relate makes it
+        a concept). A name several records answer to is refused (AmbiguousRef), and so is an id of no
+        record here (mistyped, forgotten, another scope's, an episode's): it was made a concept named by
+        the id's text."""
         try:
             return self.resolve(ref, None if scope is None else frozenset({scopes.check(scope)}))
         except AmbiguousRef:
             raise
         except LookupError:
-            return self.records.get(self.learn(ref, name=ref, kind="concept", scope=scope).id)  # type: ignore[return-value]
+            if looks_like_id(ref):
+                raise LookupError(f"no fact or concept with id {ref.strip()!r} here: relate links facts and "
+                                  "concepts by id, name or text, and only a name of no record becomes a new "
+                                  "concept") from None
+            return None
 
     # ------------------------------------------------------------------ layer protocol
     def store(self, record: Any) -> str:
