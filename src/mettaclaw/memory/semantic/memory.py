@@ -31,7 +31,7 @@ from .graph import (
     update_cooccurrence,
 )
 from .normalize import content_key, extract_triple, normalize_name, triple_from_atom
-from .reading import AmbiguousRef, SemanticReading
+from .reading import SemanticReading
 from .reconcile import Candidate, Decision, Thresholds, decide, more_specific, thresholds_for
 from .records import (
     INDEX_TAG,
@@ -43,7 +43,6 @@ from .records import (
     SemanticRecord,
     confidence_from,
     confirmations_from,
-    looks_like_id,
     new_id,
     parse_time,
 )
@@ -308,7 +307,7 @@ class SemanticMemory(SemanticReading, Announcer):
         """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""
         if weight is not None and not 0.0 <= weight <= 1.0:
             raise ValueError(f"weight {weight} is outside [0, 1]")
-        found = [self._named(ref, scope) for ref in (a, b)]  # both checked first: a refused call makes nothing
+        found = [self.named(ref, scope) for ref in (a, b)]  # both checked first: a refused call makes nothing
         rel, _ = self.relations.ensure(relation)
         if rel in CROSS_LAYER:
             raise ValueError(f"{rel} links layers and is written by provenance, not by relate")
@@ -326,22 +325,6 @@ class SemanticMemory(SemanticReading, Announcer):
                 edge.weight = hebbian(edge.weight) if weight is None else weight
             self.records.put_edge(edge)
         return edge
-
-    def _named(self, ref: str, scope: str | None = None) -> SemanticRecord | None:
-        """The record `ref` names in `scope` (None: any), or None for a name of no record (relate makes it
-        a concept). A name several records answer to is refused (AmbiguousRef), and so is an id of no
-        record here (mistyped, forgotten, another scope's, an episode's): it was made a concept named by
-        the id's text."""
-        try:
-            return self.resolve(ref, None if scope is None else frozenset({scopes.check(scope)}))
-        except AmbiguousRef:
-            raise
-        except LookupError:
-            if looks_like_id(ref):
-                raise LookupError(f"no fact or concept with id {ref.strip()!r} here: relate links facts and "
-                                  "concepts by id, name or text, and only a name of no record becomes a new "
-                                  "concept") from None
-            return None
 
     # ------------------------------------------------------------------ layer protocol
     def store(self, record: Any) -> str:

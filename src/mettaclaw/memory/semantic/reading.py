@@ -18,7 +18,7 @@ from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
 from .recall import MODES, gather, score
 from .recall import touch as touch_records
-from .records import RecallResult, SemanticRecord, parse_time
+from .records import RecallResult, SemanticRecord, looks_like_id, parse_time
 from .store import RecordFilter
 
 
@@ -69,6 +69,22 @@ class SemanticReading:
                 ids = ", ".join(f"{r.id} ({r.content[:40]})" for r in found[:5])
                 raise AmbiguousRef(f"{ref!r} names {len(found)} records: {ids}; use an id")
         raise LookupError(f"no record with id, name or text {ref!r}")
+
+    def named(self, ref: str, scope: str | None = None) -> SemanticRecord | None:
+        """The record `ref` names in `scope` (None: any), or None for a name of no record (relate makes it
+        a concept). A name several records answer to is refused (AmbiguousRef), and so is an id of no
+        record here (mistyped, forgotten, another scope's, an episode's): it was made a concept named by
+        the id's text."""
+        try:
+            return self.resolve(ref, None if scope is None else frozenset({scopes.check(scope)}))
+        except AmbiguousRef:
+            raise
+        except LookupError:
+            if looks_like_id(ref):
+                raise LookupError(f"no fact or concept with id {ref.strip()!r} here: relate links facts and "
+                                  "concepts by id, name or text, and only a name of no record becomes a new "
+                                  "concept") from None
+            return None
 
     def recall(self, query: str | int | None = None, limit: int = 10, *, mode: str = "semantic", tags_all: Any = (),
                tags_any: Any = (), tags_none: Any = (), kind: Any = None, category: str | None = None,
