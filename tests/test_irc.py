@@ -25,7 +25,7 @@ class FakeIRCServer:
     def _serve(self) -> None:
         self.conn, _ = self.listener.accept()
         buffer = b""
-        nick, user = "", False
+        nick, user, registered = "", False, False
         while True:
             data = self.conn.recv(4096)
             if not data:
@@ -39,10 +39,15 @@ class FakeIRCServer:
                     wanted = text.split()[1]
                     if wanted in self.taken:
                         self.say(f":server 433 * {wanted} :Nickname is already in use")
+                    elif registered:
+                        self.say(f":{nick}!a@host NICK :{wanted}")  # a registered client's change, echoed
+                        nick = wanted
+                        continue
                     else:
                         nick = wanted
                 user = user or text.startswith("USER")
-                if nick and user and text.startswith(("NICK", "USER")):  # registered once both are in
+                if nick and user and not registered and text.startswith(("NICK", "USER")):  # both are in
+                    registered = True
                     self.say(f":server 001 {nick} :welcome")
                 elif text.startswith("JOIN"):
                     self.say(f":{nick}!a@host JOIN {text.split()[1]}")
@@ -309,3 +314,70 @@ def test_a_one_word_message_sent_without_its_colon_is_heard() -> None:
                        (":bob!u@h PRIVMSG #r :", "")):
         _, _, params, trailing = parse_line(line)
         assert said(params, trailing) == text
+
+
+def test_a_kicked_bot_joins_again_later(server, monkeypatch) -> None:
+    monkeypatch.setattr("mettaclaw.irc.REJOIN_DELAY", 0.05)
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":op!o@h KICK #room agent :out")
+        assert server.wait_for(lambda _: server.received.count("JOIN #room") == 2)
+        assert channel.wait_joined(5)
+        server.say(":op!o@h KICK #room agent :out again")  # the next wait is twice as long
+        assert server.wait_for(lambda _: server.received.count("JOIN #room") == 3)
+        server.say(":op!o@h KICK #room alice :not the bot")
+        time.sleep(0.3)
+        assert server.received.count("JOIN #room") == 3
+    finally:
+        channel.close()
+
+
+def test_a_stand_in_nick_is_given_back_for_the_wanted_one() -> None:
+    server = FakeIRCServer(taken=frozenset({"agent"}))
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
+    try:
+        assert channel.wait_joined(5)
+        assert channel.nick == "agent_"
+        server.say("PING :one")  # still taken: asked for, refused, and the stand-in kept
+        assert server.wait_for(lambda line: line == "PONG :one")
+        assert server.wait_for(lambda _: server.received.count("NICK agent") == 2)
+        assert channel.nick == "agent_"
+        server.taken = frozenset()
+        server.say(":agent!x@h QUIT :gone")  # its holder leaves: the bot takes it back at once
+        assert server.wait_for(lambda _: server.received.count("NICK agent") == 3)
+        deadline = time.monotonic() + 5
+        while channel.nick != "agent" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert channel.nick == "agent"
+        server.say(":alice!a@h PRIVMSG agent :hello")  # a private message to the new nick is seen as one
+        server.say("PING :two")
+        assert server.wait_for(lambda line: line == "PONG :two")
+        assert server.received.count("NICK agent") == 3  # holding it, no more asking
+    finally:
+        channel.close()
+        server.listener.close()
+
+
+def test_ctcp_action_is_heard_other_ctcp_is_not(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
+    try:
+        assert channel.wait_joined(5)
+        server.say(":alice!a@h PRIVMSG #room :auth s3cret")
+        assert server.wait_for(lambda line: "alice is now my owner" in line)
+        server.say(":alice!a@h PRIVMSG #room :\x01ACTION waves\x01")
+        server.say(":alice!a@h PRIVMSG #room :\x01VERSION\x01")
+        server.say(":alice!a@h PRIVMSG agent :\x01PING 123\x01")
+        server.say(":alice!a@h PRIVMSG #room :\x01ACTION auth s3cret\x01")  # `/me auth ...`: never heard
+        server.say(":alice!a@h PRIVMSG #room :hello")
+        assert collect(channel, 2) == ["alice: *waves*", "alice: hello"]
+    finally:
+        channel.close()
+
+
+def test_said_reads_ctcp() -> None:
+    assert said(["#r"], "\x01ACTION dances\x01") == "*dances*"
+    assert said(["#r"], "\x01action  dances \x01") == "*dances*"
+    assert said(["#r"], "\x01ACTION\x01") == ""
+    assert said(["#r"], "\x01DCC SEND x 1 2 3\x01") == ""
+    assert said(["#r"], "\x01VERSION") == ""  # no closing \x01, as some clients send it

@@ -6,7 +6,11 @@ the secret; other private messages are ignored, as the bot answers only in the r
 whoever says it and whether or not it is right, so the secret never does. Ownership follows the person,
 not the nick: a NICK change carries it to the new nick (the old nick is trusted no more, whoever takes
 it), and the owner leaving the room (PART, KICK, QUIT) or the bot reconnecting ends it: auth again.
-The connection is re-established with back-off when the server drops it.
+The connection is re-established with back-off when the server drops it; a kicked bot joins again
+after a delay that doubles with each kick; a bot registered under a stand-in nick (`agent_`) takes
+its own back when its holder leaves or changes nick, or at the server's next PING.
+CTCP: an ACTION (`/me waves`) is heard as `*waves*`; other CTCP requests (VERSION, PING, DCC ...)
+are machinery of clients, not words to the agent, and are dropped.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from mettaclaw.channels import QueueChannel
 log = logging.getLogger(__name__)
 MAX_LINE = 400  # bytes of text per PRIVMSG, well under IRC's 512-byte line
 MAX_INBOUND = 64 * 1024  # a line from the server longer than this is dropped (IRC's own limit is 8 KiB)
+REJOIN_DELAY = 5.0  # seconds before joining again after a kick; doubles with each kick of a connection
+MAX_REJOIN_DELAY = 300.0
 NICK_TRIES = 5  # nicks tried (`agent`, `agent_`, ...) before the connection is dropped and retried later
 RFC_NICKLEN = 9  # the nick length every server accepts, for one that refuses a longer nick (432)
 # C0 controls and DEL are dropped from what the bot says: \x01 would make a line a CTCP request
@@ -33,7 +39,8 @@ OUT_CONTROLS = re.compile("[\x00\x01\x04-\x08\x0a-\x0e\x10-\x1c\x1e\x7f]")
 LINE_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1e\x85\u2028\u2029]")
 # Any attempt to authenticate, right or wrong, by anyone: the owner repeating the secret, a typo in it,
 # or an `auth` said while no secret is configured must not put the secret into the model's context.
-AUTH_LINE = re.compile(r"\s*auth(\s|$)", re.IGNORECASE)
+# `/me auth ...` (an ACTION, heard as `*auth ...*`) counts as one too.
+AUTH_LINE = re.compile(r"\s*\*?auth(\s|$)", re.IGNORECASE)
 
 
 class IRCChannel(QueueChannel):
@@ -44,6 +51,7 @@ class IRCChannel(QueueChannel):
         self._wanted_nick = nick  # each connection asks for it first; `nick` is the one the server gave
         self._nick_tries = 0
         self._registered = False
+        self._rejoin_delay = REJOIN_DELAY
         self.secret = secret
         self.owner: str | None = None  # the owner's nick now
         self._owner_name: str | None = None  # the nick they authenticated as: their `who`, so their scope
@@ -82,6 +90,7 @@ class IRCChannel(QueueChannel):
             self._disown("the connection was re-established")
             self._members.clear()
             self.nick, self._nick_tries, self._registered = self._wanted_nick, 0, False
+            self._rejoin_delay = REJOIN_DELAY
             self._raw(f"NICK {self.nick}")
             self._raw(f"USER {self.nick} 0 * :mettaclaw agent")
             lines = LineBuffer(MAX_INBOUND)
@@ -103,6 +112,7 @@ class IRCChannel(QueueChannel):
         target = params[0] if params else trailing  # JOIN and PART may carry the room as trailing
         if command == "PING":
             self._raw(f"PONG :{trailing}")
+            self._reclaim_nick()
         elif command == "001":
             # The first parameter is the nick the server registered us under, whatever we asked for.
             self.nick, self._registered = (params[0] if params else self.nick), True
@@ -124,8 +134,12 @@ class IRCChannel(QueueChannel):
             self._left(nick, "left the room")
         elif command == "KICK" and len(params) >= 2 and same_nick(target, self.room):
             self._left(params[1], "was kicked")
+            if same_nick(params[1], self.nick):
+                self._rejoin_later()
         elif command == "QUIT":
             self._left(nick, "quit")
+            if same_nick(nick, self._wanted_nick):
+                self._reclaim_nick()
         elif command == "PRIVMSG" and params and same_nick(params[0], self.room):
             self._members.add(fold(nick))  # speaking in the room (+n, the usual mode) means being in it
             self._heard(nick, said(params, trailing))
@@ -159,9 +173,33 @@ class IRCChannel(QueueChannel):
         self.nick = candidate
         self._raw(f"NICK {self.nick}")
 
+    def _rejoin_later(self) -> None:
+        """Join the room again after a delay (doubled for the next kick, so an operator who keeps
+        kicking is not flooded with joins); not if the connection it was kicked on is gone by then."""
+        delay, sock = self._rejoin_delay, self._sock
+        self._rejoin_delay = min(delay * 2, MAX_REJOIN_DELAY)
+        log.warning("IRC: kicked from %s; joining again in %g s", self.room, delay)
+
+        def rejoin() -> None:
+            if not self._stop.is_set() and self._sock is sock:
+                with contextlib.suppress(OSError):
+                    self._raw(f"JOIN {self.room}")
+
+        timer = threading.Timer(delay, rejoin)
+        timer.daemon = True
+        timer.start()
+
+    def _reclaim_nick(self) -> None:
+        """Ask for the wanted nick again while going by a stand-in; the server's NICK echo makes it
+        ours (`_renamed`), a refusal (433 once registered) is ignored until the next try."""
+        if self._registered and not same_nick(self.nick, self._wanted_nick):
+            self._raw(f"NICK {self._wanted_nick}")
+
     def _renamed(self, old: str, new: str) -> None:
         if not new:
             return
+        if same_nick(old, self._wanted_nick) and not same_nick(new, self._wanted_nick):
+            self._reclaim_nick()  # whoever held the bot's nick let it go
         if same_nick(old, self.nick):
             self.nick = new
         if fold(old) in self._members:
@@ -295,8 +333,13 @@ def same_nick(a: str, b: str) -> bool:
 
 def said(params: list[str], trailing: str) -> str:
     """A PRIVMSG's text: the trailing parameter, or a one-word text sent without its colon
-    (`PRIVMSG #room hello`, which RFC 1459 allows), the last middle parameter."""
-    return trailing or (params[-1] if len(params) > 1 else "")
+    (`PRIVMSG #room hello`, which RFC 1459 allows), the last middle parameter. A CTCP ACTION
+    (`\\x01ACTION waves\\x01`) reads `*waves*`; any other CTCP request reads "" (nothing said)."""
+    text = trailing or (params[-1] if len(params) > 1 else "")
+    if not text.startswith("\x01"):
+        return text
+    verb, _, rest = text.strip("\x01").partition(" ")
+    return f"*{rest.strip()}*" if verb.upper() == "ACTION" and rest.strip() else ""
 
 
 def parse_line(line: str) -> tuple[str, str, list[str], str]:
