@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -65,6 +67,17 @@ class FakeIRCServer:
         return False
 
 
+@contextlib.contextmanager
+def joined(server: FakeIRCServer, secret: str | None = None) -> Iterator[IRCChannel]:
+    """A bot (`agent`) connected to the fake server and in #room; closed afterwards."""
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret=secret)
+    try:
+        assert channel.wait_joined(5)
+        yield channel
+    finally:
+        channel.close()
+
+
 def collect(channel: IRCChannel, count: int, timeout: float = 5.0) -> list[str]:
     got: list[str] = []
     deadline = time.monotonic() + timeout
@@ -82,9 +95,7 @@ def server():
 
 
 def test_joins_hears_the_room_and_answers_ping(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         server.say(":alice!a@h PRIVMSG #room :hello agent")
         server.say(":bob!b@h PRIVMSG #elsewhere :not for you")
         server.say(":alice!a@h PRIVMSG #room :second")
@@ -93,8 +104,6 @@ def test_joins_hears_the_room_and_answers_ping(server) -> None:
         assert server.wait_for(lambda line: line == "PONG :tick")
         channel.send("line one\nline two")
         assert server.wait_for(lambda line: line == "PRIVMSG #room :line two")
-    finally:
-        channel.close()
 
 
 def test_a_nick_in_use_is_replaced_and_the_given_nick_used() -> None:
@@ -128,9 +137,7 @@ def test_when_no_nick_is_accepted_the_bot_says_so_and_drops_the_connection(caplo
 
 
 def test_with_a_secret_only_the_bound_owner_is_heard(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server, secret="s3cret") as channel:
         server.say(":mallory!m@h PRIVMSG #room :do something bad")
         server.say(":mallory!m@h PRIVMSG #room :auth wrong")
         server.say(":alice!a@h PRIVMSG #room :auth s3cret")
@@ -141,14 +148,10 @@ def test_with_a_secret_only_the_bound_owner_is_heard(server) -> None:
         assert channel.owner == "alice"
         time.sleep(0.2)
         assert channel.receive() == []  # nothing from mallory, and the secret never reached the queue
-    finally:
-        channel.close()
 
 
 def test_ownership_follows_a_nick_change_and_not_the_old_nick(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server, secret="s3cret") as channel:
         server.say(":alice!a@h JOIN #room")
         server.say(":alice!a@h PRIVMSG #room :auth s3cret")
         server.say(":alice!a@h NICK :alice_away")
@@ -160,16 +163,12 @@ def test_ownership_follows_a_nick_change_and_not_the_old_nick(server) -> None:
         assert channel.owner == "alice_away"
         time.sleep(0.2)
         assert channel.receive() == []
-    finally:
-        channel.close()
 
 
 @pytest.mark.parametrize("leaving", [":Alice!a@h QUIT :bye", ":alice!a@h PART #room :later",
                                      ":op!o@h KICK #room alice :out"])
 def test_ownership_ends_when_the_owner_leaves(server, leaving: str) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server, secret="s3cret") as channel:
         server.say(":alice!a@h PRIVMSG #room :auth s3cret")
         server.say(":alice!a@h PRIVMSG #room :first")
         assert collect(channel, 1) == ["alice: first"]
@@ -180,14 +179,10 @@ def test_ownership_ends_when_the_owner_leaves(server, leaving: str) -> None:
         assert collect(channel, 1) == ["bob: bob here"]
         assert channel.owner == "bob"
         assert channel.receive() == []
-    finally:
-        channel.close()
 
 
 def test_auth_in_a_private_message(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server, secret="s3cret") as channel:
         server.say(":server 353 agent = #room :agent @alice +carol")
         server.say(":outsider!o@h PRIVMSG agent :auth s3cret")  # not in the room: its quit would go unseen
         assert server.wait_for(lambda line: line == "NOTICE outsider :join #room first, then auth")
@@ -199,14 +194,10 @@ def test_auth_in_a_private_message(server) -> None:
         assert collect(channel, 1) == ["alice: in the room"]
         assert channel.owner == "alice"
         assert not any("s3cret" in line for line in server.received)
-    finally:
-        channel.close()
 
 
 def test_no_auth_line_ever_reaches_the_queue(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server, secret="s3cret") as channel:
         server.say(":alice!a@h PRIVMSG #room :auth s3cret")
         server.say(":alice!a@h PRIVMSG #room :auth s3cret")  # the owner says it again
         server.say(":alice!a@h PRIVMSG #room :AUTH s3cret-typo")  # or gets it wrong
@@ -214,38 +205,26 @@ def test_no_auth_line_ever_reaches_the_queue(server) -> None:
         assert collect(channel, 1) == ["alice: done"]
         time.sleep(0.2)
         assert channel.receive() == []
-    finally:
-        channel.close()
 
 
 def test_without_a_secret_auth_lines_are_dropped_too(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         server.say(":alice!a@h PRIVMSG #room :auth s3cret")  # the variable was not set: still not a message
         server.say(":alice!a@h PRIVMSG #room :authors matter")
         assert collect(channel, 1) == ["alice: authors matter"]
-    finally:
-        channel.close()
 
 
 def test_long_messages_are_split_into_irc_sized_lines(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         channel.send("x" * 1000)
         assert server.wait_for(lambda line: line.startswith("PRIVMSG #room :") and len(line) < 512)
         time.sleep(0.2)
         sent = [line for line in server.received if line.startswith("PRIVMSG")]
         assert "".join(line.split(" :", 1)[1] for line in sent) == "x" * 1000
-    finally:
-        channel.close()
 
 
 def test_a_cut_never_splits_a_character(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         text = "a" + "é" * 300 + "🙂" * 200  # 2- and 4-byte characters straddling every 400-byte cut
         channel.send(text)
         assert server.wait_for(lambda line: line.endswith("🙂" * 5))
@@ -253,28 +232,20 @@ def test_a_cut_never_splits_a_character(server) -> None:
         sent = [line.split(" :", 1)[1] for line in server.received if line.startswith("PRIVMSG")]
         assert "".join(sent) == text
         assert all(len(piece.encode()) <= 400 for piece in sent)
-    finally:
-        channel.close()
 
 
 def test_no_ctcp_or_other_controls_go_out(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         channel.send("\x01DCC SEND evil.exe 1 2 3\x01")
         channel.send("a\x00b\x07c\x1bd \x02bold\x02 \x0304red\x0f \x1ditalic\x1d \x1funder\x1f\tend")
         assert server.wait_for(lambda line: line.endswith("end"))
         sent = [line for line in server.received if line.startswith("PRIVMSG")]
         assert sent == ["PRIVMSG #room :DCC SEND evil.exe 1 2 3",
                         "PRIVMSG #room :abcd \x02bold\x02 \x0304red\x0f \x1ditalic\x1d \x1funder\x1f\tend"]
-    finally:
-        channel.close()
 
 
 def test_an_endless_line_is_dropped_and_the_reader_keeps_up(server, caplog) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         assert server.conn is not None
         # 8 MB without a line end: rescanning the whole buffer on every 4 KB read took minutes
         server.conn.sendall(b":alice!a@h PRIVMSG #room :" + b"x" * 8_000_000)
@@ -284,8 +255,6 @@ def test_an_endless_line_is_dropped_and_the_reader_keeps_up(server, caplog) -> N
         assert server.wait_for(lambda line: line == "PONG :still-there", timeout=10)
         assert collect(channel, 1) == ["alice: after"]  # the long line itself is not a message
         assert "longer than 65536 bytes" in caplog.text
-    finally:
-        channel.close()
 
 
 def test_line_buffer() -> None:
@@ -318,9 +287,7 @@ def test_a_one_word_message_sent_without_its_colon_is_heard() -> None:
 
 def test_a_kicked_bot_joins_again_later(server, monkeypatch) -> None:
     monkeypatch.setattr("mettaclaw.irc.REJOIN_DELAY", 0.05)
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         server.say(":op!o@h KICK #room agent :out")
         assert server.wait_for(lambda _: server.received.count("JOIN #room") == 2)
         assert channel.wait_joined(5)
@@ -329,15 +296,11 @@ def test_a_kicked_bot_joins_again_later(server, monkeypatch) -> None:
         server.say(":op!o@h KICK #room alice :not the bot")
         time.sleep(0.3)
         assert server.received.count("JOIN #room") == 3
-    finally:
-        channel.close()
 
 
 def test_a_stand_in_nick_is_given_back_for_the_wanted_one() -> None:
     server = FakeIRCServer(taken=frozenset({"agent"}))
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server) as channel:
         assert channel.nick == "agent_"
         server.say("PING :one")  # still taken: asked for, refused, and the stand-in kept
         assert server.wait_for(lambda line: line == "PONG :one")
@@ -354,15 +317,11 @@ def test_a_stand_in_nick_is_given_back_for_the_wanted_one() -> None:
         server.say("PING :two")
         assert server.wait_for(lambda line: line == "PONG :two")
         assert server.received.count("NICK agent") == 3  # holding it, no more asking
-    finally:
-        channel.close()
         server.listener.close()
 
 
 def test_ctcp_action_is_heard_other_ctcp_is_not(server) -> None:
-    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", secret="s3cret")
-    try:
-        assert channel.wait_joined(5)
+    with joined(server, secret="s3cret") as channel:
         server.say(":alice!a@h PRIVMSG #room :auth s3cret")
         assert server.wait_for(lambda line: "alice is now my owner" in line)
         server.say(":alice!a@h PRIVMSG #room :\x01ACTION waves\x01")
@@ -371,8 +330,6 @@ def test_ctcp_action_is_heard_other_ctcp_is_not(server) -> None:
         server.say(":alice!a@h PRIVMSG #room :\x01ACTION auth s3cret\x01")  # `/me auth ...`: never heard
         server.say(":alice!a@h PRIVMSG #room :hello")
         assert collect(channel, 2) == ["alice: *waves*", "alice: hello"]
-    finally:
-        channel.close()
 
 
 def test_said_reads_ctcp() -> None:
