@@ -113,12 +113,22 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
             functions.add(function)
         elif isinstance(node, Sym) and node.text == "!" and not trusted:
             raise ValueError(f"{where}: skill files may not run code at load time ('!')")
+        if not trusted and "pragma!" in _symbols(node):
+            raise ValueError(f"{where}: (pragma! ...) would change the interpreter's settings, such as the "
+                             "depth limit a skill runs under (skillStackDepth); refused")
     for name in declared:
         if name not in defined:
             raise ValueError(f"{path}: skill {name!r} is declared but has no (= (do {name} ...) ...) definition")
     for name in defined - declared.keys() - known.keys():
         raise ValueError(f"{path}: (do {name} ...) is defined but {name!r} is not declared with (skill ...)")
     return declared, text, functions
+
+
+def _symbols(node: Any) -> set[str]:
+    """Every symbol in a form, however deeply nested."""
+    if isinstance(node, Sym):
+        return {node.text}
+    return set().union(*map(_symbols, node.items)) if isinstance(node, Expr) else set()
 
 
 def _error_line(text: str, message: str) -> int:
