@@ -4,6 +4,7 @@ query as the original did, through the same command a user runs."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -144,3 +145,49 @@ def test_an_export_with_a_trace_record_at_an_impossible_time_is_refused(tmp_path
     assert len(list(read_export([header, good, torn]))) == 3
     with pytest.raises(ImportError_, match="line 4 is not a valid 'trace': bad time '2026-02-30 10:00:00'"):
         list(read_export([header, good, torn, bad]))
+
+
+def test_an_export_with_values_no_write_could_make_is_refused_before_anything_is_written(tmp_path) -> None:
+    """Each of these passed the type checks, then the import stopped half way (a memory at 2026-02-30,
+    a record at 1e20 s: ValueError and OverflowError after the trace was written) or kept what the
+    agent never writes: a memory that replaced episode ep-0's row in the index, a second line that
+    silently replaced the first of its id, a record of kind 'banana' (never recalled), a confidence of 7,
+    an edge of weight 9."""
+    import pytest
+
+    from mettaclaw.memory.transfer import FORMAT, ImportError_, read_export
+
+    header = json.dumps({"type": "header", "format": FORMAT})
+    memory = {"type": "memory", "id": "3e2c6eed-4343-4907-a703-15f9e311a6ca", "text": "The harbour painting.",
+              "time": "2026-01-02 10:00:00", "source": "agent", "kind": "memory", "tags": [], "atom": None, "extra": {}}
+    record = {"type": "record", "id": "r1", "content": "Alice lives in Paris", "valid_from": 1_790_000_000.0}
+    edge = {"type": "edge", "edge": {"src": "r1", "dst": "ep-0", "type": "DERIVED_FROM", "weight": 1.0}}
+    assert len(list(read_export([header, json.dumps(memory), json.dumps(record), json.dumps(edge)]))) == 4
+    damaged = {
+        "memory.time: Value error, bad time '2026-02-30 10:00:00'": {**memory, "time": "2026-02-30 10:00:00"},
+        "memory.id: Value error, id 'ep-0' is an episode's id": {**memory, "id": "ep-0"},
+        "memory.kind: Value error, kind 'episode' is rebuilt": {**memory, "kind": "episode"},
+        "memory.tags.0: Input should be a valid string": {**memory, "tags": [1]},
+        "valid_from: Value error, time 1e+20 is not on the calendar": {**record, "valid_from": 1e20},
+        "access_times: Value error, time -1e+20 is not on the calendar": {**record, "access_times": [-1e20]},
+        "kind: Input should be 'fact', 'concept', 'theme' or 'summary'": {**record, "kind": "banana"},
+        "confidence: Input should be less than or equal to 1": {**record, "confidence": 7},
+        "edge weight 9 is not in [0, 1]": {**edge, "edge": {**edge["edge"], "weight": 9}},
+        "version.at: Value error, time 1e+300 is not on the calendar":
+            {"type": "version", "record_id": "r1", "action": "created", "at": 1e300, "snapshot": {}},
+    }
+    for cause, line in damaged.items():
+        with pytest.raises(ImportError_, match=re.escape(f"line 2 is not a valid {line['type']!r}: {cause}")):
+            list(read_export([header, json.dumps(line)]))
+    for line in (memory, record):
+        again = json.dumps({**line, "text": "other"} if line is memory else {**line, "content": "other"})
+        with pytest.raises(ImportError_, match=f"line 3 .*id '{line['id']}' was already given on line 2"):
+            list(read_export([header, json.dumps(line), again]))
+
+    target = tmp_path / "copy"
+    dump = tmp_path / "damaged.jsonl"
+    dump.write_text("\n".join([header, json.dumps({"type": "trace", "line": '("2026-02-28 10:00:00" "HUMAN_MESSAGE: " "hi")'}),
+                               json.dumps({**record, "valid_from": 1e20})]) + "\n")
+    done = cli("import", str(dump), *settings(target))
+    assert done.returncode == 2 and "line 3 is not a valid 'record'" in done.stderr, done.stderr
+    assert not (target / "history.metta").exists(), "nothing was written"

@@ -14,9 +14,9 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable, Iterator
-from typing import IO, Any, Literal
+from typing import IO, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from . import scopes
 from .filters import tag_keys
@@ -69,6 +69,28 @@ def write_export(memory: Any, config: Any, out: IO[str]) -> int:
     return count
 
 
+def _on_calendar(value: Any) -> Any:
+    """A time (seconds) every reader can show: `format_time` of 1e20 raised OverflowError when the
+    imported record was mirrored, after the folder had been written."""
+    from .semantic.records import format_time
+
+    for ts in value if isinstance(value, list) else [value]:
+        try:
+            format_time(ts)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"time {ts!r} is not on the calendar") from None
+    return value
+
+
+_TIME = AfterValidator(_on_calendar)
+_UNIT = Field(ge=0, le=1)
+# What a record's fields may hold beyond their types; what the agent's own writes can never make.
+_RECORD_CHECKS: dict[str, Any] = {
+    "confidence": _UNIT, "valid_from": _TIME, "valid_to": _TIME, "recorded_at": _TIME, "last_updated": _TIME,
+    "source_times": _TIME, "access_times": _TIME,
+}
+
+
 class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -78,13 +100,37 @@ class _Trace(_Line):
     line: str
 
 
+def _row_time(value: str | None) -> str | None:
+    """A memory's time as the index parses it (a bad one raised only while the import wrote)."""
+    from .filters import parse_time
+
+    if value is not None:
+        parse_time(value)
+    return value
+
+
+def _stored_kind(value: str) -> str:
+    if value in REBUILT_KINDS:
+        raise ValueError(f"kind {value!r} is rebuilt on import, not imported")
+    return value
+
+
+def _not_episode_id(value: str) -> str:
+    """A memory may not take an episode's id: its row would replace that episode's in the index."""
+    from .trace_records import record_offset
+
+    if record_offset(value, ("ep-", "act-")) is not None:
+        raise ValueError(f"id {value!r} is an episode's id")
+    return value
+
+
 class _Row(_Line):
     type: Literal["memory"]
-    id: str = Field(min_length=1)
+    id: Annotated[str, Field(min_length=1), AfterValidator(_not_episode_id)]
     text: str = Field(min_length=1)
-    time: str | None = None
+    time: Annotated[str | None, AfterValidator(_row_time)] = None
     source: str
-    kind: str
+    kind: Annotated[str, Field(min_length=1), AfterValidator(_stored_kind)]
     tags: list[str]
     atom: str | None = None
     extra: dict[str, str | int | float | bool]
@@ -94,7 +140,7 @@ class _Version(_Line):
     type: Literal["version"]
     record_id: str
     action: str
-    at: float
+    at: Annotated[float, _TIME]
     snapshot: dict[str, Any]
 
 
@@ -110,7 +156,9 @@ class _Other(_Line):
     type: Literal["header", "record", "edge", "pins", "dream_state"]
 
 
-_LINE: TypeAdapter[Any] = TypeAdapter(_Trace | _Row | _Version | _RelationType | _Other)
+# tagged by `type`, so an error names the field of the line's own kind (not 38 errors, one per kind tried)
+_LINE: TypeAdapter[Any] = TypeAdapter(Annotated[_Trace | _Row | _Version | _RelationType | _Other,
+                                                Field(discriminator="type")])
 
 
 @functools.cache
@@ -119,7 +167,7 @@ def _record_line() -> type[BaseModel]:
     import dataclasses
     import typing
 
-    from .semantic.records import SemanticRecord
+    from .semantic.records import KINDS, SemanticRecord
 
     hints = typing.get_type_hints(SemanticRecord)
     fields: dict[str, Any] = {}
@@ -129,9 +177,28 @@ def _record_line() -> type[BaseModel]:
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else ...)
         hint = list[float] | None if f.name == "truth" else hints[f.name]  # a tuple travels as a list
+        if f.name == "kind":
+            hint = Literal[KINDS]  # a record of another kind is neither mirrored nor recalled
+        elif f.name in _RECORD_CHECKS:
+            hint = Annotated[hint, _RECORD_CHECKS[f.name]]
         fields[f.name] = (hint, default)
     return create_model("RecordLine", __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
                         type=(Literal["record"], ...), **fields)
+
+
+def _check_edge(edge: Any) -> None:
+    if not isinstance(edge.weight, int | float) or not 0 <= edge.weight <= 1:
+        raise ValueError(f"edge weight {edge.weight!r} is not in [0, 1]")
+    for ts in (edge.created_at, edge.last_co_access):
+        _on_calendar(ts)
+
+
+def _cause(err: Exception) -> str:
+    """What is wrong, named: pydantic's first line only counts the errors ("1 validation error for ...")."""
+    if isinstance(err, ValidationError) and (errors := err.errors()):
+        where = ".".join(str(part) for part in errors[0]["loc"])
+        return f"{where}: {errors[0]['msg']}" if where else errors[0]["msg"]
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
 
 
 def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
@@ -140,6 +207,7 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     from .semantic.records import Edge
     from .trace_records import check_time, parse_record
 
+    first_seen: dict[str, int] = {}  # a memory's or record's id -> the line that gave it
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
@@ -154,15 +222,19 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             if item["type"] == "record":
                 _record_line().model_validate(item)
             elif item["type"] == "edge":
-                Edge(**item["edge"])
+                _check_edge(Edge(**item["edge"]))
             elif item["type"] == "trace" and (episode := parse_record(item["line"], 0)) is not None:
                 check_time(episode.time)  # a record no reader can parse back would stop the folder opening
             elif item["type"] in ("pins", "dream_state") and not isinstance(item.get("text", item.get("state")), str | dict):
                 raise ValueError(f"a {item['type']} line has no content")
             elif item["type"] == "pins":
                 scopes.check(str(item.get("scope", scopes.DEFAULT)))
+            # a second line with one id silently replaced the first
+            if (item["type"] in ("memory", "record") and "id" in item
+                    and (earlier := first_seen.setdefault(str(item["id"]), number)) != number):
+                raise ValueError(f"id {item['id']!r} was already given on line {earlier}")
         except (ValidationError, TypeError, ValueError, KeyError) as err:
-            first = str(err).splitlines()[0][:200]
+            first = _cause(err)[:200]
             raise ImportError_(f"line {number} is not a valid {str(item.get('type', 'line'))[:20]!r}: {first}") from None
         yield item
 
