@@ -148,3 +148,13 @@ def test_clustering_on_words_finds_the_same_recurring_facts(tmp_path):
     assert facts["Bob walks the dog in the park after lunch."] == 7
     with pytest.raises(ValueError, match="cluster_on"):
         Dreamer(sem, trace, sem.embedder, tmp_path / "s.json", cluster_on="vibes")
+
+
+def test_a_greeting_asked_every_day_is_no_fact():
+    """Five content words, said the same way each morning: a question asserts nothing, so it is neither
+    a fact nor part of a summary (it was a fact citing every morning it was asked)."""
+    greeting = "Good morning everyone, how are you doing today?"
+    cluster = [DreamEpisode(f"ep-{i}", 1_800_000_000.0 + i, greeting, meta={"who": "ana"}) for i in range(30)]
+    cluster.append(DreamEpisode("ep-30", 1_800_000_030.0, "The morning train to Leeds was cancelled today.",
+                                meta={"who": "ana"}))
+    assert ExtractiveSummariser().summarise(cluster) == []

@@ -3,7 +3,8 @@
 Offline (`ExtractiveSummariser`): sentences are never invented, only chosen, and only sentences that
 say something: three content words or more (stop words and chat fillers are none) beyond `ignore`
 (the participants' names), so "Yep, Caroline.", "Coffee time!" or "Wow, that sounds awesome!" said
-twenty times is no fact. A sentence said again in other episodes of the cluster (near-identical content words, the
+twenty times is no fact; nor is a question, which asserts nothing ("Good morning everyone, how are
+you doing today?" said every day was a fact citing each day). A sentence said again in other episodes of the cluster (near-identical content words, the
 same numbers) becomes one *fact* citing every episode that said it; the cluster's most central
 sentences that share the topic of the most central one become one *summary* citing only the episodes
 those sentences were taken from, so unrelated statements are never glued into one record. With a model
@@ -72,7 +73,7 @@ class ExtractiveSummariser:
             who = str(ep.meta.get("who") or "")
             for sent in sentences(ep.text):
                 t = term_set(sent) - ignore
-                if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS:
+                if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS and not sent.endswith("?"):
                     # a sentence lifted out of its episode keeps who said it
                     items.append((ep.id, sent if not who or sent.startswith(who) else f"{who}: {sent}", t))
         if not items:
