@@ -158,3 +158,13 @@ def test_a_greeting_asked_every_day_is_no_fact():
     cluster.append(DreamEpisode("ep-30", 1_800_000_030.0, "The morning train to Leeds was cancelled today.",
                                 meta={"who": "ana"}))
     assert ExtractiveSummariser().summarise(cluster) == []
+
+
+def test_a_fact_said_in_a_turn_of_several_speakers_names_only_the_one_who_said_it():
+    """A channel turn in which alice and bob both spoke: each line names its own speaker, and a fact
+    lifted from it said "alice, bob: bob: My cat Felix likes tuna fish", putting bob's words in alice's
+    mouth as well."""
+    text = "alice: The garden hose is broken again\nbob: My cat Felix likes tuna fish a lot"
+    cluster = [DreamEpisode(f"ep-{i}", 1_800_000_000.0 + i, text, meta={"who": "alice, bob"}) for i in range(3)]
+    facts = {f.content for f in ExtractiveSummariser().summarise(cluster, frozenset({"alice", "bob"}))}
+    assert facts == {"alice: The garden hose is broken again", "bob: My cat Felix likes tuna fish a lot"}

@@ -51,6 +51,15 @@ def attributed(lines: Sequence[tuple[str, str]]) -> str:
     return " ".join(out)
 
 
+def _labelled(sent: str, who: str) -> str:
+    """A sentence lifted out of its episode keeps who said it. In a turn several people spoke in (`who`
+    "alice, bob"), each line already names its own speaker: "alice, bob: bob: My cat likes tuna" put
+    bob's words in alice's mouth too."""
+    if not who or sent.startswith(who) or any(sent.startswith(name.strip() + ":") for name in who.split(",")):
+        return sent
+    return f"{who}: {sent}"
+
+
 def _numbers(terms: frozenset[str]) -> frozenset[str]:
     return frozenset(t for t in terms if t[0].isdigit())
 
@@ -74,8 +83,7 @@ class ExtractiveSummariser:
             for sent in sentences(ep.text):
                 t = term_set(sent) - ignore
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS and not sent.endswith("?"):
-                    # a sentence lifted out of its episode keeps who said it
-                    items.append((ep.id, sent if not who or sent.startswith(who) else f"{who}: {sent}", t))
+                    items.append((ep.id, _labelled(sent, who), t))
         if not items:
             return []
         per_episode: dict[str, set[str]] = {}
