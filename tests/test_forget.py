@@ -303,3 +303,28 @@ def test_forgetting_reaches_the_trace_record_of_a_remember_and_the_turn_log(make
     assert [bool(r.get("forgotten")) for r in logged] == [True, True]  # each turn showed one of the two
     shown = agent.use_skill("episodes", "")
     assert "the weather is fine" in shown and "[forgotten]" in shown and "noted" in shown
+
+
+def test_forgetting_one_of_the_turns_that_said_a_fact_keeps_it_for_the_others(tmp_path) -> None:
+    """The wifi password said in three turns is one fact citing the three. Forgetting the first turn
+    deleted the fact, and no later dream made it again (the dream had read the other two already):
+    it now cites the two turns that still say it, in those words, and its index copy does too."""
+    clock = Clock()
+    memory = open_memory(config(tmp_path), clock=clock, dream=False)
+    wifi = "The cabin wifi password is pinecone-42 and it is case sensitive."
+    tell(memory, clock, [wifi, "Emma is allergic to peanuts.", wifi, wifi])
+    memory.dreamer.dream("test")
+    fact = next(r for r in memory.semantic if r.kind == "fact" and "pinecone" in r.content)
+    first, *others = fact.source_episodes
+    assert len(others) == 2
+    memory.forget(first)
+    kept = memory.semantic.get(fact.id)
+    assert kept is not None and kept.source_episodes == others and kept.reinforcements == 2
+    assert {e.dst for e in memory.semantic.records.edges_of(fact.id) if e.type == "DERIVED_FROM"} == set(others)
+    hit = next(h for h in memory.query("cabin wifi password", 5) if h.id == fact.id or h.layer == "semantic")
+    assert first not in hit.cites
+    memory.forget(others[0])
+    assert memory.semantic.get(fact.id).source_episodes == others[1:]
+    memory.forget(others[1])  # no turn says it any more
+    assert memory.semantic.get(fact.id) is None
+    memory.close()

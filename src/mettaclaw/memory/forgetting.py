@@ -111,6 +111,14 @@ class Forgetting:
         if self.turn_log is not None and episode_ids:
             turns.erase(self.turn_log, episode_ids)
 
+    def _still_says(self, episode_id: str, text: str) -> bool:
+        """Whether an episode says `text` in these words (a dream fact leads it with who said it)."""
+        episode = self.trace.get(episode_id)
+        if episode is None:
+            return False
+        bodies = [text, *(text[len(who) + 2:] for who in episode.who if text.startswith(who + ": "))]
+        return any(body and body in episode.message for body in bodies)
+
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
         gone = self.episodes.erase_many(offsets)
         if asked is not None and not gone:
@@ -118,7 +126,7 @@ class Forgetting:
         cited = [f(o) for o in offsets for f in (message_id, action_id)]
         self.erase_turn_log(cited)
         self.statistics.forget_episodes(set(cited))
-        retired, _ = self.semantic.retire_citing(cited)
+        retired, _ = self.semantic.retire_citing(cited, self._still_says)
         self._mirror.sync()
         if self.dreamer is not None:
             self.dreamer.save_erasures()  # their sentences left the dream's theme window

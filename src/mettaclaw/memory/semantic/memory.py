@@ -284,24 +284,47 @@ class SemanticMemory(SemanticReading, Announcer):
         versions = self.records.by_lineage(rec.lineage) if rec.lineage else [rec]
         return [v.id for v in versions if self.remove(v.id)]
 
-    def retire_citing(self, episode_ids: list[str]) -> tuple[list[str], list[str]]:
+    def retire_citing(self, episode_ids: list[str],
+                      still_says: Callable[[str, str], bool] | None = None) -> tuple[list[str], list[str]]:
         """After episodes were forgotten: delete the records that show what they said (facts, summaries,
-        themes citing them; a later dream re-derives what the remaining episodes support) and the
-        concepts only they named (a name told once is what was said: "my secret lover is Horatio
-        Plumtree"); a concept other episodes name too only loses the citation. (deleted, updated)."""
+        themes citing them; themes are rebuilt from what remains) and the concepts only they named (a
+        name told once is what was said: "my secret lover is Horatio Plumtree"); a concept other
+        episodes name too only loses the citation, and so does a fact each of whose other episodes
+        still says its text (`still_says(episode id, text)`): the wifi password said in three turns
+        was deleted with the first, and no later dream re-derived it from the other two, which it
+        had already read. (deleted, updated)."""
         gone, wanted = [], set(episode_ids)
         updated = []
         for record_id in self.records.sharing_episodes(list(wanted)):
             rec = self.records.get(record_id)
             if rec is None:
                 continue
-            if rec.kind == "concept" and any(e not in wanted for e in rec.source_episodes):
-                rec.source_episodes = [e for e in rec.source_episodes if e not in wanted]
-                self.records.put(rec)
+            kept = [e for e in rec.source_episodes if e not in wanted]
+            if kept and (rec.kind == "concept" or (rec.kind == "fact" and still_says is not None
+                                                   and all(still_says(e, rec.content) for e in kept))):
+                self._drop_sources(rec, kept)
                 updated.append(rec.id)
             elif self.remove(rec.id):
                 gone.append(rec.id)
         return gone, updated
+
+    def _drop_sources(self, rec: SemanticRecord, kept: list[str]) -> None:
+        """`rec` cites only `kept` of its episodes now: their links go with them, and a fact's evidence
+        (one confirmation an episode) with them."""
+        dropped = [e for e in rec.source_episodes if e not in kept]
+        times = dict(zip(rec.source_episodes, rec.source_times, strict=False))
+        rec.source_episodes = kept
+        rec.source_times = [times[e] for e in kept if e in times]
+        if rec.kind == "fact":
+            rec.reinforcements = max(1, rec.reinforcements - len(dropped))
+            if not rec.confidence_set:
+                rec.confidence = confidence_from(rec.reinforcements)
+        with self.records.transaction():
+            self.records.put(rec)
+            for ep in dropped:
+                self.records.delete_edge(rec.id, ep, "DERIVED_FROM")
+                self.records.delete_edge(ep, rec.id, "INSTANCE_OF")
+        self.announce_capture(rec.id, rec)  # its index copy cites the episodes it cites
 
     def relate(self, a: str, relation: str, b: str, weight: float | None = None, scope: str | None = None) -> Edge:
         """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""
