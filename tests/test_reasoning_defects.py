@@ -80,3 +80,17 @@ def test_truth_functions_that_divide_by_zero_are_caught_in_compiled_code() -> No
     from mettaclaw.reasoning.compiler import NoConclusion
     with pytest.raises(NoConclusion):
         e.functions["PLN_Induction"]((0.0, 0.9), (0.1, 0.9), (0.1, 0.9), (0.9, 0.9), (0.9, 0.9))
+
+
+@pytest.mark.parametrize("path", ["fast", "interpreted"])
+def test_a_premise_variable_never_takes_a_rules_pattern(path: str, interp: Interpreter) -> None:
+    """`$1` in a premise unified with a rule's own pattern, and the rule's unbound variables leaked into
+    "conclusions" no premise supports: `(--> (× bird $B) bird)` (c 0.81) from `(--> $1 bird)` and
+    `(--> bird animal)`; `(--> $S a)` both with f 1 and f 0 from `(--> $x a)` alone. A premise variable
+    still takes the other premise's terms (modus ponens binds `$1` to tiger)."""
+    run = fast.nal if path == "fast" else interp.nal
+    out = _statements(run("(--> $1 bird) (stv 1 0.9)", "(--> bird animal) (stv 1 0.9)"))
+    assert "(--> $1 animal)" in out and not any("$B" in s or "$A" in s for s in out), out
+    assert run("(--> $x a) (stv 1 0.9)") == [] and run("(--> $1 $1) (stv 1 0.9)") == []
+    rule = "(==> (--> (× $1 elephant) eat) (--> $1 ([] dangerous))) (stv 1 0.9)"
+    assert _statements(run(rule, "(--> (× tiger elephant) eat) (stv 1 0.9)")) == {"(--> tiger ([] dangerous))"}

@@ -206,10 +206,23 @@ def _unify_rule(cr: CompiledRule, premises: tuple) -> tuple[Term, tuple[float, f
         if not _unify(pat[0], term, s):
             return None
         names[pat[1].name] = tv
+    if _holds_rule_var(cr.rule.conclusion[0], s):
+        return None
     _collect_vars(cr.rule.conclusion, s, names)
     for pat in cr.rule.premises:
         _collect_vars(pat[0], s, names)
     return _resolve(cr.rule.conclusion[0], s), cr.tv(names)
+
+
+def _holds_rule_var(t: Any, s: dict) -> bool:
+    """Whether a conclusion keeps one of the rule's own variables unbound: a premise's variable took a
+    pattern of the rule (`$1` in `(--> $1 bird)` became `(× $A $B)`), and the "conclusion"
+    `(--> (× bird $B) bird)` says nothing the premises do (nor does `(--> $S a)` from `(--> $x a)`,
+    once with f 1 and once with f 0). Premises without variables never get here."""
+    t = _walk(t, s)
+    if t.__class__ is RVar:
+        return True
+    return t.__class__ is tuple and any(_holds_rule_var(x, s) for x in t)
 
 
 def _collect_vars(t: Any, s: dict, names: dict[str, Any]) -> None:

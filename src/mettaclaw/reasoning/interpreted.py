@@ -19,7 +19,7 @@ from typing import Any
 from .atoms import MAX_CHILDREN, MAX_TOKENS, AtomError, Belief, parse_belief
 from .fast import Conclusion
 from .rulefile import LIB_DIR
-from .terms import Term
+from .terms import Term, variables
 
 _OPS = {"nal": ("|-named", "|-"), "pln": ("|~named", "|~")}
 
@@ -57,7 +57,10 @@ class Interpreter:
         """Conclusions with rule names, from ``(|-named P1 P2)`` / ``(|~named P)``."""
         op = _OPS[lib][0]
         args = _args(p1, p2)
-        return [_conclusion(a) for a in self._run(f"!({op} {args})")]
+        given = set().union(*(variables(_b(p).term) for p in (p1, p2) if p is not None))
+        # as the fast path (fast._holds_rule_var): no conclusion keeps a variable of the rule's own,
+        # which hyperon names `$B#2657` (a premise's variables keep their names)
+        return [c for c in map(_conclusion, self._run(f"!({op} {args})")) if variables(c.term) <= given]
 
     def run_plain(self, lib: str, p1: Belief | str, p2: Belief | str | None = None) -> list[tuple[Term, float, float]]:
         """``(|- P1 P2)`` itself: (statement, f, c) triples without rule names."""

@@ -91,6 +91,13 @@ def has_vars(t: object) -> bool:
     return is_var(t)
 
 
+def variables(t: object) -> set[str]:
+    """The names of a term's variables."""
+    if t.__class__ is tuple:
+        return set().union(*(variables(x) for x in t)) if t else set()
+    return {str(t)} if is_var(t) and t.__class__ is not RVar else set()
+
+
 def canonical_vars(t: Term) -> Term:
     """Rename variables to $v0, $v1, ... in order of appearance, to compare results up to renaming."""
     names: dict[str, str] = {}
