@@ -32,6 +32,8 @@ def test_learn_with_tags_category_concepts_and_atoms(mem):
     assert concept.kind == "concept" and concept.name == "coffee mug" and concept.content == "a cup for hot drinks"
     out = skills.learn(mem, "Bob lives in Rome :: (lives_in bob rome) (stv 1 0.9)")
     assert mem.get(ids_in(out)[0]).truth == (1.0, 0.9)
+    out = skills.learn(mem, "Ann is kind :: (--> ann kind) (stv 1.0 1.0)")  # PLN revision caps c at 1: kept by infer
+    assert mem.get(ids_in(out)[0]).truth == (1.0, 1.0)
 
 
 @pytest.mark.parametrize("arg, cause", [
@@ -39,6 +41,11 @@ def test_learn_with_tags_category_concepts_and_atoms(mem):
     ("#tag-only", "nothing to learn"),
     ("Bob lives in Rome :: (lives_in bob", "unbalanced"),
     ("kind=opinion water is wet", "kind"),
+    # an atom's truth value out of range was stored (stv 2 2), or dropped unread (stv -1 0.5), (stv nan 0.5)
+    ("Bob is tall :: (--> bob tall) (stv 2 2)", "atom truth value (stv 2 2) must be two numbers in [0, 1]"),
+    ("Bob is tall :: (--> bob tall) (stv -1 0.5)", "(stv -1 0.5)"),
+    ("Bob is tall :: (--> bob tall) (stv nan 0.5)", "(stv nan 0.5)"),
+    ("Bob is tall :: (--> bob tall) (stv 1)", "(stv 1)"),
 ])
 def test_learn_errors_name_the_cause(mem, arg, cause):
     with pytest.raises(SkillError, match=re.escape(cause)):

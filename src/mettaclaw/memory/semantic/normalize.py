@@ -10,6 +10,7 @@ false supersede is a lost fact.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -92,7 +93,7 @@ _TIME_OBJECT = re.compile(
     r"(the )?(spring|summer|autumn|fall|winter)|\d{4})$")
 _NEGATIONS = [(r"\bdoes not\b|\bdoesn't\b|\bno longer\b|\bdo not\b|\bdon't\b", ""), (r"\bis not\b|\bisn't\b", "is"),
               (r"\bare not\b|\baren't\b", "are"), (r"\bwas not\b|\bwasn't\b", "was")]
-_ATOM_STV = re.compile(r"\(\s*stv\s+([0-9.]+)\s+([0-9.]+)\s*\)")
+_ATOM_STV = re.compile(r"\(\s*stv\b([^()]*)\)")
 
 
 def _subject(raw: str) -> str | None:
@@ -293,12 +294,26 @@ def _generic_fact(s: str) -> Triple | None:
     return Triple(subj, f"VERB:{lemma}", _phrase(m["o"]))
 
 
+def _truth(values: str) -> tuple[float, float]:
+    """An atom's (stv f c): two numbers in [0, 1]. `learn x :: (--> a b) (stv 2 2)` was stored with a
+    frequency of 2, and (stv -1 0.5) or (stv nan 0.5) with no truth value at all. (c may be 1: PLN's
+    revision caps it there, and `infer` keeps such conclusions as facts.)"""
+    parts = values.split()
+    try:
+        f, c = (float(x) for x in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        f = c = math.nan
+    if not (0.0 <= f <= 1.0 and 0.0 <= c <= 1.0):  # nan is in no range
+        raise ValueError(f"atom truth value (stv {' '.join(parts)}) must be two numbers in [0, 1]")
+    return f, c
+
+
 def triple_from_atom(atom: str) -> tuple[Triple | None, tuple[float, float] | None]:
     """`(lives_in alice paris) (stv 1 0.9)` or `(--> (x alice paris) lives_in)`: the triple and truth."""
     truth = None
     m = _ATOM_STV.search(atom)
     if m:
-        truth = (float(m[1]), float(m[2]))
+        truth = _truth(m[1])
         atom = atom[: m.start()] + atom[m.end() :]
     tokens = re.findall(r"\(|\)|[^\s()]+", atom)
     if tokens.count("(") != tokens.count(")"):
