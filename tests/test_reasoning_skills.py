@@ -102,3 +102,13 @@ def test_infer_does_not_store_anything() -> None:
             raise AssertionError(f"infer touched {name}")
 
     infer_skill("is sam mortal?", NoWrites(FACTS))
+
+
+def test_a_confidence_just_under_one_is_stored_as_one_the_skills_take_back() -> None:
+    """(stv 1 0.9999999) was written as (stv 1.0 1.0), which nal and infer then refused as certainty."""
+    from mettaclaw.reasoning.atoms import parse_belief
+
+    stored = parse_belief("(--> x y) (stv 1 0.9999999)").text()
+    assert stored == "(--> x y) (stv 1.0 0.999999)"
+    assert parse_belief(stored).c == 0.999999
+    assert "(--> x z)" in nal_skill(f"{stored} (--> y z) (stv 1.0 0.9)")

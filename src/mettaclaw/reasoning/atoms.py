@@ -18,6 +18,7 @@ from .terms import SExprError, Term, format_number, has_vars, is_var, parse_all,
 MAX_TOKENS = 400
 MAX_CHILDREN = 32
 MAX_DEPTH = 10
+MAX_SHOWN_CONFIDENCE = 0.999999  # the largest confidence below 1 that format_number's 6 decimals show
 
 # Binary copulas and statement connectives with their arity (None: two or more).
 NAL_STATEMENT_HEADS: dict[str, int | None] = {
@@ -66,7 +67,9 @@ class Belief:
 
     def text(self) -> str:
         """``(--> cat animal) (stv 1.0 0.9)``: the form `remember` stores and skills print."""
-        return f"{self.statement} (stv {format_number(self.f)} {format_number(self.c)})"
+        # a confidence just under 1 must not print as 1.0, which no skill takes back (certainty)
+        c = min(self.c, MAX_SHOWN_CONFIDENCE) if self.c < 1.0 else self.c
+        return f"{self.statement} (stv {format_number(self.f)} {format_number(c)})"
 
     def metta(self) -> str:
         """The wrapped form ``((--> cat animal) (stv 1.0 0.9))`` that `|-` and `|~` take."""
