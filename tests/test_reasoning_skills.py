@@ -94,6 +94,8 @@ def test_infer_errors() -> None:
         infer_skill("", Recorder(FACTS))
     with pytest.raises(SkillError, match="^frequency"):
         infer_skill("(--> a b) (stv 2 0.9)", Recorder(FACTS))
+    with pytest.raises(SkillError, match="30,000 characters long"):
+        infer_skill("x" * 30_000, Recorder(FACTS))  # a question is a query, with its limit
 
 
 def test_infer_does_not_store_anything() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mettaclaw.memory.text import check_query
 from mettaclaw.skills import SkillError
 
 from .atoms import AtomError, Belief, looks_like_belief, parse_belief, parse_beliefs
@@ -63,6 +64,10 @@ def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 
     """Recall atom-bearing memories for a question or beliefs, chain forward, report with proof trails."""
     if not arg or not arg.strip():
         raise SkillError('needs a question or one or more beliefs, e.g. infer "is sam mortal?"')
+    try:
+        check_query(arg)  # a question is recalled with, as `query` is
+    except ValueError as e:
+        raise SkillError(str(e)) from None
     premises: list[tuple[Belief, str | None]] = []
     query = arg
     if looks_like_belief(arg):
