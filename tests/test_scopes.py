@@ -15,6 +15,7 @@ from mettaclaw.mcp.tools import MemoryTools
 from mettaclaw.memory import open_memory, scopes
 from mettaclaw.memory.recall import LayerGraph
 from mettaclaw.messages import Message
+from mettaclaw.skills import SkillError
 
 PEOPLE = {"alice": ("1111", "red", "Rosa's"), "bob": ("2222", "blue", "Rosa's place")}
 QUESTIONS = ["what is my locker code", "what colour is my bike", "where is the team lunch", "garage door code",
@@ -276,3 +277,22 @@ def test_nicks_that_differ_are_scopes_that_differ() -> None:
     derived = [scopes.of_episode((nick,), "irc:#c") for nick in nicks]
     assert len(set(derived)) == len(nicks) and all(scopes.check(d) == d for d in derived), derived
     assert scopes.of_episode(("Alice",), "irc:#c") == "user:alice"  # IRC nicks are case-insensitive
+
+
+def test_learn_cites_only_episodes_there_are_and_the_speaker_may_read(make_agent) -> None:
+    """`learn ... episodes=` stored any id as the fact's source: one of no episode, or one of another
+    person's turns (which a forget of that turn would then take the fact with)."""
+    agent, *_ = make_agent(["send noted", "send noted"])
+    room = "irc:#room"
+    channel = agent.channel
+    channel.put(Message("My locker code at the gym is 1111.", who="alice", channel=room))
+    alices = agent.turn().episode_ids[0]
+    channel.put(Message("hello", who="bob", channel=room))
+    bobs = agent.turn().episode_ids[0]
+    learn = agent.memory_skills.semantic_skill("learn")
+    assert agent.memory_skills.scope == "user:bob"
+    with pytest.raises(SkillError, match="no episode ep-99999999"):
+        learn("Bob likes tea episodes=ep-99999999")
+    with pytest.raises(SkillError, match=f"no episode {alices}"):
+        learn(f"Bob likes tea episodes={bobs},{alices}")
+    assert learn(f"Bob likes tea episodes={bobs}").startswith("LEARN-SUCCESS")

@@ -5,6 +5,7 @@ log), a whole scope at once, and per-scope retention. A mixin of Memory, kept ap
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ class Forgetting:
     dreamer: Any
     _mirror: Any
     turn_log: Path | None
+    readable_episode: Callable[[str, frozenset[str] | None], Any]
 
     def forget(self, ref: str, visible: frozenset[str] | None = None) -> list[str]:
         """Delete what `ref` names from every store and index, so that its text does not come back
@@ -41,8 +43,7 @@ class Forgetting:
         with self.lock:
             offset = offset_of(ref)
             if offset is not None:
-                episode = self.trace.get(message_id(offset))
-                if visible is not None and (episode is None or scopes.of_episode(episode.who, episode.channel) not in visible):
+                if visible is not None and self.readable_episode(ref, visible) is None:
                     raise LookupError(f"no episode {ref!r}")
                 return self._forget_turns([offset], ref)
             row = self.index.get(ref)

@@ -20,7 +20,7 @@ from mettaclaw.parser import Command
 
 from . import scopes
 from .dream import mirror
-from .episode_index import EpisodeIndex, TurnRecord
+from .episode_index import EpisodeIndex, TurnRecord, message_id, offset_of
 from .filters import row_tags
 from .forgetting import Forgetting
 from .lock import FolderLock
@@ -144,8 +144,14 @@ class Memory(Forgetting):
 
     def around(self, when: str, each_side: int, visible: frozenset[str] | None = None) -> list[Any]:
         """The trace records nearest a time (`episodes`), those of other scopes left out."""
-        found = self.trace.around(when, each_side)
-        return [e for e in found if visible is None or scopes.of_episode(e.who, e.channel) in visible]
+        return [e for e in self.trace.around(when, each_side) if scopes.may_read(visible, e)]
+
+    def readable_episode(self, ref: str, visible: frozenset[str] | None = None) -> Any:
+        """The trace record an episode id (`ep-N` or `act-N`) names, if there is one and a reader of
+        the `visible` scopes may read it; else None."""
+        offset = offset_of(ref)
+        episode = self.trace.get(message_id(offset)) if offset is not None else None
+        return episode if scopes.may_read(visible, episode) else None
 
     def spread(self, ref: str, visible: frozenset[str] | None = None) -> tuple[Any, dict[str, list[tuple[str, float]]]]:
         """The semantic record `ref` names (id, name or exact text; LookupError if none) and what it

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from typing import Any
 
 DEFAULT = "agent"
 PREFIX = "scope:"
@@ -72,6 +73,11 @@ def user_tags(tags: Iterable[str]) -> list[str]:
 
 def allows(scopes: frozenset[str] | None, tags: Iterable[str]) -> bool:
     return scopes is None or of_tags(tags) in scopes
+
+
+def may_read(visible: frozenset[str] | None, episode: Any) -> bool:
+    """Whether a reader of the `visible` scopes (None: all) may read this trace record (None: none)."""
+    return episode is not None and (visible is None or of_episode(episode.who, episode.channel) in visible)
 
 
 def of_episode(who: Iterable[str], channel: str) -> str:

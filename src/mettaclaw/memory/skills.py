@@ -149,7 +149,9 @@ class MemorySkills:
         def run(arg: str) -> str:
             try:
                 with self.memory.lock:
-                    reads = {"visible": self.visible} if name in ("supersede", "history") else {}
+                    reads: dict[str, Any] = {"visible": self.visible} if name in ("supersede", "history") else {}
+                    if name == "learn":
+                        reads["citable"] = lambda ref: self.memory.readable_episode(ref, self.visible) is not None
                     return skills.SKILLS[name](self.memory.semantic, arg, scope=self.scope, **reads)
             finally:
                 self.memory.sync_mirror()

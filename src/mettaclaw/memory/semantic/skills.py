@@ -40,7 +40,10 @@ def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
     return " ".join(text.split()), opts, tags, excluded
 
 
-def learn(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
+def learn(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
+          citable: Callable[[str], bool] | None = None) -> str:
+    """`citable(id)`: whether `episodes=` may name that episode (it exists and the speaker may read it);
+    a fact citing an episode that is not there is provenance nobody can follow."""
     text, opts, tags, _ = _options(arg or "")
     atom = None
     if " :: " in text:
@@ -54,6 +57,9 @@ def learn(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
     if not text:
         raise SkillError("nothing to learn; give a fact, e.g. learn Alice lives in Paris")
     episodes = [e for e in opts.get("episodes", "").split(",") if e]
+    if citable is not None and (unknown := [e for e in episodes if not citable(e)]):
+        raise SkillError(f"no episode {', '.join(unknown)[:200]}: episodes= names episodes of the trace (ep-N), "
+                         "comma-separated")
     try:
         res = mem.learn(text, name=name, kind=kind, category=opts.get("category"), tags=tags, atom=atom,
                         source_episodes=episodes, scope=scope)
