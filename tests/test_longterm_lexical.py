@@ -260,3 +260,11 @@ def test_a_name_is_no_evidence_however_few_documents_hold_it() -> None:
     ranked = [doc for doc, _ in index.search(question, 10, names=frozenset({"jon", "gina", "maria", "tom"}))]
     assert ranked[0] == "rome" and set(ranked) == {"rome", "lisbon"}  # the name still counts in the score
     assert len(index.search("Jon", 50, names=frozenset({"jon"}))) == len(chatter) + 1  # a name alone: all rank
+
+
+def test_han_and_kana_are_read_as_character_pairs() -> None:
+    """A Chinese or Japanese clause was one "word", so a word inside it ("绿茶") found nothing."""
+    assert tokenize("我喜欢喝绿茶和乌龙茶").count("绿茶") == 1
+    assert "東京" in tokenize("東京に住んでいます") and tokenize("茶") == ["茶"]
+    assert tokenize("Alice123日本語 café") == ["alice123", "日本", "本語", "café"]
+    assert tokenize("한국어 텍스트") == ["한국어", "텍스트"]  # Korean is written with spaces: words stay

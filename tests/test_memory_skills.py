@@ -189,3 +189,13 @@ def test_a_layer_with_nothing_to_look_for_is_a_clear_error(make_agent) -> None:
     results = agent.turn().results
     assert all("query needs a phrase" in r for r in results[1:3]), results
     assert "semantic web is old" in results[3]
+
+
+def test_a_word_inside_a_chinese_or_japanese_message_is_found(make_agent) -> None:
+    agent, *_ = make_agent(["send 好", "send はい", "query 绿茶", "query 東京"],
+                           ["我喜欢喝绿茶和乌龙茶", "私は東京に住んでいます"])
+    agent.turn()
+    agent.turn()
+    channel_said = [agent.turn().results[0], agent.turn().results[0]]
+    assert "我喜欢喝绿茶和乌龙茶" in channel_said[0], channel_said
+    assert "私は東京に住んでいます" in channel_said[1], channel_said

@@ -32,13 +32,37 @@ _STOP_TEXT = (
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
+# Han and kana: scripts written without spaces, where a "word" of _WORD is a whole clause
+# ("我喜欢喝绿茶和乌龙茶"), which no query word equals; such a run is read as its overlapping character
+# pairs instead (绿茶 is one of them), as search engines index Chinese and Japanese without a dictionary.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
+
+
 def words(text: str) -> list[str]:
-    """Lower-case words of letters and digits; a possessive 's is dropped ("Alice's" -> "alice")."""
-    return _WORD.findall(_POSSESSIVE.sub("", text.casefold()))
+    """Lower-case words of letters and digits; a possessive 's is dropped ("Alice's" -> "alice"); Han
+    and kana runs become their character pairs (a lone character stays itself)."""
+    found = _WORD.findall(_POSSESSIVE.sub("", text.casefold()))
+    if text.isascii():
+        return found
+    return [piece for word in found for piece in _unspaced_pieces(word)]
+
+
+def _unspaced_pieces(word: str) -> list[str]:
+    pieces, pos = [], 0
+    for run in _UNSPACED.finditer(word):
+        if run.start() > pos:
+            pieces.append(word[pos:run.start()])
+        chars = run.group()
+        pieces += [chars] if len(chars) == 1 else [chars[i:i + 2] for i in range(len(chars) - 1)]
+        pos = run.end()
+    if pos < len(word):
+        pieces.append(word[pos:])
+    return pieces
 
 
 _STEMMERS = threading.local()  # a Snowball stemmer keeps buffers per call: one per thread (turn and dream)
-TERMS_VERSION = "snowball-english-1"  # what `terms` makes; stores that keep terms (BM25, FTS5) re-index when it changes
+# what `terms` makes; stores that keep terms (BM25, FTS5) re-index when it changes (2: Han and kana pairs)
+TERMS_VERSION = "snowball-english-2"
 
 
 @functools.lru_cache(maxsize=1 << 18)  # a vocabulary is small; opening 100k memories stems millions of words
