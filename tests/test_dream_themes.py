@@ -10,7 +10,7 @@ from mettaclaw.memory.dream import Dreamer, ListSource
 from mettaclaw.memory.dream.cluster import cluster_vectors
 from mettaclaw.memory.dream.episodes import DreamEpisode
 from mettaclaw.memory.dream.mirror import Mirror
-from mettaclaw.memory.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes
+from mettaclaw.memory.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes, spoken
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.longterm import LongTermMemory
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
@@ -154,6 +154,23 @@ def test_collect_keeps_a_window_and_ignores_a_replayed_batch():
             for i in range(10)]
     collect(kept, more, "who", policy)
     assert [r[0] for r in kept["John"]] == [f"X{i}" for i in range(5, 10)]  # the most recent five
+
+
+def test_in_a_turn_several_people_spoke_in_each_line_is_its_speakers():
+    """carol's line of a turn alice, bob and carol spoke in went to a theme of "alice, bob, carol",
+    shown as "alice, bob, carol: carol: Meeting moved to room 3", where it was never carol's alone."""
+    policy = ThemePolicy(size=2, max_sentences=4, window=5)
+    kept: dict = {}
+    turn = DreamEpisode("T", T0, "alice: I booked the train tickets to Lisbon for Friday.\n"
+                                 "carol: Meeting moved to room 3 on the second floor.\n"
+                                 "It starts at noon with the budget review.\n"
+                                 "bob: hi", meta={"who": "alice, bob, carol"})
+    assert collect(kept, [turn], "who", policy) == {"alice", "carol"}
+    assert [r[2] for r in kept["carol"]] == ["Meeting moved to room 3 on the second floor.",
+                                             "It starts at noon with the budget review."]
+    assert [r[2] for r in kept["alice"]] == ["I booked the train tickets to Lisbon for Friday."]
+    assert "alice, bob, carol" not in kept or not kept["alice, bob, carol"]
+    assert spoken("Smith, John: hello there", "Smith, John") == [("Smith, John", "Smith, John: hello there")]
 
 
 def test_many_participants_share_one_bound_and_the_least_recent_give_way():

@@ -65,13 +65,27 @@ class Theme:
     time: float
 
 
-def content_sentences(ep: DreamEpisode, who: str, common: frozenset[str], policy: ThemePolicy) -> list[str]:
-    """The sentences of an episode (its "who:" label dropped) that say something beyond `common`."""
+def content_sentences(text: str, who: str, common: frozenset[str], policy: ThemePolicy) -> list[str]:
+    """The sentences of what `who` said (its "who:" label dropped) that say something beyond `common`."""
     out = []
-    for sent in sentences(ep.text):
+    for sent in sentences(text):
         body = sent[len(who) + 1 :].strip() if who and sent.startswith(who + ":") else sent
         if len(body) <= MAX_SENTENCE_CHARS and len(term_set(body) - common) >= policy.min_terms:
             out.append(body)
+    return out
+
+
+def spoken(text: str, who: str) -> list[tuple[str, str]]:
+    """(speaker, what they said) in an episode of several speakers (`who` "alice, bob"): each line
+    "bob: ..." is bob's, for his themes, not a theme of "alice, bob", and so is a line of his message
+    after it. One speaker or none: [("", text)], the caller's group."""
+    names = who.split(", ") if ", " in who else []
+    if not names:
+        return [("", text)]
+    out, speaker = [], who
+    for line in text.splitlines():  # a line of no label goes on the message before it
+        speaker = next((n for n in names if line.startswith(n + ":")), speaker)
+        out.append((speaker, line))
     return out
 
 
@@ -92,14 +106,15 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
     names = participant_names(kept, batch, group_by)
     seen = {str(row[0]) for rows in kept.values() for row in rows}
     for ep in batch:
-        group = str(ep.meta.get(group_by) or "") if group_by else ""
-        rows = kept.setdefault(group, [])
         if ep.id in seen:
             continue  # this batch was consolidated before a crash: its sentences are in already
-        for sent in content_sentences(ep, group, names, policy):
-            rows.append([ep.id, ep.time, sent])
-            changed.add(group)
-        del rows[: max(0, len(rows) - policy.window)]
+        group = str(ep.meta.get(group_by) or "") if group_by else ""
+        for who, text in spoken(ep.text, group if group_by == "who" else ""):
+            rows = kept.setdefault(who or group, [])
+            for sent in content_sentences(text, who or group, names, policy):
+                rows.append([ep.id, ep.time, sent])
+                changed.add(who or group)
+            del rows[: max(0, len(rows) - policy.window)]
     over = sum(len(rows) for rows in kept.values()) - policy.total
     for group in sorted(kept, key=lambda g: float(kept[g][-1][1]) if kept[g] else float("-inf")):
         if over <= 0:

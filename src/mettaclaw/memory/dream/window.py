@@ -61,7 +61,8 @@ class ThemeWindow:
         if not self.group_by:
             groups: list[str] | None = [""]
         elif self.group_by == "who":  # the group an episode's sentences were kept under (episodes.from_trace)
-            groups = [", ".join(getattr(record, "who", ()))]
+            who = tuple(getattr(record, "who", ()))
+            groups = [", ".join(who), *who] if len(who) > 1 else [", ".join(who)]  # each speaker's lines: themes.spoken
         else:
             groups = None  # every group is looked through
         with self.lock:
