@@ -328,3 +328,47 @@ def test_forgetting_one_of_the_turns_that_said_a_fact_keeps_it_for_the_others(tm
     memory.forget(others[1])  # no turn says it any more
     assert memory.semantic.get(fact.id) is None
     memory.close()
+
+
+KILLED_MID_FORGET = """
+import os, sys, time
+sys.path.insert(0, sys.argv[2])
+from test_forget import Clock, config, tell
+from mettaclaw.memory import open_memory
+from mettaclaw.memory.episode_index import offset_of
+from pathlib import Path
+clock = Clock()
+memory = open_memory(config(Path(sys.argv[1])), clock=clock, dream=False)
+tell(memory, clock, ["We planned the trip to Lisbon.", "The ferry leaves at noon.", "Bring the blue umbrella.",
+                     "Sounds good to me.", "See you at the pier."])
+memory.index.vector_store.flush()
+turns = sorted((m for m in memory.index if m.kind == "episode"), key=lambda m: offset_of(m.id))
+print(" ".join(m.id for m in turns), flush=True)
+deleted = memory.index.forget_many
+memory.index.forget_many = lambda ids: (deleted(ids), os._exit(9))  # kill -9 just after the index delete
+memory.forget(turns[1].id)
+"""
+
+
+def test_a_forget_killed_halfway_loses_no_other_turn_from_the_index(tmp_path) -> None:
+    """Forgetting a turn indexes the next turns again without its words. They used to be deleted and
+    written again: a kill -9 between the two left acknowledged turns in the trace but out of the index
+    for good (the next start indexes only records after the last one indexed)."""
+    import os
+    import subprocess
+    import sys
+
+    tests = Path(__file__).parent
+    path = os.pathsep.join([str(tests), str(tests.parent / "src")])  # this checkout's package, not an installed one
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_FORGET, str(tmp_path), str(tests)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 9, done.stderr[-2000:]
+    ids = done.stdout.split()
+    memory = open_memory(config(tmp_path), clock=Clock(), dream=False)
+    try:
+        assert [i for i in ids if i != ids[1] and memory.index.get(i) is None] == []
+        assert memory.trace.get(ids[1]) is not None, "the forget did not finish: it can be asked again"
+        assert memory.forget(ids[1]) == [ids[1]]
+        assert memory.index.query("ferry", limit=5, mode="bm25") == []
+    finally:
+        memory.close()

@@ -128,7 +128,7 @@ class EpisodeIndex:
                 batch = []
         return written + len(self._index(batch))
 
-    def _index(self, episodes: list[Episode]) -> list[str]:
+    def _index(self, episodes: list[Episode], replace: bool = False) -> list[str]:
         items: list[dict[str, Any]] = []
         pending: dict[str, tuple[str, str, str]] = {}  # this batch's rows, not yet indexed: id -> (text, time, scope)
         for episode in episodes:
@@ -142,7 +142,7 @@ class EpisodeIndex:
                 pending[item["id"]] = (item["text"], item["time"], scopes.of_tags(item["tags"]))
                 items.append(item)
         if items:
-            self.index.remember_many(items)
+            self.index.remember_many(items, replace=replace)
         return [item["id"] for item in items]
 
     def rows(self, episode: Episode, pending: dict[str, tuple[str, str, str]] | None = None) -> list[dict[str, Any]]:
@@ -200,26 +200,33 @@ class EpisodeIndex:
         """`erase` for several turns, with one index delete for all their rows and each later turn
         whose context held their words indexed again once. Why: one by one, each turn cost a store
         delete of its own and re-indexed neighbours that were erased next; forgetting a scope of 2,000
-        turns took 41 s, all of it under the memory's lock."""
+        turns took 41 s, all of it under the memory's lock.
+
+        Order, for a crash at any point: the later turns are rewritten in place first (never deleted:
+        `catch_up` only indexes records after the last one indexed, so a neighbour deleted before a
+        kill -9 stayed out of the index for good), then the erased turns' rows go, and their trace
+        records last, so a forget cut short can be asked again."""
         doomed = sorted(set(offsets))
         rows: list[str] = []
         later: set[int] = set()
-        gone: list[str] = []
         for offset in doomed:
             own = list(self._rows.get(offset, []))
             channel = self._channel.get(own[0]) if own else None
             order = self._order.get(channel, []) if channel is not None else []
             start = bisect.bisect_right(order, offset)
             later.update(order[start : start + self.settings.context_turns])
-            erased = self.trace.erase(message_id(offset))
             rows += own
-            gone += own or ([message_id(offset)] if erased else [])
         episodes = [e for e in (self.trace.get(message_id(o)) for o in sorted(later - set(doomed))) if e is not None]
         again = [row_id for episode in episodes for row_id in self._rows.get(episode.offset, [])]
-        self.index.forget_many(rows + again)
         for row_id in rows + again:
             self.forget(row_id)
-        self._index(episodes)
+        self._index(episodes, replace=True)
+        self.index.forget_many(rows)
+        gone: list[str] = []
+        for offset in doomed:
+            erased = self.trace.erase(message_id(offset))
+            own = [r for r in rows if offset_of(r) == offset]
+            gone += own or ([message_id(offset)] if erased else [])
         return gone
 
     # --- reading

@@ -127,7 +127,8 @@ class LongTermMemory(Announcer):
         return item
 
     # --- writing
-    def _write(self, prepared: list[tuple[str, dict[str, Any]]], given: Any = None) -> list[RememberResult]:
+    def _write(self, prepared: list[tuple[str, dict[str, Any]]], given: Any = None,
+               replace: bool = False) -> list[RememberResult]:
         import uuid
 
         results: list[RememberResult] = []
@@ -135,6 +136,8 @@ class LongTermMemory(Announcer):
         batch_ids: dict[str, int] = {}
         for n, (text, meta) in enumerate(prepared):
             existing = self._by_hash.get(meta["hash"])
+            if replace and meta["hash"].startswith("id:"):
+                existing = None  # written anew under its own id (below), not refreshed
             if existing is None and meta["hash"] in batch_ids:
                 pos = batch_ids[meta["hash"]]
                 metas[pos] = meta  # a later copy in the same batch refreshes the first
@@ -203,18 +206,21 @@ class LongTermMemory(Announcer):
         """Store one memory; an exact duplicate (same text, kind, atom) refreshes its time and tags."""
         return self._write([prepare_row(text, time, source, tags, kind, atom, extra)])[0]
 
-    def remember_many(self, items: list[dict], vectors: Any = None) -> list[RememberResult]:
+    def remember_many(self, items: list[dict], vectors: Any = None, replace: bool = False) -> list[RememberResult]:
         """Like `remember` for many dicts at once (keys as its arguments, plus `id` for a row that is
         identified by its own id, such as an episode): one batched embedding call.
 
         `vectors` (one row per item, from this same embedder) skips embedding: for imports and migrations.
+        `replace`: a row with its own `id` that is held already is written anew, metadata and all, in
+        one upsert (a refresh keeps the old metadata): an episode whose context changed is rewritten
+        without first being deleted, so a crash between the two cannot lose it.
         """
         if vectors is not None and (len(vectors) != len(items) or (items and len(vectors[0]) != self.embedder.dim)):
             raise ValueError(f"vectors must be {len(items)} rows of {self.embedder.dim} values")
         prepared = [prepare_row(it.get("text", ""), it.get("time"), it.get("source", "agent"), it.get("tags", ()),
                                   it.get("kind", "memory"), it.get("atom"), it.get("extra"), it.get("id"))
                     for it in items]
-        return self._write(prepared, vectors)
+        return self._write(prepared, vectors, replace)
 
     def forget(self, memory_id: str) -> bool:
         return bool(self.forget_many([memory_id]))
