@@ -128,3 +128,27 @@ def test_run_py_uses_its_own_checkout_whatever_mettaclaw_is_installed(tmp_path: 
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(elsewhere)},
                           capture_output=True, timeout=120)
     assert proc.returncode == 0 and "agent> hello" in proc.stdout, proc.stderr[-2000:]
+
+
+
+def test_a_store_file_damaged_on_disk_is_one_line_saying_what_to_move_aside(tmp_path: Path) -> None:
+    """A vector or semantic store whose SQLite file is not a database any more (a disk error, a copy cut
+    short) was a chromadb InternalError or sqlite3.DatabaseError traceback. Now a sentence names the file
+    and the way out; moved aside as it says, the agent starts again."""
+    import shutil
+
+    script = tmp_path / "script.txt"
+    script.write_text("send hello\n")
+    common = ["provider=scripted", f"scriptFile={script}", f"memoryDir={tmp_path / 'm'}", "maxTurns=1",
+              "sleepInterval=0", f"knowledgePriorsDir={tmp_path / 'none'}", "embeddingprovider=hash"]
+    assert run_py(*common, stdin="hi\n").returncode == 0
+    vectors, records = tmp_path / "m" / "chroma", tmp_path / "m" / "semantic" / "records.sqlite3"
+    for damaged, aside in ((vectors / "chroma.sqlite3", vectors), (records, records)):
+        with open(damaged, "r+b") as fh:
+            fh.write(b"\0" * 64)  # the header gone
+        proc = run_py(*common, stdin="hi\n")
+        said = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(said) == 1, proc.stderr[-2000:]
+        assert "is damaged" in said[0] and f"mv {aside} {aside}.damaged" in said[0], said
+        shutil.move(aside, f"{aside}.damaged")
+    assert run_py(*common, stdin="hi\n").returncode == 0

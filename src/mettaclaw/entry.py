@@ -57,16 +57,16 @@ def log_to(config: Any, filename: str) -> Path | None:
 def open_memory(config: Any, **kwargs: Any) -> Any:
     """The memory the config names (memory.open_memory), or None after printing why it could not be
     opened: the folder in use, a store or memory server that does not answer, another embedder's
-    store, a Chroma collection of another folder. Each is the user's to fix, so a sentence, not a
-    traceback."""
+    store, a Chroma collection of another folder, a store's file damaged on disk. Each is the user's
+    to fix, so a sentence, not a traceback."""
     from mettaclaw.config import ConfigError
     from mettaclaw.memory import open_memory as open_it
-    from mettaclaw.memory.chroma import StoreLocked, StoreUnavailable
+    from mettaclaw.memory.chroma import StoreDamaged, StoreLocked, StoreUnavailable
     from mettaclaw.memory.lock import AgentLocked
     from mettaclaw.memory.remote import ServerUnavailable
 
     try:
         return open_it(config, **kwargs)
-    except (AgentLocked, ConfigError, StoreLocked, StoreUnavailable, ServerUnavailable) as err:
+    except (AgentLocked, ConfigError, StoreDamaged, StoreLocked, StoreUnavailable, ServerUnavailable) as err:
         print(f"error: {err}", file=sys.stderr)
         return None

@@ -53,6 +53,14 @@ class StoreUnavailable(RuntimeError):
     """The Chroma server could not be reached."""
 
 
+class StoreDamaged(RuntimeError):
+    """A store's file on disk is not a readable database (a disk error, a copy cut short, a hand edit).
+    Not repaired behind the user's back: moving it aside starts it empty, and what it alone held is lost."""
+
+
+DAMAGED_SQLITE = ("(code: 11)", "(code: 26)")  # SQLITE_CORRUPT, SQLITE_NOTADB as Chroma's Rust side reports them
+
+
 def _settings():  # noqa: ANN202 - chromadb's Settings type needs the import
     from chromadb.config import Settings
 
@@ -149,11 +157,20 @@ class ChromaVectorStore:
             ) from None
         try:
             client = chromadb.PersistentClient(path=str(folder), settings=_settings())
+            return cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
+                       lock=lock, description=str(folder))
+        except Exception as err:
+            lock.release()
+            if any(code in str(err) for code in DAMAGED_SQLITE):
+                raise StoreDamaged(
+                    f"the vector store {folder} is damaged ({err}). Move the folder aside (mv {folder} "
+                    f"{folder}.damaged) to start it empty: episodes are indexed again from the trace, but what "
+                    "only this store held (memories stored with remember) is lost unless a copy or an export "
+                    "(python -m mettaclaw.memory export) is restored") from None
+            raise
         except BaseException:
             lock.release()
             raise
-        return cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
-                   lock=lock, description=str(folder))
 
     @classmethod
     def server(cls, host: str, port: int, *, embedder_signature: str, collection: str = "memories",

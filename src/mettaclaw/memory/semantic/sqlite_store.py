@@ -61,14 +61,25 @@ class SqliteSemanticStore:
         self._depth = 0
         self._links: dict[str, tuple[Link, ...]] = {}  # node -> its links, read-through; writes only drop entries
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous}")
-        self._db.execute("PRAGMA foreign_keys=OFF")
-        self._db.execute("PRAGMA secure_delete=ON")  # a forgotten record's text is overwritten on disk, not left in free pages
-        self._db.executescript(SCHEMA)
-        if self.get_meta(FTS_FORMAT[0]) != FTS_FORMAT[1]:
-            self._rebuild_fts()
+        try:
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.execute("PRAGMA foreign_keys=OFF")
+            self._db.execute("PRAGMA secure_delete=ON")  # a forgotten record's text is overwritten on disk, not left in free pages
+            self._db.executescript(SCHEMA)
+            if self.get_meta(FTS_FORMAT[0]) != FTS_FORMAT[1]:
+                self._rebuild_fts()
+        except sqlite3.DatabaseError as err:
+            self._db.close()
+            if getattr(err, "sqlite_errorcode", None) not in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                raise
+            from mettaclaw.memory.chroma import StoreDamaged
+
+            raise StoreDamaged(
+                f"the semantic store {self.path} is damaged ({err}). Move it aside (mv {self.path} "
+                f"{self.path}.damaged) to start it empty: its facts, concepts and links are lost unless a copy "
+                "or an export (python -m mettaclaw.memory export) is restored") from None
 
     def _rebuild_fts(self) -> None:
         """A store whose FTS holds other terms (raw text, or an earlier `terms`) is re-indexed once, in one
