@@ -209,3 +209,28 @@ def test_rows_the_store_refuses_at_open_stay_waiting_and_searchable(tmp_path, ca
     store.fail = False
     buffered.close()
     assert store.get(["a"]) and path.stat().st_size == 0
+
+
+def test_bytes_that_are_not_utf8_in_a_folders_line_files_cost_their_line_not_the_folder(tmp_path) -> None:
+    """A disk error's bytes in the journal, the delivered-turns file or a pin raised UnicodeDecodeError:
+    the folder did not open (the journal, delivered.jsonl) or every turn failed (the pin). Now the
+    damaged line is skipped with a warning, and the acknowledged row after it is replayed."""
+    from conftest import test_config
+
+    from mettaclaw.memory import open_memory
+
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    config = test_config(folder, "chromaMode=embedded")
+    good = VectorJournal(tmp_path / "good.jsonl")
+    good.queue([("ack-1", HashEmbedder().embed(["the ferry leaves at noon"])[0], "the ferry leaves at noon",
+                 {"kind": "memory", "time": "2026-11-24 10:00:00", "source": "agent", "tags": "", "hash": "h1"})])
+    (folder / "index-journal.jsonl").write_bytes(b"\xff\xfe{\n" + (tmp_path / "good.jsonl").read_bytes())
+    (folder / "delivered.jsonl").write_bytes(b"\xff\xfe{\n")
+    (folder / "pins.txt").write_bytes(b"pay the deposit \xff")
+    memory = open_memory(config, dream=False)
+    try:
+        assert memory.index.get("ack-1").text == "the ferry leaves at noon"
+        assert memory.working.text.startswith("pay the deposit")
+    finally:
+        memory.close()

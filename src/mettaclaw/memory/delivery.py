@@ -41,7 +41,7 @@ class DeliveredTurns:
         self._seen: OrderedDict[tuple[str, str], TurnRecord] = OrderedDict()
         self._lines = 0
         if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():  # a damaged line is skipped
                 self._lines += 1
                 try:
                     entry = json.loads(line)

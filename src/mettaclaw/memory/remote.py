@@ -139,7 +139,7 @@ class Outbox:
     def deliver(self, send: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
         """Send every waiting turn in order; the last answer. What was sent before a failure is
         dropped from the file, the rest stays (ServerUnavailable propagates)."""
-        pending = [line for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        pending = [line for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
         answer: dict[str, Any] = {}
         while pending:
             try:

@@ -84,7 +84,7 @@ class VectorJournal:
         self._waiting = {}
         if not self.path.exists():
             return []
-        lines = self.path.read_text(encoding="utf-8").splitlines()
+        lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()  # a damaged line is skipped, not the file
         for n, line in enumerate(lines, start=1):
             try:
                 rows = [(str(row_id), np.frombuffer(base64.b64decode(vec), dtype="<f4").copy(), str(doc), dict(meta))

@@ -31,7 +31,7 @@ class WorkingMemory:
     def text_of(self, scope: str = scopes.DEFAULT) -> str:
         if scope not in self._texts:
             file = self._file(scope)
-            self._texts[scope] = file.read_text(encoding="utf-8") if file.is_file() else ""
+            self._texts[scope] = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
         return self._texts[scope]
 
     def pinned(self) -> dict[str, str]:
