@@ -131,3 +131,38 @@ def test_a_folder_whose_trace_holds_an_impossible_time_still_opens(tmp_path, ope
     assert [h.text.split(": ", 1)[-1] for h in memory.query("kayak shed", 1)] == ["the kayak is in the shed"]
     assert all("never was" not in h.text for h in memory.query("a day that never was", 5, layer="episodic"))
     memory.dreamer.dream("test")  # reads the same records: no failure
+
+
+def test_a_trace_restored_from_an_older_copy_does_not_merge_new_turns_into_old_rows(tmp_path) -> None:
+    """history.metta cut at a record boundary (restored from a backup older than the index): the next
+    turn is written at the offset of a turn the index still held, and was merged into that row under
+    the same id, with the old speaker's scope (bob could read alice's turn); the dream's and the
+    statistics' marks, beyond the end, passed over every new turn. Now the rows beyond the end go,
+    said in the log, and the marks come back to the end."""
+    from conftest import test_config
+
+    from mettaclaw.memory import open_memory
+    from mettaclaw.messages import Message
+
+    config = test_config(tmp_path / "memory", "chromaMode=embedded")
+    memory = open_memory(config, dream=False)
+    for n in range(6):
+        memory.record_turn(f"2026-11-24 10:0{n}:00", [Message(f"bob's boat {n} is blue", "bob", "irc:#c")],
+                           [Command("shell", ("ls",))], outcomes=[(0, 5.0)])
+    memory.dreamer.dream()
+    memory.close()
+    trace = tmp_path / "memory" / "history.metta"
+    kept = b"".join(trace.read_bytes().splitlines(keepends=True)[:3])
+    trace.write_bytes(kept)
+    memory = open_memory(config, dream=False)
+    try:
+        turn = memory.record_turn("2026-11-24 11:00:00", [Message("alice's new thing", "alice", "irc:#c")], [])
+        assert turn.turn_id == f"ep-{len(kept)}"
+        assert memory.index.get(turn.turn_id).tags == ("who:alice", "scope:user:alice")
+        assert [h.text for h in memory.query("boat", 10, visible=frozenset({"user:bob"}))
+                if "alice" in h.text] == []
+        assert sorted(int(r.id.split("-")[1]) for r in memory.index if r.id.startswith("ep-"))[-1] == len(kept)
+        assert [e.id for e in memory.dreamer.source.after(memory.dreamer.state.dream_mark, 10)] == [turn.turn_id]
+        assert memory.statistics.mark == len(kept)
+    finally:
+        memory.close()

@@ -117,7 +117,12 @@ class EpisodeIndex:
         return TurnRecord(episode.id, self._index([episode]))
 
     def catch_up(self) -> int:
-        """Index every trace record after the last one indexed; returns how many rows were written."""
+        """Index every trace record after the last one indexed; returns how many rows were written.
+
+        Rows of turns beyond the trace's end (the file was cut, or restored from an older copy) are
+        dropped first, said in the log: their records are gone, and the next turn written at such an
+        offset was merged into the old row under the same id (another speaker's scope and words)."""
+        self._drop_beyond(self.trace.path.stat().st_size)
         last = max(self._rows, default=-1)
         written = 0
         batch: list[Episode] = []
@@ -127,6 +132,18 @@ class EpisodeIndex:
                 written += len(self._index(batch))
                 batch = []
         return written + len(self._index(batch))
+
+    def _drop_beyond(self, end: int) -> None:
+        beyond = sorted(o for o in self._rows if o >= end)
+        if not beyond:
+            return
+        rows = [row_id for offset in beyond for row_id in self._rows[offset]]
+        log.warning("the trace %s ends at byte %d, before %d turns the index holds (it was cut, or restored "
+                    "from an older copy): their %d index rows are dropped with them", self.trace.path, end,
+                    len(beyond), len(rows))
+        self.index.forget_many(rows)
+        for row_id in rows:
+            self.forget(row_id)
 
     def _index(self, episodes: list[Episode], replace: bool = False) -> list[str]:
         items: list[dict[str, Any]] = []

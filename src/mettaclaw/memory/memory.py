@@ -283,7 +283,8 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         if caught_up:
             log.info("indexed %d episodes from the trace that the index did not hold yet", caught_up)
         statistics = OutcomeStatistics(config.memory_path("statistics.json"))
-        statistics.catch_up(trace.records_after(statistics.mark))
+        trace_end = trace.path.stat().st_size
+        statistics.catch_up(trace.records_after(statistics.mark if statistics.mark < trace_end else -1), trace_end)
         trace.on_capture(statistics.observe)
         priors = index_priors(index, config.folder("knowledgePriorsDir"), progress=progress)
         graph = LayerGraph(semantic, adjacent=episodes.neighbours, adjacency_weight=settings.adjacency_weight)
@@ -307,6 +308,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
             theme_vectors=window_vectors)
         dreamer.statistics = statistics  # the dream links them into the graph (dream/quantify.py)
         dreamer.attach(trace)
+        dreamer.within(trace_end)
     except BaseException:
         for part in reversed(opened):
             part.close()

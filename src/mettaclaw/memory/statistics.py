@@ -242,8 +242,15 @@ class OutcomeStatistics(Announcer):
         if time.monotonic() - self._saved >= SAVE_EVERY_S:
             self.save()
 
-    def catch_up(self, records: Iterable[Any]) -> int:
-        """Count the trace records after the saved mark (what a crash left uncounted)."""
+    def catch_up(self, records: Iterable[Any], trace_end: int | None = None) -> int:
+        """Count the trace records after the saved mark (what a crash left uncounted). A mark at or
+        beyond `trace_end` (the trace was cut, or restored from an older copy) counted turns that are
+        gone, and would pass over every new one written below it: everything is counted again."""
+        if trace_end is not None and self.mark >= trace_end:
+            log.warning("statistics %s counted the trace up to byte %d, beyond its end (%d): counting it again",
+                        self.path, self.mark, trace_end)
+            with self._lock:
+                self.mark, self.kinds, self._dirty = -1, {}, True
         counted = 0
         for episode in records:
             self.observe(episode.id, episode)

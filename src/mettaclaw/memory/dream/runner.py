@@ -103,6 +103,18 @@ class Dreamer:
         trace.on_capture(self.on_episode)
         trace.on_delete(self.on_episode_erased)
 
+    def within(self, trace_end: int) -> None:
+        """Bring marks beyond the trace's end (it was cut, or restored from an older copy) back to it:
+        every record left was consolidated, and the turns written next, at offsets below the old
+        marks, would never be dreamt over."""
+        marks = {name: getattr(self.state, name) for name in ("dream_mark", "concept_mark")}
+        if any(mark >= trace_end for mark in marks.values()):
+            log.warning("the dream's marks %s are beyond the end of the trace (%d bytes): moved back to it",
+                        marks, trace_end)
+            for name, mark in marks.items():
+                setattr(self.state, name, min(mark, trace_end - 1))
+            save_state(self.state_path, self.state)
+
     def on_episode_erased(self, record_id: str, record: Any) -> None:
         """The deletion callback (whoever erases holds the memory's lock): the running dream leaves the
         episode out (`_batch`), and its sentences leave the theme window (window.py)."""
