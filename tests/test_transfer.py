@@ -191,3 +191,31 @@ def test_an_export_with_values_no_write_could_make_is_refused_before_anything_is
     done = cli("import", str(dump), *settings(target))
     assert done.returncode == 2 and "line 3 is not a valid 'record'" in done.stderr, done.stderr
     assert not (target / "history.metta").exists(), "nothing was written"
+
+
+def test_an_import_cut_short_leaves_a_folder_that_says_so_instead_of_part_of_a_memory(tmp_path) -> None:
+    """An import killed halfway (kill -9, Ctrl-C, a full disk) left a folder with the trace and some of
+    the rows: the agent opened it and answered from that part as if it were all, and a second import
+    only said the folder "already holds a memory". Now both say the import did not finish."""
+    import os
+
+    import pytest
+
+    from mettaclaw.memory.chroma import StoreDamaged
+
+    original, target = tmp_path / "original", tmp_path / "copy"
+    fill(original)
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    killed = ("import os, sys\nfrom mettaclaw.memory import __main__ as cli, transfer\n"
+              "transfer.restore = lambda memory, items: os._exit(9)\nsys.exit(cli.main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", killed, "import", str(dump), *settings(target)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    assert done.returncode == 9, done.stderr[-2000:]
+    with pytest.raises(StoreDamaged, match="did not finish"):
+        open_memory(load_config(settings(target), env={}), dream=False)
+    again = cli("import", str(dump), *settings(target))
+    assert again.returncode == 2 and "did not finish" in again.stderr and "delete the folder" in again.stderr
+    __import__("shutil").rmtree(target)
+    assert cli("import", str(dump), *settings(target)).returncode == 0
+    assert answers(target) == answers(original)

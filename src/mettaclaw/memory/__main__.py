@@ -60,13 +60,14 @@ def main(argv: list[str]) -> int:
         with handle:
             items = list(transfer.read_export(handle))
         transfer.prepare_folder(config, items)
-        memory = entry.open_memory(config, dream=False, progress=True)
+        memory = entry.open_memory(config, dream=False, progress=True, importing=True)
         if memory is None:
             return 2
         try:
             counts = transfer.restore(memory, items)
         finally:
             memory.close()
+        transfer.finish(config)
         print(f"imported into {config.memory_path()}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())),
               file=sys.stderr)
         return 0

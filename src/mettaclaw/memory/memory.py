@@ -245,8 +245,10 @@ class Memory(Forgetting):
 
 
 def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Callable[[], float] = time.time,
-                settings: RecallSettings = DEFAULT_SETTINGS, progress: bool = False, dream: bool = True) -> Memory:
-    """The memory a config describes, under `config.memoryDir` (locked for this process):
+                settings: RecallSettings = DEFAULT_SETTINGS, progress: bool = False, dream: bool = True,
+                importing: bool = False) -> Memory:
+    """The memory a config describes, under `config.memoryDir` (locked for this process; refused, with
+    StoreDamaged, while an import into it has not finished, unless this is that import):
     `embeddingprovider` picks the embedder (or pass one), `chromaMode` the stores, `recallMode` the
     index rankings, `knowledgePriorsDir` the priors indexed now, `dreamEvery`/`dreamInterval` when the
     background dreamer (started unless `dream=False`) consolidates, with `llm` as its summariser.
@@ -257,6 +259,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         from .remote import open_remote
 
         return open_remote(config, dict(os.environ))  # type: ignore[return-value]
+    from .chroma import StoreDamaged
     from .delivery import DeliveredTurns
     from .dream import Dreamer, TraceSource
     from .dream.cache import CachedEmbedder
@@ -267,11 +270,14 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
     from .priors import index_priors
     from .semantic import open_semantic
     from .statistics import OutcomeStatistics
+    from .transfer import unfinished
     from .working import WorkingMemory
 
     folder_lock = FolderLock(config.memory_path())
     opened: list[Any] = []
     try:
+        if not importing and (why := unfinished(config)) is not None:
+            raise StoreDamaged(why)
         embedder = CachedEmbedder(embedder or make_embedder(config))  # the dream re-embeds what the turn just did
         index = open_longterm(config, embedder, settings)
         opened.append(index)

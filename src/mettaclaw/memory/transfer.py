@@ -24,6 +24,7 @@ from .priors import PRIOR_KIND
 from .rows import RESERVED_KEYS
 
 FORMAT = "mettaclaw-memory/1"
+UNFINISHED = "import-unfinished"  # in a folder an import is filling; removed when it is complete
 REBUILT_KINDS = frozenset({"episode", "derived", PRIOR_KIND})  # index rows that are derived, not stored
 
 
@@ -239,13 +240,27 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         yield item
 
 
+def unfinished(config: Any) -> str | None:
+    """Why the folder must not be used, when an import into it did not finish (killed, Ctrl-C, a full
+    disk): it holds part of the memory, and an agent on it would answer from that part as if it were all."""
+    if not config.memory_path(UNFINISHED).exists():
+        return None
+    return (f"an import into {config.memory_path()} did not finish, so it holds only part of that memory: "
+            "delete the folder and run the import again")
+
+
 def prepare_folder(config: Any, items: list[dict[str, Any]]) -> None:
-    """Before the memory is opened: refuse a folder that holds memory, then write the trace and the
-    dream's progress, so that opening indexes the episodes as it does after a crash."""
+    """Before the memory is opened: refuse a folder that holds memory, then mark it as being filled
+    (`finish` removes the mark) and write the trace and the dream's progress, so that opening indexes
+    the episodes as it does after a crash."""
+    from mettaclaw.textutil import atomic_write
+
     trace = config.memory_path("history.metta")
+    if (why := unfinished(config)) is not None:
+        raise ImportError_(why)
     if (trace.is_file() and trace.stat().st_size) or any(config.memory_path().glob("**/*.sqlite3")):
         raise ImportError_(f"{config.memory_path()} already holds a memory: import into an empty memoryDir")
-    trace.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(config.memory_path(UNFINISHED), "python -m mettaclaw.memory import has not finished filling this folder\n")
     with open(trace, "wb") as fh:
         for item in items:
             if item["type"] == "trace":
@@ -255,6 +270,11 @@ def prepare_folder(config: Any, items: list[dict[str, Any]]) -> None:
             state = config.memory_path("dream", "state.json")
             state.parent.mkdir(parents=True, exist_ok=True)
             state.write_text(json.dumps(item["state"]), encoding="utf-8")
+
+
+def finish(config: Any) -> None:
+    """The import is complete and its memory closed: the folder may be used."""
+    config.memory_path(UNFINISHED).unlink()
 
 
 def restore(memory: Any, items: list[dict[str, Any]]) -> dict[str, int]:
