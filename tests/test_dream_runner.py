@@ -221,6 +221,12 @@ def test_a_corrupt_state_file_is_set_aside_and_nothing_is_lost(tmp_path):
     assert dreamer.state.dream_mark == -1 and list(tmp_path.glob("s.json.corrupt-*"))
     dreamer.dream()  # starts over: every write replays as the same confirmation
     assert snapshot(sem) == before
+    for damage in ('{"dream_mark": "12"}', '{"patterns": 5}', '{"theme_pending": {}}'):  # JSON, but not a state
+        state.write_text(damage)  # every dream (and the session's end) raised TypeError from the mark
+        dreamer = Dreamer(sem, trace, sem.embedder, state, extract_concepts=False)
+        assert dreamer.state.dream_mark == -1 and not state.exists(), "moved aside"
+        dreamer.dream()
+        assert snapshot(sem) == before
 
 
 def test_derived_records_are_mirrored_into_longterm_memory_with_their_citations(tmp_path):

@@ -45,7 +45,12 @@ def load_state(path: Path) -> DreamState:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         known = DreamState.__dataclass_fields__
-        return DreamState(**{k: v for k, v in data.items() if k in known})
+        state = DreamState(**{k: v for k, v in data.items() if k in known})
+        for name, default in vars(DreamState()).items():  # a mark of "x" failed every dream and the close
+            value = getattr(state, name)
+            if default is not None and type(value) is not type(default):
+                raise TypeError(f"{name} is {type(value).__name__}, not {type(default).__name__}")
+        return state
     except (ValueError, TypeError) as err:
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
         os.replace(path, aside)
