@@ -134,7 +134,8 @@ def test_run_py_uses_its_own_checkout_whatever_mettaclaw_is_installed(tmp_path: 
 def test_a_store_file_damaged_on_disk_is_one_line_saying_what_to_move_aside(tmp_path: Path) -> None:
     """A vector or semantic store whose SQLite file is not a database any more (a disk error, a copy cut
     short) was a chromadb InternalError or sqlite3.DatabaseError traceback. Now a sentence names the file
-    and the way out; moved aside as it says, the agent starts again."""
+    and the way out; moved aside as it says, the agent starts again, saying that the vector store it
+    held is gone (a deleted store used to be replaced by an empty one without a word)."""
     import shutil
 
     script = tmp_path / "script.txt"
@@ -151,4 +152,6 @@ def test_a_store_file_damaged_on_disk_is_one_line_saying_what_to_move_aside(tmp_
         assert proc.returncode == 2 and len(said) == 1, proc.stderr[-2000:]
         assert "is damaged" in said[0] and f"mv {aside} {aside}.damaged" in said[0], said
         shutil.move(aside, f"{aside}.damaged")
-    assert run_py(*common, stdin="hi\n").returncode == 0
+    started = run_py(*common, stdin="hi\n")  # a new, empty vector store: said, since remembered memories are gone
+    assert started.returncode == 0 and f"warning: the vector store {vectors} is empty" in started.stderr, started.stderr
+    assert "warning" not in run_py(*common, stdin="hi\n").stderr, "said once"

@@ -66,7 +66,10 @@ def open_memory(config: Any, **kwargs: Any) -> Any:
     from mettaclaw.memory.remote import ServerUnavailable
 
     try:
-        return open_it(config, **kwargs)
+        memory = open_it(config, **kwargs)
     except (AgentLocked, ConfigError, StoreDamaged, StoreLocked, StoreUnavailable, ServerUnavailable) as err:
         print(f"error: {err}", file=sys.stderr)
         return None
+    for notice in getattr(getattr(memory, "index", None), "notices", ()):  # the log file alone is not read at start
+        print(f"warning: {notice}", file=sys.stderr)
+    return memory

@@ -12,6 +12,7 @@ one Chroma upsert costs about 10 ms however small, as much as embedding the text
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
 from mettaclaw.memory.vectors import StoredItem, VectorStore, cosines
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
+
+log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "vector", "bm25")
 EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
@@ -71,6 +74,7 @@ class LongTermMemory(Announcer):
         if journal is not None:  # rows a crash left in the journal go to the store here, before it is counted
             store = BufferedVectors(store, VectorJournal(journal), background=True)
         self.embedder, self.vector_store = embedder, store
+        self.notices: list[str] = []  # what the user must be told at start-up (entry.open_memory prints them)
         self.default_mode, self.max_items = default_mode, max_items
         self.settings = settings
         self._items: dict[str, StoredItem] = {}
@@ -395,8 +399,28 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
     else:
         store, journal = InMemoryVectorStore(), None
     try:
-        return LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems,
-                              settings=settings, snapshot=snapshot, journal=journal, vectors=vectors)
+        index = LongTermMemory(embedder, store, default_mode=config.recallMode, max_items=config.maxRecallItems,
+                               settings=settings, snapshot=snapshot, journal=journal, vectors=vectors)
     except BaseException:
         getattr(store, "close", lambda: None)()
         raise
+    if vectors is not None and not len(index) and (missing := lost_store(config.memory_path("chroma"), vectors)):
+        log.error("%s", missing)
+        index.notices.append(missing)
+    return index
+
+
+def lost_store(store: Path, vectors: Path) -> str | None:
+    """What to tell the user when the embedded store is empty in a folder whose index had rows (their
+    vector copies are still listed): it was deleted or moved aside, and a new, empty one was made. Said
+    at every start until the store holds rows again: without a word, the agent had forgotten every
+    memory stored with `remember`."""
+    listing = vectors / "rows" / "rows.jsonl"
+    if not listing.is_file():
+        return None
+    with open(listing, "rb") as fh:
+        if not fh.readline() or not fh.readline().strip():  # the header alone: no row was ever written
+            return None
+    return (f"the vector store {store} is empty, though this folder's index held rows: it was deleted or moved "
+            "aside, and a new one was made. Episodes are indexed again from the trace, but memories stored with "
+            "remember are gone unless the folder is restored from a copy or an export")
