@@ -107,3 +107,25 @@ def test_an_evicted_turn_leaves_the_turn_log_too(tmp_path) -> None:
     assert "5150" not in memory.turn_log.read_text() and logged[0].get("forgotten")
     assert logged[1]["messages"][0]["text"] == "lunch at noon"
     memory.close()
+
+
+
+def test_an_evicted_turn_takes_what_the_dream_distilled_from_it(tmp_path) -> None:
+    """Retention erased old turns but kept the dream's facts and summaries that quote them, so their
+    words were still found by `query` (forgetting the same turns retired them). Now eviction retires
+    them as `forget` does."""
+    from mettaclaw.messages import Message
+
+    policies = load_config(['scopePolicies={"user:bob": {"ttlDays": 10}}'], env={}).scopePolicies
+    _, memory = open_with(tmp_path)  # no retention in the dream itself: the dream distils first
+    said = ["my locker code is 5150", "the blue van is parked at the harbour", "my locker code is 5150 at the gym"]
+    for n in range(6):
+        memory.record_turn(stamp(NOW - 30 * DAY + n * 60), [Message(said[n % 3], who="bob", channel="irc:#c")], [])
+    memory.record_turn(stamp(NOW - DAY), [Message("lunch at noon", who="bob", channel="irc:#c")], [])
+    memory.dreamer.dream("test")
+    assert [r.kind for r in memory.semantic if "5150" in r.content], "the dream distilled the old turns"
+    memory.evict(policies, NOW)
+    assert [h.text for h in memory.query("locker code 5150", 10) if "5150" in h.text] == []
+    assert [r.content for r in memory.semantic if "5150" in r.content and r.valid_to is None] == []
+    assert [h.text for h in memory.query("lunch", 10)] == ["bob: lunch at noon"]
+    memory.close()

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import scopes
 from .dream.consolidate import decay_factor, keep_score, last_use
-from .episode_index import EPISODE_KIND, action_id, message_id, offset_of
+from .episode_index import EPISODE_KIND, offset_of
 from .priors import PRIOR_KIND
 
 DAY = 86_400.0
@@ -71,7 +71,7 @@ def evict(memory: Any, policies: dict[str, Any], now: float) -> list[str]:
                 turns.append(offset)
             else:
                 memories.append(entry_id)
-        gone += memory.episodes.erase_many(turns)
-        memory.erase_turn_log([f(o) for o in turns for f in (message_id, action_id)])
+        if turns:  # as `forget` does: the turn log, the statistics, and every fact, summary or theme that shows them
+            gone += memory._forget_turns(turns)
         gone += memory.index.forget_many(memories)
     return gone
