@@ -372,3 +372,54 @@ def test_a_forget_killed_halfway_loses_no_other_turn_from_the_index(tmp_path) ->
         assert memory.index.query("ferry", limit=5, mode="bm25") == []
     finally:
         memory.close()
+
+
+CUT_AFTER_THE_TRACE = """
+import os, sys, time
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from test_forget import Clock, config
+from mettaclaw.memory import open_memory
+from mettaclaw.messages import Message
+clock = Clock()
+memory = open_memory(config(Path(sys.argv[1])), clock=clock, dream=False)
+said = ["my locker code is 5150", "the blue van is parked at the harbour", "my locker code is 5150 at the gym"]
+turns = [memory.record_turn(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(clock.now + 60 * n)),
+                            [Message(said[n % 3], who="bob", channel="irc:#c")], []) for n in range(6)]
+memory.dreamer.dream("test")
+memory.index.vector_store.flush()
+print(" ".join(t.turn_id for t in turns if "5150" in memory.trace.get(t.turn_id).message), flush=True)
+memory.semantic.retire_citing = lambda cited: os._exit(9)  # killed after the trace records were erased
+memory.forget_scope("user:bob")
+"""
+
+
+def test_a_forget_cut_short_after_the_trace_is_finished_by_asking_again(tmp_path) -> None:
+    """A forget killed after the trace record was erased but before what the dream distilled from it
+    was retired: asking again answered "no episode", and the summary quoting it stayed for good."""
+    import os
+    import subprocess
+    import sys
+    from contextlib import nullcontext
+
+    tests = Path(__file__).parent
+    path = os.pathsep.join([str(tests), str(tests.parent / "src")])
+    done = subprocess.run([sys.executable, "-c", CUT_AFTER_THE_TRACE, str(tmp_path), str(tests)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 9, done.stderr[-2000:]
+    ids = done.stdout.split()
+    memory = open_memory(config(tmp_path), clock=Clock(), dream=False)
+    try:
+        assert all(memory.trace.get(i) is None for i in ids)
+        assert any("5150" in r.content for r in memory.semantic), "the summary is still there"
+        retired = []
+        for episode in ids:
+            with pytest.raises(LookupError) if not any(episode in r.source_episodes for r in memory.semantic) else nullcontext():
+                retired += memory.forget(episode)
+        assert retired, "asking again finished the forget"
+        assert [r.content for r in memory.semantic if "5150" in r.content] == []
+        assert [h.text for h in memory.query("locker code 5150", 10) if "5150" in h.text] == []
+        window = json.loads((tmp_path / "memory" / "dream" / "state.json").read_text())["theme_sentences"]
+        assert "5150" not in json.dumps(window)
+    finally:
+        memory.close()

@@ -121,14 +121,22 @@ class Forgetting:
         return any(body and body in episode.message for body in bodies)
 
     def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
+        """Erase these turns and everything that shows them. Every step runs even for a turn whose
+        record is erased already: a forget cut short by a crash (the trace record erased, what the
+        dream distilled from it not yet retired) is finished by asking again, which used to be refused
+        as "no episode" and left the turn's words in summaries, themes and the turn log for good."""
+        erased_before = [o for o in offsets if not self.trace.has(message_id(o))]
         gone = self.episodes.erase_many(offsets)
-        if asked is not None and not gone:
-            raise LookupError(f"no episode {asked!r}")
         cited = [f(o) for o in offsets for f in (message_id, action_id)]
+        if self.dreamer is not None:
+            for offset in erased_before:  # their sentences may still be in the theme window
+                self.dreamer.on_episode_erased(message_id(offset), None)
         self.erase_turn_log(cited)
         self.statistics.forget_episodes(set(cited))
         retired, _ = self.semantic.retire_citing(cited, self._still_says)
         self._mirror.sync()
         if self.dreamer is not None:
             self.dreamer.save_erasures()  # their sentences left the dream's theme window
+        if asked is not None and not gone and not retired:
+            raise LookupError(f"no episode {asked!r}")
         return gone + retired

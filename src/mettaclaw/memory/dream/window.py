@@ -60,11 +60,11 @@ class ThemeWindow:
         episodes that one deletion erases."""
         if not self.group_by:
             groups: list[str] | None = [""]
-        elif self.group_by == "who":  # the group an episode's sentences were kept under (episodes.from_trace)
+        elif self.group_by == "who" and record is not None:  # the group its sentences were kept under (episodes.from_trace)
             who = tuple(getattr(record, "who", ()))
             groups = [", ".join(who), *who] if len(who) > 1 else [", ".join(who)]  # each speaker's lines: themes.spoken
         else:
-            groups = None  # every group is looked through
+            groups = None  # every group is looked through (also for an episode erased before, whose record is gone)
         with self.lock:
             self._present.discard(record_id)
             changed = themes.drop(self.state.theme_sentences, {record_id}.__contains__, groups)
