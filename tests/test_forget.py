@@ -389,7 +389,7 @@ turns = [memory.record_turn(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(cl
 memory.dreamer.dream("test")
 memory.index.vector_store.flush()
 print(" ".join(t.turn_id for t in turns if "5150" in memory.trace.get(t.turn_id).message), flush=True)
-memory.semantic.retire_citing = lambda cited: os._exit(9)  # killed after the trace records were erased
+memory.semantic.retire_citing = lambda *cited: os._exit(9)  # killed after the trace records were erased
 memory.forget_scope("user:bob")
 """
 
