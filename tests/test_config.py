@@ -103,3 +103,15 @@ def test_run_py_refuses_a_bad_setting_in_one_line(tmp_path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("config error: bad value for setting 'maxTurns'")
+
+
+def test_an_unreadable_config_file_is_refused_in_one_line(tmp_path, monkeypatch) -> None:
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text("maxHistory = 100\n")
+
+    def denied(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_text", denied)  # chmod 000 does not stop root, who runs the CI
+    with pytest.raises(ConfigError, match="cannot be read: Permission denied"):
+        load_config([f"config={cfg_file}"], env={})

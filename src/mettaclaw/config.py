@@ -275,4 +275,6 @@ def load_config(
             file_values = tomllib.loads(chosen.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise ConfigError(f"config file {str(chosen)!r} is not valid TOML: {err}") from None
+        except OSError as err:  # there but unreadable (permissions, a device): the user's to fix, not a traceback
+            raise ConfigError(f"config file {str(chosen)!r} cannot be read: {err.strerror or err}") from None
     return _validate([(f"file {path or DEFAULT_FILE}", file_values), ("environment", _coerce_env(env)), ("arguments", cli)])
