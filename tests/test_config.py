@@ -32,6 +32,8 @@ def test_precedence_defaults_file_environment_arguments(tmp_path) -> None:
         (["provider=gpt"], "provider"),
         (["chromaPort=70000"], "chromaPort"),
         (["spamShield=perhaps"], "spamShield"),
+        (["memoryDir=/tmp/a\x00b"], "memoryDir"),  # a NUL reached mkdir: ValueError, a traceback
+        (["workspaceDir=w\x00"], "workspaceDir"),
     ],
 )
 def test_unknown_keys_and_bad_values_are_refused_naming_the_key(args, key) -> None:

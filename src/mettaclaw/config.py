@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 ENV_PREFIX = "METTACLAW_"
 DEFAULT_FILE = "mettaclaw.toml"
@@ -31,7 +31,17 @@ class ConfigError(ValueError):
 HOUR, DAY = 3600.0, 86400.0
 MANY = 1_000_000  # turns, loops, episodes
 MAX_CHARS = 100_000_000
-Path_ = Annotated[str, Field(min_length=1, pattern=r"\S")]  # an empty path would mean "the current folder"
+
+
+def _no_nul(path: str) -> str:
+    """A NUL byte cannot be in a file name: refused here, by name, not as a ValueError from mkdir."""
+    if "\x00" in path:
+        raise ValueError("a path cannot hold a NUL character")
+    return path
+
+
+PathText = Annotated[str, AfterValidator(_no_nul)]
+Path_ = Annotated[PathText, Field(min_length=1, pattern=r"\S")]  # an empty path would mean "the current folder"
 
 
 SCOPE_NAME = r"^[a-z0-9][a-z0-9_.:#@-]{0,63}$"
@@ -109,7 +119,7 @@ class Config(BaseModel):
 
     # --- skills
     skillsDir: Path_ = "metta/skills"
-    workspaceDir: str = ""  # empty: <memoryDir>/workspace, so one setting moves all state
+    workspaceDir: PathText = ""  # empty: <memoryDir>/workspace, so one setting moves all state
     allowOutsideWorkspace: bool = False
     shellTimeout: float = Field(5.0, gt=0, le=HOUR)
     maxSkillOutput: int = Field(20_000, gt=0, le=MAX_CHARS)
