@@ -110,3 +110,16 @@ def test_subfolders_are_read_hidden_ones_not_and_an_empty_file_is_said_not_index
     assert memory.query("pager rotates", limit=1)[0].source == "team/oncall.md"
     again = index_priors(memory, tmp_path, progress=False)
     assert again.added == [] and again.skipped == ["team/oncall.md"] and "0 file(s) indexed" in again.summary()
+
+
+def test_a_file_edited_around_an_unchanged_section_is_embedded_once(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(f"# A\n\n{_para('alpha')}\n\n## A2\n\n{_para('beta')}\n")
+    emb = CountingEmbedder()
+    ltm = LongTermMemory(emb, InMemoryVectorStore())
+    index_priors(ltm, tmp_path, progress=False)
+    (tmp_path / "a.md").write_text(f"# B\n\n{_para('gamma')}\n\n## A2\n\n{_para('beta')}\n")  # A2 now under B
+    assert index_priors(ltm, tmp_path, progress=False).replaced == ["a.md"]
+    emb.texts = 0
+    again = index_priors(ltm, tmp_path, progress=False)
+    assert again.skipped == ["a.md"] and emb.texts == 0, "the unchanged section kept the old file hash"
+    assert sorted(m.meta["breadcrumb"] for m in ltm) == ["a.md > B", "a.md > B > A2"]

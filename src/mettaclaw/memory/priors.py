@@ -173,8 +173,12 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
             items = [{"text": c.text, "time": PRIOR_TIME, "source": name, "kind": PRIOR_KIND,
                       "extra": {"breadcrumb": c.breadcrumb, "file_hash": digest, "chunk": n}}
                      for n, c in enumerate(chunks)]
-            written = {r.id for r in memory.remember_many(items)} if items else set()
-            memory.forget_many(i for i in (old or {"ids": []})["ids"] if i not in written)
+            # the changed file's rows go first: a chunk whose text did not change would otherwise be an
+            # exact duplicate, refreshed in place with its old file hash and breadcrumb kept, and the
+            # file, its hashes never matching again, would be embedded anew at every start
+            memory.forget_many((old or {"ids": []})["ids"])
+            if items:
+                memory.remember_many(items)
             if not items:  # nothing to index: said once each start, never counted as indexed
                 report.errors.append(f"{name}: no text (skipped)")
                 if old is not None:
