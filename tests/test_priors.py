@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,13 @@ def test_a_file_edited_around_an_unchanged_section_is_embedded_once(tmp_path: Pa
     again = index_priors(ltm, tmp_path, progress=False)
     assert again.skipped == ["a.md"] and emb.texts == 0, "the unchanged section kept the old file hash"
     assert sorted(m.meta["breadcrumb"] for m in ltm) == ["a.md > B", "a.md > B > A2"]
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "good.md").write_text(f"# Good\n\n{_para('fine')}\n")
+    with open(os.path.join(bytes(tmp_path), b"caf\xe9.md"), "wb") as odd:  # a Latin-1 name, as unzip leaves them
+        odd.write(f"# Cafe\n\n{_para('coffee')}\n".encode())
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    report = index_priors(ltm, tmp_path, progress=False)
+    assert report.added == ["good.md"] and report.errors == ["caf\ufffd.md: file name is not UTF-8 (skipped)"]
+    report.summary().encode("utf-8")  # printable

@@ -154,6 +154,12 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         task = bar.add_task("knowledge priors", total=len(files))
         for path in files:
             name = path.relative_to(folder).as_posix()
+            try:  # a name of bytes that are not UTF-8 cannot be stored as the chunks' source, nor printed
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                report.errors.append(f"{shown}: file name is not UTF-8 (skipped)")
+                continue
             bar.update(task, advance=1, description=f"priors: {name}")
             if path.suffix.lower() not in (".md", ".markdown"):
                 report.errors.append(f"{name}: not Markdown (skipped)")
