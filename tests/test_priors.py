@@ -134,3 +134,11 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_traceback(tmp_path: Path
     report = index_priors(ltm, tmp_path, progress=False)
     assert report.added == ["good.md"] and report.errors == ["caf\ufffd.md: file name is not UTF-8 (skipped)"]
     report.summary().encode("utf-8")  # printable
+
+
+def test_a_byte_order_mark_does_not_hide_the_first_heading(tmp_path: Path) -> None:
+    (tmp_path / "win.md").write_bytes(f"\ufeff# Wifi\n\n{_para('password')}\n".encode())
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    index_priors(ltm, tmp_path, progress=False)
+    [chunk] = list(ltm)
+    assert chunk.meta["breadcrumb"] == "win.md > Wifi" and chunk.text.startswith("# Wifi")

@@ -129,8 +129,8 @@ def _read_markdown(path: Path) -> str:
     raw = path.read_bytes()
     if b"\x00" in raw:
         raise ValueError("not Markdown (binary content)")
-    try:
-        return raw.decode("utf-8")
+    try:  # a byte-order mark (Windows editors write one) would hide the first heading from the chunker
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise ValueError(f"not UTF-8 (byte {err.start})") from None
 
