@@ -142,3 +142,12 @@ def test_a_byte_order_mark_does_not_hide_the_first_heading(tmp_path: Path) -> No
     index_priors(ltm, tmp_path, progress=False)
     [chunk] = list(ltm)
     assert chunk.meta["breadcrumb"] == "win.md > Wifi" and chunk.text.startswith("# Wifi")
+
+
+def test_a_folder_gone_says_what_it_removed(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(f"# A\n\n{_para('alpha')}\n")
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    index_priors(ltm, tmp_path, progress=False)
+    report = index_priors(ltm, tmp_path / "typo", progress=False)
+    assert report.removed == ["a.md"] and len(ltm) == 0
+    assert report.summary() == "knowledge priors: no such folder, none loaded; the chunks of 1 file(s) loaded before removed"

@@ -45,8 +45,9 @@ class PriorsReport:
 
     def summary(self) -> str:
         """One line for start-up: what was loaded, kept, dropped and refused, and from where."""
-        if not self.folder:
-            return "knowledge priors: no such folder, none loaded"
+        if not self.folder:  # the chunks of files loaded from it before are dropped: say so, or a typo is silent
+            gone = f"; the chunks of {len(self.removed)} file(s) loaded before removed" if self.removed else ""
+            return f"knowledge priors: no such folder, none loaded{gone}"
         line = (f"knowledge priors from {self.folder}: {len(self.added) + len(self.replaced)} file(s) indexed "
                 f"({self.chunks} chunks), {len(self.skipped)} unchanged, {len(self.removed)} removed, "
                 f"{len(self.errors)} refused")
