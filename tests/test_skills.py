@@ -82,6 +82,22 @@ def test_paths_outside_the_workspace_are_refused(tmp_path, name) -> None:
     assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "outside" / "secret.txt").exists()
 
 
+def test_unresolvable_paths_and_an_unusable_workspace_are_skill_errors(tmp_path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "l1").symlink_to(root / "l2")  # a loop the model can make with `shell ln -s`
+    (root / "l2").symlink_to(root / "l1")
+    ws = Workspace(root)
+    for call in (lambda n: ws.read(n), lambda n: ws.write(n, "x"), lambda n: ws.write(n, "x", append=True)):
+        with pytest.raises(SkillError, match="cannot be resolved"):  # was a RuntimeError: "internal error"
+            call("l1")
+        with pytest.raises(SkillError, match="cannot be resolved"):
+            call("~no-such-user-h1/x")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SkillError, match="cannot be used"):  # workspaceDir naming a file
+        Workspace(tmp_path / "file").read("a.txt")
+
+
 def test_workspace_files_round_trip_and_append_creates(tmp_path) -> None:
     ws = Workspace(tmp_path / "ws")
     assert ws.write("notes/a.txt", "one") == "WRITE-FILE-SUCCESS"

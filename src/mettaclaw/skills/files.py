@@ -29,8 +29,14 @@ class Workspace:
         if len(name) > MAX_PATH or len(Path(name).parts) > MAX_DEPTH:
             raise SkillError(f"path is too long ({len(name)} characters, {len(Path(name).parts)} parts; "
                              f"at most {MAX_PATH} and {MAX_DEPTH}); refused")
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = (self.root / Path(name).expanduser()).resolve()
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # workspaceDir names a file, or a place that cannot be written
+            raise SkillError(f"the workspace {str(self.root)!r} cannot be used: {err.strerror or err}") from None
+        try:
+            path = (self.root / Path(name).expanduser()).resolve()
+        except RuntimeError as err:  # a symlink loop (the model can make one with `shell`), `~user` of no user
+            raise SkillError(f"path {name!r} cannot be resolved: {err}") from None
         if not self.allow_outside and not path.is_relative_to(self.root):
             raise SkillError(f"path {name!r} is outside the workspace {str(self.root)!r}; refused")
         return path
