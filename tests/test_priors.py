@@ -151,3 +151,46 @@ def test_a_folder_gone_says_what_it_removed(tmp_path: Path) -> None:
     report = index_priors(ltm, tmp_path / "typo", progress=False)
     assert report.removed == ["a.md"] and len(ltm) == 0
     assert report.summary() == "knowledge priors: no such folder, none loaded; the chunks of 1 file(s) loaded before removed"
+
+
+def test_a_long_file_moves_the_bar_and_a_start_stopped_inside_it_is_finished_at_the_next(tmp_path: Path,
+                                                                                         monkeypatch) -> None:
+    from mettaclaw.memory import priors
+
+    sections = "\n\n".join(f"## Part {i}\n\n{_para(f'word{i}')}" for i in range(priors.BATCH * 2 + 5))
+    (tmp_path / "manual.md").write_text(f"# Manual\n\n{sections}\n\n## Part 1\n\n{_para('word1')}\n")  # one said twice
+    shown: list[float] = []
+
+    class Bar:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def add_task(self, *args, **kwargs):
+            return 0
+
+        def update(self, task, completed=None, **kwargs):
+            shown.append(completed)
+
+    monkeypatch.setattr(priors, "progress_bar", lambda enabled: Bar())
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    whole = ltm.remember_many
+    calls = []
+
+    def stopped_after_two(items):  # the process ended while the third batch was embedded
+        calls.append(len(items))
+        if len(calls) > 2:
+            raise KeyboardInterrupt
+        return whole(items)
+
+    monkeypatch.setattr(ltm, "remember_many", stopped_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        index_priors(ltm, tmp_path, progress=True)
+    assert calls[:2] == [priors.BATCH] * 2 and 0 < shown[1] < shown[2] < 1, "the bar moved inside the file"
+    monkeypatch.setattr(ltm, "remember_many", whole)
+    again = index_priors(ltm, tmp_path, progress=False)
+    assert again.replaced == ["manual.md"], "the part written before the stop was not taken as the whole file"
+    assert len(ltm) == priors.BATCH * 2 + 5
+    assert index_priors(ltm, tmp_path, progress=False).skipped == ["manual.md"], "a repeated section is one row"

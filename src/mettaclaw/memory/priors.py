@@ -21,6 +21,7 @@ from .filters import PRIOR_TIME
 PRIOR_KIND = "prior"
 MIN_SECTION = 100  # chars: smaller sections are merged into the next one
 MAX_SECTION = 6000  # chars: larger sections are split at blank lines
+BATCH = 64  # chunks embedded at a time: a long file (300 chunks took minutes) moves the bar as it goes
 _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TOC_TITLE = re.compile(r"^(table of contents|contents|toc)$", re.IGNORECASE)
@@ -140,12 +141,15 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
     """Bring the priors in `memory` in line with `folder`: embed only new or changed files."""
     folder = Path(folder)
     report = PriorsReport()
-    existing: dict[str, dict[str, Any]] = {}  # source -> {"hash": set of file hashes, "ids": [...]}
+    # source -> {"hash": set of file hashes, "ids": [...], "rows": set of the row counts the file was written with}
+    existing: dict[str, dict[str, Any]] = {}
     for memory_id in memory.ids_by(kind=PRIOR_KIND):
         item = memory.get(memory_id)
-        entry = existing.setdefault(item.source, {"hash": set(), "ids": []})
+        entry = existing.setdefault(item.source, {"hash": set(), "ids": [], "rows": set()})
         entry["hash"].add(item.meta.get("file_hash"))
         entry["ids"].append(memory_id)
+        if "file_rows" in item.meta:  # rows written before the count was kept count as complete
+            entry["rows"].add(item.meta["file_rows"])
     # subfolders too (a team's notes under their own folder), each file known by its path in the folder
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not any(
         part.startswith(".") for part in p.relative_to(folder).parts)) if folder.is_dir() else []
@@ -153,7 +157,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
     seen: set[str] = set()
     with progress_bar(progress) as bar:
         task = bar.add_task("knowledge priors", total=len(files))
-        for path in files:
+        for done, path in enumerate(files):
             name = path.relative_to(folder).as_posix()
             try:  # a name of bytes that are not UTF-8 cannot be stored as the chunks' source, nor printed
                 name.encode("utf-8")
@@ -161,7 +165,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
                 shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 report.errors.append(f"{shown}: file name is not UTF-8 (skipped)")
                 continue
-            bar.update(task, advance=1, description=f"priors: {name}")
+            bar.update(task, completed=done, description=f"priors: {name}")
             if path.suffix.lower() not in (".md", ".markdown"):
                 report.errors.append(f"{name}: not Markdown (skipped)")
                 continue
@@ -173,19 +177,23 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
                 continue
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
             old = existing.get(name)
-            if old is not None and old["hash"] == {digest}:
+            # unchanged, and all of it written (a start stopped while a long file was written in batches
+            # left part of it, with the new hash)
+            if old is not None and old["hash"] == {digest} and all(n <= len(old["ids"]) for n in old["rows"]):
                 report.skipped.append(name)
                 continue
             chunks = chunk_markdown(text, name)
+            rows = len({c.text for c in chunks})  # a chunk said twice in one file is one row
             items = [{"text": c.text, "time": PRIOR_TIME, "source": name, "kind": PRIOR_KIND,
-                      "extra": {"breadcrumb": c.breadcrumb, "file_hash": digest, "chunk": n}}
+                      "extra": {"breadcrumb": c.breadcrumb, "file_hash": digest, "chunk": n, "file_rows": rows}}
                      for n, c in enumerate(chunks)]
             # the changed file's rows go first: a chunk whose text did not change would otherwise be an
             # exact duplicate, refreshed in place with its old file hash and breadcrumb kept, and the
             # file, its hashes never matching again, would be embedded anew at every start
             memory.forget_many((old or {"ids": []})["ids"])
-            if items:
-                memory.remember_many(items)
+            for start in range(0, len(items), BATCH):
+                memory.remember_many(items[start:start + BATCH])
+                bar.update(task, completed=done + min(1.0, (start + BATCH) / len(items)))
             if not items:  # nothing to index: said once each start, never counted as indexed
                 report.errors.append(f"{name}: no text (skipped)")
                 if old is not None:
