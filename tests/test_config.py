@@ -34,6 +34,8 @@ def test_precedence_defaults_file_environment_arguments(tmp_path) -> None:
         (["spamShield=perhaps"], "spamShield"),
         (["memoryDir=/tmp/a\x00b"], "memoryDir"),  # a NUL reached mkdir: ValueError, a traceback
         (["workspaceDir=w\x00"], "workspaceDir"),
+        (["knowledgePriorsDir=~no-such-user-h1/notes"], "knowledgePriorsDir"),  # expanduser: a RuntimeError
+        (["workspaceDir=~no-such-user-h1"], "workspaceDir"),
     ],
 )
 def test_unknown_keys_and_bad_values_are_refused_naming_the_key(args, key) -> None:

@@ -33,14 +33,19 @@ MANY = 1_000_000  # turns, loops, episodes
 MAX_CHARS = 100_000_000
 
 
-def _no_nul(path: str) -> str:
-    """A NUL byte cannot be in a file name: refused here, by name, not as a ValueError from mkdir."""
+def _path_text(path: str) -> str:
+    """A path the file system can take, refused here by name rather than failing at start-up with a
+    traceback: a NUL byte (a ValueError from mkdir), `~name` of no such user (a RuntimeError)."""
     if "\x00" in path:
         raise ValueError("a path cannot hold a NUL character")
+    try:
+        Path(path).expanduser()
+    except RuntimeError:
+        raise ValueError(f"{path.split('/', 1)[0]!r} names no user's home folder") from None
     return path
 
 
-PathText = Annotated[str, AfterValidator(_no_nul)]
+PathText = Annotated[str, AfterValidator(_path_text)]
 Path_ = Annotated[PathText, Field(min_length=1, pattern=r"\S")]  # an empty path would mean "the current folder"
 
 
