@@ -194,3 +194,17 @@ def test_a_long_file_moves_the_bar_and_a_start_stopped_inside_it_is_finished_at_
     assert again.replaced == ["manual.md"], "the part written before the stop was not taken as the whole file"
     assert len(ltm) == priors.BATCH * 2 + 5
     assert index_priors(ltm, tmp_path, progress=False).skipped == ["manual.md"], "a repeated section is one row"
+
+
+def test_links_to_folders_and_to_nothing_are_reported(tmp_path: Path) -> None:
+    priors, outside = tmp_path / "priors", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "far.md").write_text(f"# Far\n\n{_para('distant')}\n")
+    priors.mkdir()
+    (priors / "team").symlink_to(outside)
+    (priors / "gone.md").symlink_to(tmp_path / "deleted.md")
+    (priors / "loop.md").symlink_to(priors / "loop.md")
+    (priors / "near.md").symlink_to(outside / "far.md")  # a link to a file is read
+    report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), priors, progress=False)
+    assert report.added == ["near.md"]
+    assert report.errors == [f"{name}: a link to a folder or to no file (skipped)" for name in ("gone.md", "loop.md", "team")]

@@ -151,9 +151,14 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         if "file_rows" in item.meta:  # rows written before the count was kept count as complete
             entry["rows"].add(item.meta["file_rows"])
     # subfolders too (a team's notes under their own folder), each file known by its path in the folder
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not any(
+    found = sorted(p for p in folder.rglob("*") if not any(
         part.startswith(".") for part in p.relative_to(folder).parts)) if folder.is_dir() else []
+    files = [p for p in found if p.is_file()]
     report.folder = str(folder) if folder.is_dir() else ""
+    # a link that leads to no file (broken, a loop) or to a folder (not followed: it may lead back up)
+    # is said, not passed over in silence as if the user had never put it there
+    report.errors.extend(f"{p.relative_to(folder).as_posix()}: a link to a folder or to no file (skipped)"
+                         for p in found if p.is_symlink() and not p.is_file())
     seen: set[str] = set()
     with progress_bar(progress) as bar:
         task = bar.add_task("knowledge priors", total=len(files))
