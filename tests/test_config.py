@@ -119,3 +119,9 @@ def test_an_unreadable_config_file_is_refused_in_one_line(tmp_path, monkeypatch)
     monkeypatch.setattr(Path, "read_text", denied)  # chmod 000 does not stop root, who runs the CI
     with pytest.raises(ConfigError, match="cannot be read: Permission denied"):
         load_config([f"config={cfg_file}"], env={})
+
+
+def test_an_empty_config_variable_names_no_file(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no mettaclaw.toml here
+    assert load_config([], env={"METTACLAW_CONFIG": ""}).maxHistory == 30_000
+    assert load_config(["config="], env={}).maxHistory == 30_000

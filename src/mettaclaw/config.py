@@ -280,7 +280,9 @@ def load_config(
     """Build the config from its four layers; any bad key or value raises ConfigError naming it."""
     env = os.environ if env is None else env
     cli = parse_args(args)
-    path = cli.pop("config", None) or file or env.get(ENV_PREFIX + "CONFIG")
+    # an empty value names no file, from the environment (`METTACLAW_CONFIG=` in a service file) as
+    # from an argument: it was refused as a missing 'mettaclaw.toml' the user never named
+    path = cli.pop("config", None) or file or env.get(ENV_PREFIX + "CONFIG") or None
     file_values: dict[str, Any] = {}
     if path is not None or Path(DEFAULT_FILE).is_file():
         chosen = Path(path or DEFAULT_FILE)
