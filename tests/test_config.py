@@ -125,3 +125,12 @@ def test_an_empty_config_variable_names_no_file(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # no mettaclaw.toml here
     assert load_config([], env={"METTACLAW_CONFIG": ""}).maxHistory == 30_000
     assert load_config(["config="], env={}).maxHistory == 30_000
+
+
+@pytest.mark.parametrize(("line", "key"), [("maxTurns = true", "maxTurns"), ("sleepInterval = false", "sleepInterval"),
+                                           ('[scopePolicies."user:bob"]\nmaxEntries = true', "scopePolicies.user:bob.maxEntries")])
+def test_a_toml_boolean_is_not_taken_for_a_number(tmp_path, line, key) -> None:
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text(line + "\n")  # pydantic took true as 1: one turn, or one record kept of bob's scope
+    with pytest.raises(ConfigError, match=f"'{key}': .*not a number"):
+        load_config([f"config={cfg_file}"], env={})

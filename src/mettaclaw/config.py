@@ -52,7 +52,20 @@ Path_ = Annotated[PathText, Field(min_length=1, pattern=r"\S")]  # an empty path
 SCOPE_NAME = r"^[a-z0-9][a-z0-9_.:#@-]{0,63}$"
 
 
-class ScopePolicy(BaseModel):
+class _Settings(BaseModel):
+    """What every table of settings refuses besides its fields' own limits."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: Any) -> Any:
+        """TOML's `true` is not a number, but pydantic takes it as 1: `maxTurns = true` ran one turn and
+        `maxEntries = true` would keep one record of a scope."""
+        if isinstance(value, bool) and _accepts(cls.model_fields[info.field_name].annotation).startswith(("integer", "number")):
+            raise ValueError(f"{value!r} is not a number")
+        return value
+
+
+class ScopePolicy(_Settings):
     """How long a scope's records live and how many it keeps (the dream evicts what is over)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -60,7 +73,7 @@ class ScopePolicy(BaseModel):
     maxEntries: int | None = Field(None, gt=0, le=10**9)
 
 
-class Lens(BaseModel):
+class Lens(_Settings):
     """A saved query preset: `query lens:NAME PHRASE` searches with these filters."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -80,7 +93,7 @@ def _json_object(value: Any) -> Any:
     return value
 
 
-class Config(BaseModel):
+class Config(_Settings):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
     # --- model provider
