@@ -208,3 +208,11 @@ def test_links_to_folders_and_to_nothing_are_reported(tmp_path: Path) -> None:
     report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), priors, progress=False)
     assert report.added == ["near.md"]
     assert report.errors == [f"{name}: a link to a folder or to no file (skipped)" for name in ("gone.md", "loop.md", "team")]
+
+
+def test_a_contents_section_of_prose_is_kept_a_list_of_the_files_headings_is_not() -> None:
+    kit = f"# First-aid kit\n\n## Contents\n\nThe kit holds bandages, scissors and iodine. {_para('bandage')}\n"
+    assert any("iodine" in c.text for c in chunk_markdown(kit, "kit.md")), "knowledge dropped for its title"
+    guide = (f"# Guide\n\n## Contents\n\n1. Intro\n2. Usage\n\n## Intro\n\n{_para('intro')}\n\n"
+             f"## Usage\n\n{_para('use')}\n")
+    assert not any("1. Intro" in c.text for c in chunk_markdown(guide, "g.md")), "a plain list of headings is a toc"

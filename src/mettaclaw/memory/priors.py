@@ -26,6 +26,19 @@ _HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TOC_TITLE = re.compile(r"^(table of contents|contents|toc)$", re.IGNORECASE)
 _TOC_LINE = re.compile(r"^\s*([-*+]|\d+\.)\s*\[[^\]]*\]\(#[^)]*\)\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(?:\[([^\]]*)\]\([^)]*\)|(.*?))\s*$")
+
+
+def _is_toc(title: str, rest: list[str], titles: set[str]) -> bool:
+    """A table of contents: a list of links to anchors, or a section titled "Contents" that is empty or
+    lists the file's own headings. A "Contents" section of prose or of other things (what a kit holds)
+    is knowledge, and was dropped for its title alone."""
+    if rest and all(_TOC_LINE.match(ln) for ln in rest):
+        return True
+    if not _TOC_TITLE.match(title):
+        return False
+    items = [_LIST_ITEM.match(ln) for ln in rest]
+    return all(m is not None and (m[1] or m[2] or "").strip().lower() in titles for m in items)
 
 
 @dataclass
@@ -74,12 +87,13 @@ def _sections(text: str, file_label: str) -> list[Chunk]:
             lines.append(line)
     sections.append((list(path), lines))
     out = []
+    titles = {head.lower() for heads, _ in sections for head in heads if head}
     for heads, body in sections:
         content = "\n".join(body).strip()
         if not content:
             continue
         rest = [ln for ln in body[1:] if ln.strip()] if heads else []
-        if heads and (_TOC_TITLE.match(heads[-1]) or (rest and all(_TOC_LINE.match(ln) for ln in rest))):
+        if heads and _is_toc(heads[-1], rest, titles):
             continue
         out.append(Chunk(content, " > ".join([file_label, *[h for h in heads if h]])))
     return out
