@@ -109,6 +109,17 @@ def test_workspace_files_round_trip_and_append_creates(tmp_path) -> None:
         ws.read("missing.txt")
 
 
+def test_read_file_reads_only_what_it_shows(tmp_path) -> None:
+    ws = Workspace(tmp_path / "ws", max_output=10)
+    ws.write("euro.txt", "€" * 1000)  # 3 bytes a character: the bytes read end inside one
+    assert ws.read("euro.txt") == "€" * 10 + "\n[... file truncated: 3,000 bytes in all, only its start is shown ...]"
+    with open(tmp_path / "ws" / "huge.log", "wb") as fh:  # 1 GB, sparse: it was read whole (2 GB, 4 s)
+        fh.truncate(1 << 30)
+    assert ws.read("huge.log").endswith("[... file truncated: 1,073,741,824 bytes in all, only its start is shown ...]")
+    ws.write("small.txt", "x" * 25)
+    assert ws.read("small.txt") == "x" * 10 + "\n[... file truncated: 15 more characters not shown ...]"
+
+
 def test_outside_paths_allowed_only_when_configured(tmp_path) -> None:
     ws = Workspace(tmp_path / "ws", allow_outside=True)
     ws.write("../free.txt", "x")

@@ -6,6 +6,8 @@ point outside are all refused unless the user configured `allowOutsideWorkspace`
 
 from __future__ import annotations
 
+import codecs
+import os
 from pathlib import Path
 
 from mettaclaw.skills import SkillError
@@ -46,12 +48,18 @@ class Workspace:
         try:
             if not path.is_file():
                 raise SkillError(f"no such file {name!r} in the workspace")
-            text = path.read_text(encoding="utf-8")
+            with open(path, "rb") as fh:  # only what can be shown: a 1 GB log took 2 GB and 4 s to show 20,000 chars
+                raw = fh.read(self.max_output * 4 + 4)  # max_output characters, at up to 4 bytes each
+                size = os.fstat(fh.fileno()).st_size
+            whole = len(raw) >= size
+            text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=whole)  # a cut character waits
         except UnicodeDecodeError:
             raise SkillError(f"{name!r} is not UTF-8 text") from None
         except OSError as err:
             raise SkillError(f"cannot read {name!r}: {err.strerror or err}") from None
-        return cap_head(text, self.max_output, "file")
+        if whole:
+            return cap_head(text, self.max_output, "file")
+        return text[: self.max_output] + f"\n[... file truncated: {size:,} bytes in all, only its start is shown ...]"
 
     def write(self, name: str, text: str, append: bool = False) -> str:
         path = self.resolve(name)
