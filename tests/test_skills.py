@@ -120,6 +120,19 @@ def test_read_file_reads_only_what_it_shows(tmp_path) -> None:
     assert ws.read("small.txt") == "x" * 10 + "\n[... file truncated: 15 more characters not shown ...]"
 
 
+def test_writing_to_a_pipe_is_refused_not_a_hang(tmp_path) -> None:
+    (tmp_path / "ws").mkdir()
+    ws = Workspace(tmp_path / "ws")
+    os.mkfifo(tmp_path / "ws" / "pipe")  # what `shell mkfifo pipe` leaves: open() waited for a reader forever
+    reader = os.open(tmp_path / "ws" / "pipe", os.O_RDONLY | os.O_NONBLOCK)  # so a regression fails, not hangs
+    try:
+        for append in (False, True):
+            with pytest.raises(SkillError, match="not a regular file"):
+                ws.write("pipe", "x", append=append)
+    finally:
+        os.close(reader)
+
+
 def test_outside_paths_allowed_only_when_configured(tmp_path) -> None:
     ws = Workspace(tmp_path / "ws", allow_outside=True)
     ws.write("../free.txt", "x")

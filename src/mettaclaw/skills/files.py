@@ -66,6 +66,8 @@ class Workspace:
         try:
             if path.is_dir():
                 raise SkillError(f"{name!r} is a folder")
+            if path.exists() and not path.is_file():  # opening a FIFO (`shell mkfifo`) waited forever for a reader
+                raise SkillError(f"{name!r} is not a regular file (a pipe, socket or device)")
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a" if append else "w", encoding="utf-8") as fh:
                 fh.write(text if not append or text.endswith("\n") else text + "\n")
