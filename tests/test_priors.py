@@ -216,3 +216,10 @@ def test_a_contents_section_of_prose_is_kept_a_list_of_the_files_headings_is_not
     guide = (f"# Guide\n\n## Contents\n\n1. Intro\n2. Usage\n\n## Intro\n\n{_para('intro')}\n\n"
              f"## Usage\n\n{_para('use')}\n")
     assert not any("1. Intro" in c.text for c in chunk_markdown(guide, "g.md")), "a plain list of headings is a toc"
+
+
+def test_a_name_that_looks_like_markup_is_shown_not_read_as_markup(tmp_path: Path) -> None:
+    (tmp_path / "notes[").mkdir()
+    (tmp_path / "notes[" / "b].md").write_text(f"# Odd\n\n{_para('bracket')}\n")  # 'notes[/b].md' to rich
+    report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), tmp_path, progress=True)
+    assert report.added == ["notes[/b].md"]

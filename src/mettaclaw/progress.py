@@ -14,3 +14,11 @@ def progress_bar(enabled: bool) -> Any:
     from rich.progress import Progress
 
     return Progress(disable=not enabled, transient=True)
+
+
+def label(text: str) -> str:
+    """`text` shown as it is in a bar's description: rich reads `[...]` there as markup, so a prior
+    named `notes[/b].md` ended start-up in a MarkupError and `[red]x.md` was shown as a red `x.md`."""
+    from rich.markup import escape
+
+    return escape(text)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mettaclaw.progress import progress_bar
+from mettaclaw.progress import label, progress_bar
 
 from .filters import PRIOR_TIME
 
@@ -184,7 +184,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
                 shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 report.errors.append(f"{shown}: file name is not UTF-8 (skipped)")
                 continue
-            bar.update(task, completed=done, description=f"priors: {name}")
+            bar.update(task, completed=done, description=f"priors: {label(name)}")
             if path.suffix.lower() not in (".md", ".markdown"):
                 report.errors.append(f"{name}: not Markdown (skipped)")
                 continue
