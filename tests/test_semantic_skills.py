@@ -88,6 +88,13 @@ def test_recall_modes_and_formats(mem):
             skills.recall(mem, f"Alice as_of={bad}")
 
 
+def test_recall_refuses_a_kind_no_record_has(mem):
+    skills.learn(mem, "Alice lives in Paris")
+    assert skills.recall(mem, "Alice kind=fact").startswith("1. [fact")
+    with pytest.raises(SkillError, match="kind 'facts' is not one of fact, concept, theme, summary"):
+        skills.recall(mem, "Alice kind=facts")  # was "RECALL: nothing found", as if no fact matched
+
+
 def test_supersede_and_history(mem):
     first = ids_in(skills.learn(mem, "concept espresso cup: a small cup"))[0]
     out = skills.supersede(mem, "espresso cup => a small cup of about 60 ml")

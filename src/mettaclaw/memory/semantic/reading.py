@@ -18,7 +18,7 @@ from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
 from .recall import MODES, gather, score
 from .recall import touch as touch_records
-from .records import RecallResult, SemanticRecord, looks_like_id, parse_time
+from .records import KINDS, RecallResult, SemanticRecord, looks_like_id, parse_time
 from .store import RecordFilter
 
 
@@ -105,6 +105,9 @@ class SemanticReading:
         if not 1 <= int(limit) <= 1000:
             raise ValueError(f"limit {limit} is outside 1..1000")
         as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
+        # a kind no record has is a mistake, as in learn: `recall sky kind=facts` answered "nothing found"
+        if unknown := [k for k in as_tuple(kind) if k not in KINDS]:
+            raise ValueError(f"kind {unknown[0]!r} is not one of {', '.join(KINDS)}")
         tags_all, tags_any, tags_none = self.scope_filter_parts(visible, as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none))
         f = RecordFilter(tags_all, tags_any, tags_none, as_tuple(kind), category,
                          min_confidence, parse_time(time_from), parse_time(time_to), name_pattern, parse_time(as_of),
