@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,10 @@ def test_a_name_that_looks_like_markup_is_shown_not_read_as_markup(tmp_path: Pat
     (tmp_path / "notes[" / "b].md").write_text(f"# Odd\n\n{_para('bracket')}\n")  # 'notes[/b].md' to rich
     report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), tmp_path, progress=True)
     assert report.added == ["notes[/b].md"]
+
+
+def test_a_heading_padded_with_spaces_is_chunked_at_once() -> None:
+    start = time.monotonic()  # the heading pattern backtracked cubically: 4,000 spaces took 141 s
+    chunks = chunk_markdown("# Wide" + " " * 20_000 + "title ##\n\n" + _para("body") + "\n", "wide.md")
+    assert time.monotonic() - start < 2
+    assert chunks[0].breadcrumb == "wide.md > Wide" + " " * 20_000 + "title"

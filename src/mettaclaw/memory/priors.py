@@ -22,11 +22,23 @@ PRIOR_KIND = "prior"
 MIN_SECTION = 100  # chars: smaller sections are merged into the next one
 MAX_SECTION = 6000  # chars: larger sections are split at blank lines
 BATCH = 64  # chunks embedded at a time: a long file (300 chunks took minutes) moves the bar as it goes
-_HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*\s*$")
+_HEADING = re.compile(r"(#{1,4})\s")  # the title is cut out by _heading, not by a pattern: see there
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TOC_TITLE = re.compile(r"^(table of contents|contents|toc)$", re.IGNORECASE)
 _TOC_LINE = re.compile(r"^\s*([-*+]|\d+\.)\s*\[[^\]]*\]\(#[^)]*\)\s*$")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(?:\[([^\]]*)\]\([^)]*\)|(.*?))\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(?:\[([^\]]*)\]\([^)]*\)\s*$|(.*))")
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    r"""(level, title) of a heading of levels 1-4, closing #s dropped; None for any other line. Not one
+    pattern: `\s+(.+?)\s*#*\s*$` backtracked cubically over a run of spaces, and a heading line with
+    4,000 of them took 141 s at start-up."""
+    match = _HEADING.match(line)
+    if match is None:
+        return None
+    rest = line[match.end():].strip()
+    title = rest.rstrip("#").rstrip() or rest[:1]  # a title of only #s keeps one, as the pattern did
+    return (len(match[1]), title) if title else None
 
 
 def _is_toc(title: str, rest: list[str], titles: set[str]) -> bool:
@@ -77,11 +89,11 @@ def _sections(text: str, file_label: str) -> list[Chunk]:
     for line in text.splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
-        match = None if in_fence else _HEADING.match(line)
-        if match:
+        heading = None if in_fence else _heading(line)
+        if heading:
             sections.append((list(path), lines))
-            level = len(match.group(1))
-            path = path[: level - 1] + [""] * max(0, level - 1 - len(path)) + [match.group(2).strip()]
+            level, title = heading
+            path = path[: level - 1] + [""] * max(0, level - 1 - len(path)) + [title]
             lines = [line]
         else:
             lines.append(line)
