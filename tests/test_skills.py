@@ -51,6 +51,16 @@ def test_broken_skill_file_is_reported_by_file_and_line_and_others_still_load(ma
     assert "SKILL FILE ERRORS" in llm.prompts[0][0]  # the model is told, too
 
 
+def test_skill_files_that_cannot_be_read_are_reported_and_the_others_load(make_agent, tmp_path) -> None:
+    folder = write_skills(tmp_path / "skills", {"greet.metta": '(skill greet "NAME" "say hello to NAME")\n(= (do greet $name) $name)\n'})
+    (folder / "gone.metta").symlink_to(tmp_path / "deleted.metta")  # was a FileNotFoundError traceback at start-up
+    (folder / "old.metta").mkdir()
+    agent, *_ = make_agent([], (), skillsDir=str(folder))
+    assert agent.skill_errors == [f"{folder / 'gone.metta'}: cannot be read (No such file or directory)",
+                                  f"{folder / 'old.metta'}: cannot be read (Is a directory)"]
+    assert "greet" in agent.skills
+
+
 def test_skill_file_that_is_not_utf8_is_reported(make_agent, tmp_path) -> None:
     folder = tmp_path / "skills"
     folder.mkdir()

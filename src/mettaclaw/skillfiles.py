@@ -78,6 +78,8 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:  # a broken link, a folder named *.metta, no permission: this file only, not start-up
+        raise ValueError(f"{path}: cannot be read ({err.strerror or err})") from None
     try:
         forms = read_forms(text)
     except SexprError as err:
