@@ -149,6 +149,13 @@ def test_outside_paths_allowed_only_when_configured(tmp_path) -> None:
     assert (tmp_path / "free.txt").read_text() == "x"
 
 
+def test_a_workspace_that_is_a_file_is_a_skill_error_for_the_shell_too(make_agent, tmp_path) -> None:
+    (tmp_path / "afile").write_text("x")
+    agent, *_ = make_agent(["shell echo hi\nread-file a"], ["hi"], workspaceDir=str(tmp_path / "afile"))
+    outcome = agent.turn()
+    assert all("cannot be used: File exists" in r and "internal error" not in r for r in outcome.results)
+
+
 def test_refused_path_through_the_agent_names_the_cause(make_agent) -> None:
     agent, llm, channel, _ = make_agent(["read-file ../../etc/passwd"], ["hi"])
     outcome = agent.turn()

@@ -390,7 +390,7 @@ class Agent:
         return "SENT"
 
     def shell(self, command: str) -> str:
-        return run_shell(command, self.workspace.root, self.config.shellTimeout, self.config.maxSkillOutput,
+        return run_shell(command, self.workspace.ensure(), self.config.shellTimeout, self.config.maxSkillOutput,
                          confine_files=not self.config.allowOutsideWorkspace)
 
     def web_search(self, query: str) -> str:

@@ -22,6 +22,14 @@ class Workspace:
         self.allow_outside = allow_outside
         self.max_output = max_output
 
+    def ensure(self) -> Path:
+        """The workspace folder, made if missing: what the file skills and `shell` work in."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # workspaceDir names a file, or a place that cannot be written
+            raise SkillError(f"the workspace {str(self.root)!r} cannot be used: {err.strerror or err}") from None
+        return self.root
+
     def resolve(self, name: str) -> Path:
         name = name.strip()
         if not name:
@@ -31,10 +39,7 @@ class Workspace:
         if len(name) > MAX_PATH or len(Path(name).parts) > MAX_DEPTH:
             raise SkillError(f"path is too long ({len(name)} characters, {len(Path(name).parts)} parts; "
                              f"at most {MAX_PATH} and {MAX_DEPTH}); refused")
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except OSError as err:  # workspaceDir names a file, or a place that cannot be written
-            raise SkillError(f"the workspace {str(self.root)!r} cannot be used: {err.strerror or err}") from None
+        self.ensure()
         try:
             path = (self.root / Path(name).expanduser()).resolve()
         except RuntimeError as err:  # a symlink loop (the model can make one with `shell`), `~user` of no user
