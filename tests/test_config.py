@@ -134,3 +134,18 @@ def test_a_toml_boolean_is_not_taken_for_a_number(tmp_path, line, key) -> None:
     cfg_file.write_text(line + "\n")  # pydantic took true as 1: one turn, or one record kept of bob's scope
     with pytest.raises(ConfigError, match=f"'{key}': .*not a number"):
         load_config([f"config={cfg_file}"], env={})
+
+
+def test_a_memory_folder_part_of_which_cannot_be_used_is_refused_in_one_line(tmp_path, capsys) -> None:
+    from conftest import test_config
+
+    from mettaclaw import entry
+
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    (folder / "history.metta").mkdir()  # as a read-only copy or a full disk would: an OSError from deep inside
+    assert entry.open_memory(test_config(folder), dream=False) is None
+    err = capsys.readouterr().err
+    assert err == f"error: the memory in {str(folder)!r} cannot be opened: Is a directory ({folder / 'history.metta'})\n"
+    (folder / "history.metta").rmdir()
+    entry.open_memory(test_config(folder), dream=False).close()  # the folder lock was let go

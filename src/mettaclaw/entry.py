@@ -70,6 +70,11 @@ def open_memory(config: Any, **kwargs: Any) -> Any:
     except (AgentLocked, ConfigError, StoreDamaged, StoreLocked, StoreUnavailable, ServerUnavailable) as err:
         print(f"error: {err}", file=sys.stderr)
         return None
+    except OSError as err:  # a part of the folder read-only (a copy, a mount), the disk full: the file and why
+        where = f" ({err.filename})" if err.filename else ""
+        print(f"error: the memory in {str(config.memory_path())!r} cannot be opened: {err.strerror or err}{where}",
+              file=sys.stderr)
+        return None
     for notice in getattr(getattr(memory, "index", None), "notices", ()):  # the log file alone is not read at start
         print(f"warning: {notice}", file=sys.stderr)
     return memory
