@@ -191,8 +191,10 @@ def test_a_long_file_moves_the_bar_and_a_start_stopped_inside_it_is_finished_at_
         index_priors(ltm, tmp_path, progress=True)
     assert calls[:2] == [priors.BATCH] * 2 and 0 < shown[1] < shown[2] < 1, "the bar moved inside the file"
     monkeypatch.setattr(ltm, "remember_many", whole)
+    kept = {m.id for m in ltm}
     again = index_priors(ltm, tmp_path, progress=False)
     assert again.replaced == ["manual.md"], "the part written before the stop was not taken as the whole file"
+    assert again.chunks == 5 and kept <= {m.id for m in ltm}, "only what the stopped start had not written"
     assert len(ltm) == priors.BATCH * 2 + 5
     assert index_priors(ltm, tmp_path, progress=False).skipped == ["manual.md"], "a repeated section is one row"
 

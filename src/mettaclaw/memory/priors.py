@@ -218,10 +218,14 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
             items = [{"text": c.text, "time": PRIOR_TIME, "source": name, "kind": PRIOR_KIND,
                       "extra": {"breadcrumb": c.breadcrumb, "file_hash": digest, "chunk": n, "file_rows": rows}}
                      for n, c in enumerate(chunks)]
-            # the changed file's rows go first: a chunk whose text did not change would otherwise be an
-            # exact duplicate, refreshed in place with its old file hash and breadcrumb kept, and the
-            # file, its hashes never matching again, would be embedded anew at every start
-            memory.forget_many((old or {"ids": []})["ids"])
+            if old is not None and old["hash"] == {digest}:  # a start stopped inside this file: only what it lacks
+                held = {memory.get(i).text for i in old["ids"]}
+                items = [it for it in items if it["text"] not in held]
+            else:
+                # the changed file's rows go first: a chunk whose text did not change would otherwise be an
+                # exact duplicate, refreshed in place with its old file hash and breadcrumb kept, and the
+                # file, its hashes never matching again, would be embedded anew at every start
+                memory.forget_many((old or {"ids": []})["ids"])
             for start in range(0, len(items), BATCH):
                 memory.remember_many(items[start:start + BATCH])
                 bar.update(task, completed=done + min(1.0, (start + BATCH) / len(items)))
