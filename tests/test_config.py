@@ -149,3 +149,17 @@ def test_a_memory_folder_part_of_which_cannot_be_used_is_refused_in_one_line(tmp
     assert err == f"error: the memory in {str(folder)!r} cannot be opened: Is a directory ({folder / 'history.metta'})\n"
     (folder / "history.metta").rmdir()
     entry.open_memory(test_config(folder), dream=False).close()  # the folder lock was let go
+
+
+def test_ctrl_c_while_the_memory_opens_is_one_line(tmp_path, capsys, monkeypatch) -> None:
+    from conftest import test_config
+
+    import mettaclaw.memory
+    from mettaclaw import entry
+
+    def embedding_a_long_prior(*args, **kwargs):
+        raise KeyboardInterrupt  # a 58-line traceback, when run.py had not yet taken Ctrl-C over
+
+    monkeypatch.setattr(mettaclaw.memory, "open_memory", embedding_a_long_prior)
+    assert entry.open_memory(test_config(tmp_path / "memory")) is None
+    assert "stopped while opening the memory" in capsys.readouterr().err

@@ -70,6 +70,10 @@ def open_memory(config: Any, **kwargs: Any) -> Any:
     except (AgentLocked, ConfigError, StoreDamaged, StoreLocked, StoreUnavailable, ServerUnavailable) as err:
         print(f"error: {err}", file=sys.stderr)
         return None
+    except KeyboardInterrupt:  # Ctrl-C while a long prior was embedded: what was written is kept (priors.BATCH)
+        print("\nstopped while opening the memory; the knowledge priors indexed so far are kept, the rest "
+              "are indexed at the next start", file=sys.stderr)
+        return None
     except OSError as err:  # a part of the folder read-only (a copy, a mount), the disk full: the file and why
         where = f" ({err.filename})" if err.filename else ""
         print(f"error: the memory in {str(config.memory_path())!r} cannot be opened: {err.strerror or err}{where}",
