@@ -126,6 +126,8 @@ def test_read_file_reads_only_what_it_shows(tmp_path) -> None:
     with open(tmp_path / "ws" / "huge.log", "wb") as fh:  # 1 GB, sparse: it was read whole (2 GB, 4 s)
         fh.truncate(1 << 30)
     assert ws.read("huge.log").endswith("[... file truncated: 1,073,741,824 bytes in all, only its start is shown ...]")
+    (tmp_path / "ws" / "dos.txt").write_bytes(b"a\r\nb\rc")
+    assert ws.read("dos.txt") == "a\nb\nc"
     ws.write("small.txt", "x" * 25)
     assert ws.read("small.txt") == "x" * 10 + "\n[... file truncated: 15 more characters not shown ...]"
 

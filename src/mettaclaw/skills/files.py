@@ -58,6 +58,7 @@ class Workspace:
                 size = os.fstat(fh.fileno()).st_size
             whole = len(raw) >= size
             text = codecs.getincrementaldecoder("utf-8")().decode(raw, final=whole)  # a cut character waits
+            text = text.replace("\r\n", "\n").replace("\r", "\n")  # line ends as read_text gave them
         except UnicodeDecodeError:
             raise SkillError(f"{name!r} is not UTF-8 text") from None
         except OSError as err:
