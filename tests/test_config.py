@@ -163,3 +163,9 @@ def test_ctrl_c_while_the_memory_opens_is_one_line(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(mettaclaw.memory, "open_memory", embedding_a_long_prior)
     assert entry.open_memory(test_config(tmp_path / "memory")) is None
     assert "stopped while opening the memory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url", ["notaurl", "ftp://models.example", "http://[::1", "http://127.0.0.1:99999/v1"])
+def test_a_base_url_no_client_can_call_is_refused(url) -> None:
+    with pytest.raises(ConfigError, match="'base_url'"):  # the last one was httpx's traceback at start-up
+        load_config([f"base_url={url}"], env={})

@@ -83,6 +83,18 @@ class Lens(_Settings):
     limit: int | None = Field(None, gt=0, le=1000)
 
 
+def _http_url(url: str, example: str) -> urllib.parse.SplitResult:
+    """`url` split, when it is an http(s) URL with a host and a valid port; else ValueError saying so."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as err:
+        raise ValueError(f"{url!r} is not a URL such as {example} ({err})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http(s) URL such as {example}")
+    return parts
+
+
 def _json_object(value: Any) -> Any:
     """A table from the config file as is; from an argument or the environment, as a JSON object."""
     if isinstance(value, str):
@@ -173,15 +185,22 @@ class Config(_Settings):
     scopePolicies: dict[Annotated[str, Field(pattern=SCOPE_NAME)], ScopePolicy] = {}
     lenses: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,40}$")], Lens] = {}
 
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, url: str | None) -> str | None:
+        """An endpoint a client can call: `notaurl` or `ftp://...` failed every model call, and
+        `http://[::1` ended start-up in httpx's traceback."""
+        if url is not None:
+            _http_url(url, "http://127.0.0.1:8080/v1")
+        return url
+
     @field_validator("memoryServer")
     @classmethod
     def _memory_server(cls, url: str) -> str:
         """https anywhere, plain http to this machine only: the bearer token must not cross a network in clear."""
         if not url:
             return url
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"{url!r} is not an http(s) URL such as http://127.0.0.1:8765/mcp")
+        parts = _http_url(url, "http://127.0.0.1:8765/mcp")
         if parts.scheme == "http":
             try:
                 loopback = parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback
