@@ -169,3 +169,13 @@ def test_ctrl_c_while_the_memory_opens_is_one_line(tmp_path, capsys, monkeypatch
 def test_a_base_url_no_client_can_call_is_refused(url) -> None:
     with pytest.raises(ConfigError, match="'base_url'"):  # the last one was httpx's traceback at start-up
         load_config([f"base_url={url}"], env={})
+
+
+def test_values_nested_too_deeply_are_refused_not_a_recursion_traceback(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="'lenses'.*nested too deeply") as refused:
+        load_config(["lenses=" + "[" * 100_000], env={})
+    assert len(str(refused.value)) < 400, "the value is quoted in part, not 100,000 characters of it"
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 100_000 + "\n")
+    with pytest.raises(ConfigError, match="not valid TOML: nested too deeply"):
+        load_config([f"config={deep}"], env={})

@@ -102,6 +102,8 @@ def _json_object(value: Any) -> Any:
             return json.loads(value or "{}")
         except json.JSONDecodeError as err:
             raise ValueError(f"not a JSON object: {err}") from None
+        except RecursionError:  # `[[[[...` thousands deep: a traceback from the decoder, not a setting
+            raise ValueError("not a JSON object: nested too deeply") from None
     return value
 
 
@@ -301,7 +303,9 @@ def _validate(layers: list[tuple[str, Mapping[str, Any]]]) -> Config:
     except ValidationError as err:
         first = err.errors()[0]
         key = ".".join(str(p) for p in first["loc"]) or "?"
-        raise ConfigError(f"bad value for setting {key!r}: {first['msg']} (got {first.get('input')!r})") from None
+        got = repr(first.get("input"))
+        got = got if len(got) <= 200 else got[:200] + f"... ({len(got):,} characters)"  # the line stays readable
+        raise ConfigError(f"bad value for setting {key!r}: {first['msg']} (got {got})") from None
 
 
 def load_config(
@@ -324,6 +328,8 @@ def load_config(
             file_values = tomllib.loads(chosen.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise ConfigError(f"config file {str(chosen)!r} is not valid TOML: {err}") from None
+        except RecursionError:
+            raise ConfigError(f"config file {str(chosen)!r} is not valid TOML: nested too deeply") from None
         except OSError as err:  # there but unreadable (permissions, a device): the user's to fix, not a traceback
             raise ConfigError(f"config file {str(chosen)!r} cannot be read: {err.strerror or err}") from None
     return _validate([(f"file {path or DEFAULT_FILE}", file_values), ("environment", _coerce_env(env)), ("arguments", cli)])
