@@ -233,3 +233,11 @@ def test_a_heading_padded_with_spaces_is_chunked_at_once() -> None:
     chunks = chunk_markdown("# Wide" + " " * 20_000 + "title ##\n\n" + _para("body") + "\n", "wide.md")
     assert time.monotonic() - start < 2
     assert chunks[0].breadcrumb == "wide.md > Wide" + " " * 20_000 + "title"
+
+
+def test_refused_names_with_control_characters_keep_the_start_up_line_one_line(tmp_path: Path) -> None:
+    (tmp_path / "two\nlines.txt").write_text("x")
+    (tmp_path / "\x1b[2Jclear.md").write_text("\n")
+    report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), tmp_path, progress=False)
+    assert sorted(report.errors) == ["\\x1b[2Jclear.md: no text (skipped)", "two\\nlines.txt: not Markdown (skipped)"]
+    assert "\n" not in report.summary() and "\x1b" not in report.summary()

@@ -153,6 +153,14 @@ def chunk_markdown(text: str, file_label: str) -> list[Chunk]:
     return [piece for chunk in merged for piece in _split_long(chunk)]
 
 
+def _shown(name: str) -> str:
+    """A file's name as the one start-up line can show it: bytes that are not UTF-8 as U+FFFD, control
+    characters (a newline, a terminal escape sequence) escaped, so the line stays one line and the
+    terminal is not driven by a file name."""
+    name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+
+
 def _read_markdown(path: Path) -> str:
     raw = path.read_bytes()
     if b"\x00" in raw:
@@ -183,7 +191,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
     report.folder = str(folder) if folder.is_dir() else ""
     # a link that leads to no file (broken, a loop) or to a folder (not followed: it may lead back up)
     # is said, not passed over in silence as if the user had never put it there
-    report.errors.extend(f"{p.relative_to(folder).as_posix()}: a link to a folder or to no file (skipped)"
+    report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: a link to a folder or to no file (skipped)"
                          for p in found if p.is_symlink() and not p.is_file())
     seen: set[str] = set()
     with progress_bar(progress) as bar:
@@ -193,18 +201,17 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
             try:  # a name of bytes that are not UTF-8 cannot be stored as the chunks' source, nor printed
                 name.encode("utf-8")
             except UnicodeEncodeError:
-                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                report.errors.append(f"{shown}: file name is not UTF-8 (skipped)")
+                report.errors.append(f"{_shown(name)}: file name is not UTF-8 (skipped)")
                 continue
             bar.update(task, completed=done, description=f"priors: {label(name)}")
             if path.suffix.lower() not in (".md", ".markdown"):
-                report.errors.append(f"{name}: not Markdown (skipped)")
+                report.errors.append(f"{_shown(name)}: not Markdown (skipped)")
                 continue
             seen.add(name)
             try:
                 text = _read_markdown(path)
             except (OSError, ValueError) as err:
-                report.errors.append(f"{name}: {err} (skipped)")
+                report.errors.append(f"{_shown(name)}: {err} (skipped)")
                 continue
             digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
             old = existing.get(name)
@@ -230,7 +237,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
                 memory.remember_many(items[start:start + BATCH])
                 bar.update(task, completed=done + min(1.0, (start + BATCH) / len(items)))
             if not items:  # nothing to index: said once each start, never counted as indexed
-                report.errors.append(f"{name}: no text (skipped)")
+                report.errors.append(f"{_shown(name)}: no text (skipped)")
                 if old is not None:
                     report.removed.append(name)
                 continue
