@@ -214,3 +214,80 @@ def test_a_vector_segment_not_on_disk_yet_is_asked_again(store, monkeypatch) -> 
     failures = iter([RuntimeError("something else")])
     with pytest.raises(RuntimeError, match="something else"):
         store.query(vector, 1)
+
+
+def _damage(segment, how: str) -> None:
+    """What a process killed while Chroma rewrites a vector segment in place (or a careless hand) leaves."""
+    import shutil
+
+    if how == "folder deleted":
+        shutil.rmtree(segment)
+        return
+    name, cut = {"pickle emptied": ("index_metadata.pickle", 0), "pickle cut": ("index_metadata.pickle", 0.5),
+                 "rows cut": ("data_level0.bin", 0.5), "header zeroed": ("header.bin", None),
+                 "lengths cut": ("length.bin", 0.5)}[how]
+    data = (segment / name).read_bytes()
+    (segment / name).write_bytes(b"\0" * len(data) if cut is None else data[: int(len(data) * cut)])
+
+
+def _vector_segment(folder):
+    return next(p for p in folder.iterdir() if p.is_dir() and "." not in p.name)
+
+
+@pytest.mark.parametrize("how", ["pickle emptied", "pickle cut", "rows cut", "header zeroed", "lengths cut",
+                                 "folder deleted"])
+def test_a_damaged_vector_index_is_set_aside_and_built_again_losing_no_row(tmp_path, how) -> None:
+    """A kill -9 while Chroma saved its HNSW index left index_metadata.pickle empty, and the memory
+    folder could not be opened again ("Error deserializing pickle file"); a deleted segment folder
+    made Chroma answer from the few rows its log still held. Each row's text survives in the store
+    and its vector in the index's copies (or is embedded again): the index is built anew from them,
+    said once, and every row is its own nearest neighbour again."""
+    from mettaclaw.config import Config
+    from mettaclaw.memory.longterm import open_longterm
+
+    config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded")
+    texts = [f"note {i}: {' '.join(f'w{(i * 7 + j) % 997}' for j in range(6))}" for i in range(300)]
+    ltm = open_longterm(config, make_embedder(config))
+    ids = [r.id for r in ltm.remember_many([{"text": t} for t in texts])]
+    ltm.close()
+    folder = tmp_path / "mem" / "chroma"
+    _damage(_vector_segment(folder), how)
+    if how == "pickle cut":  # and some copies gone: those rows are embedded again
+        import shutil
+        shutil.rmtree(tmp_path / "mem" / "index-vectors" / "rows")
+
+    again = open_longterm(config, make_embedder(config))
+    try:
+        assert len(again) == 300 and len(again.notices) == 1 and "damaged" in again.notices[0], again.notices
+        assert any(p.name.endswith(tuple("0123456789")) and ".corrupt-" in p.name for p in folder.iterdir()) \
+            or how == "folder deleted"
+        raw = again.vector_store.index
+        vectors = again.embedder.embed([texts[i] for i in range(0, 300, 7)])
+        for n, i in enumerate(range(0, 300, 7)):
+            assert raw.query(vectors[n], 1)[0][0].id == ids[i], (how, i)
+    finally:
+        again.close()
+    reopened = open_longterm(config, make_embedder(config))
+    try:
+        assert not reopened.notices, "repaired once, not at every start"
+    finally:
+        reopened.close()
+
+
+def test_a_damaged_semantic_vector_index_is_built_again_from_the_records(tmp_path) -> None:
+    from mettaclaw.config import load_config
+    from mettaclaw.memory.semantic import open_semantic
+
+    cfg = load_config([f"memoryDir={tmp_path / 'memory'}", "embeddingprovider=hash"], env={})
+    mem = open_semantic(cfg, HashEmbedder(256))
+    learned = [mem.learn(f"Person{i} keeps {i} {'owls' if i % 2 else 'goats'} in town{i * 31 % 101}").id
+               for i in range(150)]
+    mem.close()
+    _damage(_vector_segment(cfg.memory_path("semantic") / "chroma"), "pickle emptied")
+    again = open_semantic(cfg, HashEmbedder(256))
+    try:
+        assert again.vectors.count() == again.records.count() >= 150
+        for rec in again.records.get_many(learned[::10]):
+            assert again.vectors.index.query(rec.embedding, 1)[0][0].id == rec.id
+    finally:
+        again.close()

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import sqlite3
+import struct
 import time
 import uuid
 from collections.abc import Iterator
@@ -59,12 +62,71 @@ class StoreDamaged(RuntimeError):
 
 
 DAMAGED_SQLITE = ("(code: 11)", "(code: 26)")  # SQLITE_CORRUPT, SQLITE_NOTADB as Chroma's Rust side reports them
+# How Chroma 1.5 reports a vector segment whose files it cannot use (measured by damaging each file):
+# a pickle cut short or overwritten, a header it cannot load, rows it cannot find or read.
+DAMAGED_VECTOR_INDEX = ("Error deserializing pickle", "Error loading hnsw index", "Error finding id",
+                        "Error getting embedding")
+# The header hnswlib saves (header.bin, 100 bytes): format, offsetLevel0, max_elements, cur_element_count,
+# size_data_per_element, label_offset, offsetData, maxlevel, enterpoint, maxM, maxM0, M, mult, ef_construction.
+HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
 
 
 def _settings():  # noqa: ANN202 - chromadb's Settings type needs the import
     from chromadb.config import Settings
 
     return Settings(anonymized_telemetry=False)
+
+
+def _saved_vector_segments(folder: Path) -> list[str]:
+    """The vector segments of an embedded store that Chroma has saved to disk (it records how far each
+    got in `max_seq_id` once it has): those whose files must be there. Empty when chroma.sqlite3 is
+    missing, unreadable or not laid out as Chroma 1.5 lays it out: Chroma's own open then judges it."""
+    db = folder / "chroma.sqlite3"
+    if not db.is_file():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)) as con:
+            rows = con.execute("SELECT s.id FROM segments s JOIN max_seq_id m ON m.segment_id = s.id "
+                               "WHERE s.scope = 'VECTOR'").fetchall()
+    except sqlite3.Error:
+        return []
+    return [str(row[0]) for row in rows if str(row[0]) and "/" not in str(row[0]) and str(row[0]) not in (".", "..")]
+
+
+def _cut_short(segment: Path) -> str | None:
+    """Why a saved vector segment's files cannot hold its index, or None when their sizes agree with
+    its header. A process killed while Chroma rewrites them (it writes them in place) left an empty
+    pickle, and Chroma then refused every read of the collection; a deleted folder made it answer
+    from an empty index."""
+    if not segment.is_dir():
+        return "its folder is missing"
+    sizes = {name: (segment / name).stat().st_size if (segment / name).is_file() else -1
+             for name in ("header.bin", "data_level0.bin", "length.bin", "index_metadata.pickle")}
+    if sizes["index_metadata.pickle"] <= 0:
+        return "index_metadata.pickle is missing or empty"
+    if sizes["header.bin"] != HNSW_HEADER.size:
+        return f"header.bin holds {sizes['header.bin']} bytes, not {HNSW_HEADER.size}"
+    fields = HNSW_HEADER.unpack((segment / "header.bin").read_bytes())
+    count, per_row = fields[3], fields[4]
+    if sizes["data_level0.bin"] != count * per_row or sizes["length.bin"] != 4 * count:
+        return f"its files are shorter or longer than the {count} rows its header names"
+    return None
+
+
+def _set_aside(folder: Path, segments: list[str]) -> list[Path]:
+    """Move these vector segments' folders aside (kept, named .corrupt-<time>) so Chroma starts them
+    anew; the caller writes their rows' vectors again."""
+    moved = []
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for segment in segments:
+        path = folder / segment
+        if path.exists():
+            aside = path.with_name(f"{segment}.corrupt-{stamp}")
+            os.replace(path, aside)
+            moved.append(aside)
+        else:
+            moved.append(path)
+    return moved
 
 
 def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +151,7 @@ class ChromaVectorStore:
         self._lock = lock
         self.description = description
         self.embedder_signature = embedder_signature
+        self.vectors_lost: str | None = None  # what was wrong with the vector index found at open
         config = {"hnsw": dict(DEFAULT_HNSW if hnsw is None else hnsw)}
         try:
             self._col = client.get_or_create_collection(
@@ -137,6 +200,20 @@ class ChromaVectorStore:
                 "one memory folder per Chroma server. To share a memory between agents, run the memory "
                 "server (python -m mettaclaw.mcp transport=http) and give each agent memoryServer=URL")
 
+    def _unreadable_vectors(self) -> str | None:
+        """Why the collection's vector index cannot serve (None when it can): one stored vector read
+        and looked up again. A pickle or a row Chroma cannot read fails every query, where a
+        file-size check (`_cut_short`) cannot see it."""
+        try:
+            got = self._col.get(limit=1, include=["embeddings"])
+            if len(got["ids"]):
+                self._col.query(query_embeddings=[got["embeddings"][0]], n_results=1, include=[])
+        except Exception as err:  # chromadb.errors.InternalError
+            if any(sign in str(err) for sign in DAMAGED_VECTOR_INDEX):
+                return str(err)
+            raise
+        return None
+
     # --- constructors
     @classmethod
     def embedded(cls, path: str | Path, *, embedder_signature: str, collection: str = "memories",
@@ -156,9 +233,25 @@ class ChromaVectorStore:
                 "stop the other agent, or use chromaMode=server for several processes"
             ) from None
         try:
+            damaged = {seg: why for seg in _saved_vector_segments(folder) if (why := _cut_short(folder / seg))}
+            moved = _set_aside(folder, list(damaged))
             client = chromadb.PersistentClient(path=str(folder), settings=_settings())
-            return cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
-                       lock=lock, description=str(folder))
+            store = cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
+                        lock=lock, description=str(folder))
+            if not moved and (why := store._unreadable_vectors()) is not None:
+                store._client.close()  # the lock stays held: no one else may open the folder meanwhile
+                damaged = dict.fromkeys(_saved_vector_segments(folder), why)
+                if not damaged:
+                    raise StoreDamaged(f"the vector index in {folder} cannot be read ({why})")
+                moved = _set_aside(folder, list(damaged))
+                client = chromadb.PersistentClient(path=str(folder), settings=_settings())
+                store = cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
+                            lock=lock, description=str(folder))
+            if moved:
+                reasons = "; ".join(f"{seg}: {why}" for seg, why in damaged.items())
+                store.vectors_lost = (f"the vector index in {folder} was damaged ({reasons}); it was moved aside "
+                                      f"({', '.join(p.name for p in moved)}) and is built again from the stored rows")
+            return store
         except Exception as err:
             lock.release()
             if any(code in str(err) for code in DAMAGED_SQLITE):

@@ -259,14 +259,19 @@ class RowVectors:
         """The vectors of these rows (id -> the row's text) that exist."""
         if self.copies is None:
             return self.store.vectors(list(texts))
-        kept = {}
-        for row_id, text in texts.items():
-            if (found := self.copies.get(row_id, text_digest(text))) is not None:
-                kept[row_id] = found[0]
+        kept = self.kept(texts)
         fetched = self.store.vectors([i for i in texts if i not in kept])
         for row_id, vector in fetched.items():
             self.put(row_id, texts[row_id], vector)
         return {**kept, **fetched}
+
+    def kept(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
+        """The vectors of these rows (id -> the row's text) that the copies hold, the store not asked."""
+        kept = {}
+        for row_id, text in texts.items():
+            if self.copies is not None and (found := self.copies.get(row_id, text_digest(text))) is not None:
+                kept[row_id] = found[0]
+        return kept
 
     def close(self) -> None:
         if self.copies is not None:

@@ -32,12 +32,14 @@ from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
 from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
 from mettaclaw.memory.vectors import StoredItem, VectorStore, cosines
+from mettaclaw.progress import progress_bar
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
 
 log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "vector", "bm25")
+RESTORE_BATCH = 1000  # rows a damaged vector index is written again with at once (restore_vectors)
 EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
 
 
@@ -184,6 +186,29 @@ class LongTermMemory(Announcer):
             if isinstance(self.vector_store, BufferedVectors):
                 self.vector_store.maybe_flush()
         return results
+
+    def restore_vectors(self, store: VectorStore, progress: bool = False) -> tuple[int, int]:
+        """Write every row's vector to `store` again, after its vector index was found damaged and
+        set aside (chroma.py): the rows' texts and metadata survived in the store, their vectors in
+        the index's own copies, and a row the copies lack is embedded again as it was when written.
+        Returns (rows written, rows embedded again)."""
+        ids, embedded = list(self._items), 0
+        with progress_bar(progress) as bar:
+            task = bar.add_task("restoring the vector index", total=len(ids))
+            for start in range(0, len(ids), RESTORE_BATCH):
+                batch = [self._items[i] for i in ids[start:start + RESTORE_BATCH]]
+                vectors = self._row_vectors.kept({item.id: item.document for item in batch})
+                missing = [item for item in batch if item.id not in vectors]
+                if missing:
+                    made = self.embedder.embed([vector_text(item.document, item.metadata) for item in missing])
+                    for item, vector in zip(missing, made, strict=True):
+                        vectors[item.id] = vector
+                        self._row_vectors.put(item.id, item.document, vector)
+                    embedded += len(missing)
+                store.add([item.id for item in batch], np.stack([vectors[item.id] for item in batch]),
+                          [item.document for item in batch], [item.metadata for item in batch])
+                bar.update(task, completed=start + len(batch))
+        return len(ids), embedded
 
     # --- sentence vectors
     def sentence_vectors(self, ids: list[str]) -> dict[str, Any]:
@@ -383,8 +408,10 @@ class LongTermMemory(Announcer):
                 close()
 
 
-def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DEFAULT_SETTINGS) -> LongTermMemory:
-    """The memory index a config describes: the store by `chromaMode`, ranking by `recallMode`."""
+def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DEFAULT_SETTINGS,
+                  progress: bool = False) -> LongTermMemory:
+    """The memory index a config describes: the store by `chromaMode`, ranking by `recallMode`; a
+    vector index found damaged at open is built again here (a bar with `progress`)."""
     from mettaclaw.memory.chroma import ChromaVectorStore
     from mettaclaw.memory.vectors import InMemoryVectorStore
 
@@ -404,6 +431,14 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
     except BaseException:
         getattr(store, "close", lambda: None)()
         raise
+    if getattr(store, "vectors_lost", None):
+        try:
+            written, embedded = index.restore_vectors(store, progress)
+        except BaseException:
+            index.close()
+            raise
+        index.notices.append(f"{store.vectors_lost}: {written} rows' vectors written again ({embedded} embedded anew)")
+        log.warning("%s", index.notices[-1])
     if vectors is not None and not len(index) and (missing := lost_store(config.memory_path("chroma"), vectors)):
         log.error("%s", missing)
         index.notices.append(missing)

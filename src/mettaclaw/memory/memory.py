@@ -279,7 +279,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         if not importing and (why := unfinished(config)) is not None:
             raise StoreDamaged(why)
         embedder = CachedEmbedder(embedder or make_embedder(config))  # the dream re-embeds what the turn just did
-        index = open_longterm(config, embedder, settings)
+        index = open_longterm(config, embedder, settings, progress)
         opened.append(index)
         semantic = open_semantic(config, embedder, clock)
         opened.append(semantic)

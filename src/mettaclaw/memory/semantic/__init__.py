@@ -22,6 +22,7 @@ Skills for the agent: `mettaclaw.memory.semantic.skills` (functions `(mem, arg) 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = ["Edge", "InMemorySemanticStore", "LearnResult", "RecallResult", "Reco
            "SemanticRecord", "SemanticStore", "open_semantic"]
 
 COLLECTION = "semantic"
+log = logging.getLogger(__name__)
 
 
 def open_semantic(config: Any, embedder: Any, clock: Callable[[], float] = time.time) -> SemanticMemory:
@@ -59,6 +61,9 @@ def open_semantic(config: Any, embedder: Any, clock: Callable[[], float] = time.
         vectors = InMemoryVectorStore()
     try:
         records = SqliteSemanticStore(folder / "records.sqlite3")
+        if getattr(vectors, "vectors_lost", None):  # the records keep their vectors: all go to the index again
+            records.queue_vectors(records.ids())
+            log.warning("%s: the semantic records' vectors are written again from records.sqlite3", vectors.vectors_lost)
     except BaseException:
         getattr(vectors, "close", lambda: None)()
         raise
