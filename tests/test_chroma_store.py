@@ -291,3 +291,32 @@ def test_a_damaged_semantic_vector_index_is_built_again_from_the_records(tmp_pat
             assert again.vectors.index.query(rec.embedding, 1)[0][0].id == rec.id
     finally:
         again.close()
+
+
+def test_a_tag_naming_one_record_is_no_chroma_key_yet_filters_and_reads_back(tmp_path) -> None:
+    """Chroma keeps every metadata key it has seen in the collection's schema for good: one
+    `tag:sem:<record>` key per mirrored record grew it with every fact the dream ever wrote."""
+    from mettaclaw.config import Config
+    from mettaclaw.memory.longterm import open_longterm
+
+    config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded")
+    ltm = open_longterm(config, make_embedder(config))
+    try:
+        row = ltm.remember("Judy moved to Madrid", tags=["derived", "sem:abc"], kind="derived").id
+        ltm.vector_store.add(["old"], ltm.embedder.embed(["Judy once lived in Lisbon"]), ["Judy once lived in Lisbon"],
+                             [{"time": "2026-01-01 00:00:00", "source": "dream", "kind": "derived",
+                               "tags": "|derived|sem:old|", "tag:derived": True, "tag:sem:old": True, "hash": "h"}])
+        ltm.vector_store.flush()
+        stored = ltm.vector_store.index.get([row])[0].metadata
+        assert "tag:derived" in stored and "tag:sem:abc" not in stored
+        assert ltm.ids_by(tags=["sem:abc"]) == {row}
+        assert [m.id for m in ltm.query("Madrid", tags=["sem:abc"], mode="vector")] == [row]
+    finally:
+        ltm.close()
+    again = open_longterm(config, make_embedder(config))
+    try:
+        old = again.get("old")
+        assert old is not None and old.tags == ("derived", "sem:old") and "tag:sem:old" not in old.meta
+        assert again.ids_by(tags=["sem:old"]) == {"old"}
+    finally:
+        again.close()

@@ -100,8 +100,8 @@ def to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None
     meta = dict(item.metadata)
     tags = row_tags(meta)
     meta.pop("tags", None)
-    for key in tag_keys(tags):
-        meta.pop(key, None)
+    for tag in tags:  # every tag's key, also those written before tag_keys left some out
+        meta.pop(f"tag:{tag}", None)
     extra = {k: v for k, v in meta.items() if k not in RESERVED_KEYS}
     if parts:
         extra.update(parts)

@@ -14,13 +14,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from mettaclaw.memory import scopes
+from mettaclaw.memory.filters import RECORD_TAG
 from mettaclaw.memory.semantic.records import format_time
 
 MIRRORED_KINDS = ("fact", "summary")
 
 
 def mirror_tag(record_id: str) -> str:
-    return f"sem:{record_id}"
+    return f"{RECORD_TAG}{record_id}"
 
 
 def sync(longterm: Any, semantic: Any, record_ids: Iterable[str]) -> dict[str, int]:
