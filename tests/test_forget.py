@@ -423,3 +423,31 @@ def test_a_forget_cut_short_after_the_trace_is_finished_by_asking_again(tmp_path
         assert "5150" not in json.dumps(window)
     finally:
         memory.close()
+
+
+CUT_BEFORE_THE_MIRROR = CUT_AFTER_THE_TRACE.replace(
+    "memory.semantic.retire_citing = lambda *cited: os._exit(9)  # killed after the trace records were erased",
+    "memory._mirror.sync = lambda: os._exit(9)  # killed after the records were retired, before their copies")
+
+
+def test_a_forget_killed_before_the_index_copies_of_retired_records_went_leaves_no_copy(tmp_path) -> None:
+    """A forget killed after the dream's records citing the turn were deleted but before their copies
+    in the memory index were: the copies outlived their records, `query` still showed the forgotten
+    words, and asking again could not find them (the records were gone). Opening the memory removes
+    every copy whose record is gone."""
+    import os
+    import subprocess
+    import sys
+
+    tests = Path(__file__).parent
+    path = os.pathsep.join([str(tests), str(tests.parent / "src")])
+    done = subprocess.run([sys.executable, "-c", CUT_BEFORE_THE_MIRROR, str(tmp_path), str(tests)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 9, done.stderr[-2000:]
+    memory = open_memory(config(tmp_path), clock=Clock(), dream=False)
+    try:
+        assert [r.content for r in memory.semantic if "5150" in r.content] == []
+        assert [m.text for m in memory.index if "5150" in m.text] == []
+        assert [h.text for h in memory.query("locker code 5150", 10) if "5150" in h.text] == []
+    finally:
+        memory.close()

@@ -46,6 +46,7 @@ class Memory(Forgetting):
         self.priors: Any = None  # what indexing the knowledge priors at open did (priors.PriorsReport)
         self._closed = False
         self._mirror = mirror.Mirror(index, semantic)
+        self._mirror.sync()  # copies of records a crash left behind (Mirror: orphaned)
         self.statistics: Any = None  # the statistics layer (statistics.py), listening to the trace
         self.last_context: Any = None  # the last KNOWLEDGE block built: its level and cost
         self.session_end_s = 0.0  # how long close() may dream over what is not consolidated yet

@@ -46,6 +46,13 @@ def sync(longterm: Any, semantic: Any, record_ids: Iterable[str]) -> dict[str, i
     return {"written": len(items), "forgotten": forgotten}
 
 
+def orphaned(longterm: Any, semantic: Any) -> set[str]:
+    """The records that have a copy in the index but are no longer in semantic memory."""
+    mirrored = {str(row.metadata["semantic_id"]) for mid in longterm.ids_by(kind="derived")
+                if (row := longterm.row(mid)) is not None and row.metadata.get("semantic_id")}
+    return mirrored - set(semantic.records.ids()) if mirrored else set()
+
+
 def cites(memory: Any) -> list[str]:
     """The episodes a long-term memory stands for: the ones a derived memory cites."""
     return [c for c in str(memory.meta.get("cites", "")).split("|") if c]
@@ -57,7 +64,9 @@ class Mirror:
 
     def __init__(self, index: Any, semantic: Any) -> None:
         self.index, self.semantic = index, semantic
-        self._changed: set[str] = set()
+        # a record forgotten by a process that ended before it synced the record's copy (killed
+        # between the two) left a row that still shows the forgotten text: synced away at the first sync
+        self._changed: set[str] = orphaned(index, semantic)
         semantic.on_capture(self._heard)
         semantic.on_delete(self._heard)
 
