@@ -102,12 +102,14 @@ def _cut_short(segment: Path) -> str | None:
         return "its folder is missing"
     sizes = {name: (segment / name).stat().st_size if (segment / name).is_file() else -1
              for name in ("header.bin", "data_level0.bin", "length.bin", "index_metadata.pickle")}
-    if sizes["index_metadata.pickle"] <= 0:
-        return "index_metadata.pickle is missing or empty"
     if sizes["header.bin"] != HNSW_HEADER.size:
         return f"header.bin holds {sizes['header.bin']} bytes, not {HNSW_HEADER.size}"
     fields = HNSW_HEADER.unpack((segment / "header.bin").read_bytes())
     count, per_row = fields[3], fields[4]
+    if count == 0 and sizes["index_metadata.pickle"] < 0:
+        return None  # started anew (as after a repair) and not saved since: Chroma replays its log into it
+    if sizes["index_metadata.pickle"] <= 0:
+        return "index_metadata.pickle is missing or empty"
     if sizes["data_level0.bin"] != count * per_row or sizes["length.bin"] != 4 * count:
         return f"its files are shorter or longer than the {count} rows its header names"
     return None
@@ -122,6 +124,10 @@ def _set_aside(folder: Path, segments: list[str]) -> list[Path]:
         path = folder / segment
         if path.exists():
             aside = path.with_name(f"{segment}.corrupt-{stamp}")
+            for n in range(2, 1000):
+                if not aside.exists():
+                    break
+                aside = path.with_name(f"{segment}.corrupt-{stamp}-{n}")
             os.replace(path, aside)
             moved.append(aside)
         else:
