@@ -326,3 +326,37 @@ def test_a_tag_naming_one_record_is_no_chroma_key_yet_filters_and_reads_back(tmp
         assert again.ids_by(tags=["sem:old"]) == {"old"}
     finally:
         again.close()
+
+
+def test_a_rebuild_cut_short_is_done_again_at_the_next_open(tmp_path, monkeypatch) -> None:
+    """The index set aside is written back row batch by row batch; cut short (a kill, a full disk), the
+    next open saw a fresh index with some rows and nothing to repair: the rest stayed unfindable."""
+    from mettaclaw.config import Config
+    from mettaclaw.memory import longterm
+
+    config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded")
+    texts = [f"note {i}: {' '.join(f'w{(i * 7 + j) % 997}' for j in range(6))}" for i in range(300)]
+    ltm = longterm.open_longterm(config, make_embedder(config))
+    ids = [r.id for r in ltm.remember_many([{"text": t} for t in texts])]
+    ltm.close()
+    _damage(_vector_segment(tmp_path / "mem" / "chroma"), "pickle emptied")
+    monkeypatch.setattr(longterm, "RESTORE_BATCH", 40)
+    written, add = [], ChromaVectorStore.add
+
+    def cut(store, ids, vectors, documents, metadatas):
+        if written:
+            raise OSError("No space left on device")
+        written.append(add(store, ids, vectors, documents, metadatas))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ChromaVectorStore, "add", cut)
+        with pytest.raises(OSError, match="No space"):
+            longterm.open_longterm(config, make_embedder(config))
+    again = longterm.open_longterm(config, make_embedder(config))
+    try:
+        assert len(again.notices) == 1 and "rebuild was cut short" in again.notices[0], again.notices
+        vectors = again.embedder.embed(texts)
+        assert [again.vector_store.index.query(v, 1)[0][0].id for v in vectors[::5]] == ids[::5]
+    finally:
+        again.close()
+    assert not (tmp_path / "mem" / "chroma" / "mettaclaw.rebuilding").exists()

@@ -24,6 +24,7 @@ import numpy as np
 
 from mettaclaw.config import ConfigError
 from mettaclaw.memory.vectors import StoredItem, Where
+from mettaclaw.textutil import atomic_write
 
 log = logging.getLogger(__name__)
 SEGMENT_RETRIES = (0.05, 0.2, 1.0)  # seconds before asking again (ChromaVectorStore.query)
@@ -41,6 +42,7 @@ ADJUSTABLE_HNSW = ("ef_search", "sync_threshold")  # what Chroma lets an existin
 SIGNATURE_KEY = "mettaclaw_embedder"
 OWNER_KEY = "mettaclaw_memory_folder"  # which memory folder a server collection belongs to
 LOCK_NAME = "mettaclaw.memory.lock"
+REBUILDING = "mettaclaw.rebuilding"  # present while a damaged index is written back (ChromaVectorStore.rebuilt)
 
 
 class EmbedderMismatch(ConfigError):
@@ -206,6 +208,12 @@ class ChromaVectorStore:
                 "one memory folder per Chroma server. To share a memory between agents, run the memory "
                 "server (python -m mettaclaw.mcp transport=http) and give each agent memoryServer=URL")
 
+    def rebuilt(self) -> None:
+        """Every row is written back to the index set aside at open (`vectors_lost`)."""
+        if self.vectors_lost is not None:
+            Path(self.description, REBUILDING).unlink(missing_ok=True)
+            self.vectors_lost = None
+
     def _unreadable_vectors(self) -> str | None:
         """Why the collection's vector index cannot serve (None when it can): one stored vector read
         and looked up again. A pickle or a row Chroma cannot read fails every query, where a
@@ -239,7 +247,10 @@ class ChromaVectorStore:
                 "stop the other agent, or use chromaMode=server for several processes"
             ) from None
         try:
+            rebuilding = folder / REBUILDING
             damaged = {seg: why for seg in _saved_vector_segments(folder) if (why := _cut_short(folder / seg))}
+            if rebuilding.exists():  # a rebuild was cut short: the index may hold only some of the rows
+                damaged = {**dict.fromkeys(_saved_vector_segments(folder), "its rebuild was cut short"), **damaged}
             moved = _set_aside(folder, list(damaged))
             client = chromadb.PersistentClient(path=str(folder), settings=_settings())
             store = cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
@@ -253,10 +264,11 @@ class ChromaVectorStore:
                 client = chromadb.PersistentClient(path=str(folder), settings=_settings())
                 store = cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
                             lock=lock, description=str(folder))
-            if moved:
-                reasons = "; ".join(f"{seg}: {why}" for seg, why in damaged.items())
+            if damaged or rebuilding.exists():
+                reasons = "; ".join(f"{seg}: {why}" for seg, why in damaged.items()) or "its rebuild was cut short"
                 store.vectors_lost = (f"the vector index in {folder} was damaged ({reasons}); it was moved aside "
                                       f"({', '.join(p.name for p in moved)}) and is built again from the stored rows")
+                atomic_write(rebuilding, store.vectors_lost)  # until `rebuilt`: a kill meanwhile starts it over
             return store
         except Exception as err:
             lock.release()

@@ -439,6 +439,7 @@ def open_longterm(config: Any, embedder: Embedder, settings: RecallSettings = DE
             raise
         index.notices.append(f"{store.vectors_lost}: {written} rows' vectors written again ({embedded} embedded anew)")
         log.warning("%s", index.notices[-1])
+        store.rebuilt()
     if vectors is not None and not len(index) and (missing := lost_store(config.memory_path("chroma"), vectors)):
         log.error("%s", missing)
         index.notices.append(missing)

@@ -64,6 +64,7 @@ def open_semantic(config: Any, embedder: Any, clock: Callable[[], float] = time.
         if getattr(vectors, "vectors_lost", None):  # the records keep their vectors: all go to the index again
             records.queue_vectors(records.ids())
             log.warning("%s: the semantic records' vectors are written again from records.sqlite3", vectors.vectors_lost)
+            vectors.rebuilt()  # the queue is durable: a kill before the index has them replays it
     except BaseException:
         getattr(vectors, "close", lambda: None)()
         raise
