@@ -360,3 +360,17 @@ def test_a_rebuild_cut_short_is_done_again_at_the_next_open(tmp_path, monkeypatc
     finally:
         again.close()
     assert not (tmp_path / "mem" / "chroma" / "mettaclaw.rebuilding").exists()
+
+
+def test_an_index_saved_with_fewer_rows_than_its_capacity_is_not_taken_for_a_damaged_one(tmp_path) -> None:
+    """A new index Chroma saves (here after 105 writes to 35 rows) writes its whole capacity: its files
+    are longer than its rows, which is no damage (the crash campaign's reopen repaired it each time)."""
+    store = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
+    for version in range(3):
+        store.add([f"r{i}" for i in range(35)], _rows(35, version), ["d"] * 35, [{"v": version}] * 35)
+    store.close()
+    again = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
+    try:
+        assert again.vectors_lost is None and again.count() == 35
+    finally:
+        again.close()

@@ -107,13 +107,15 @@ def _cut_short(segment: Path) -> str | None:
     if sizes["header.bin"] != HNSW_HEADER.size:
         return f"header.bin holds {sizes['header.bin']} bytes, not {HNSW_HEADER.size}"
     fields = HNSW_HEADER.unpack((segment / "header.bin").read_bytes())
-    count, per_row = fields[3], fields[4]
+    capacity, count, per_row = fields[2], fields[3], fields[4]
     if count == 0 and sizes["index_metadata.pickle"] < 0:
         return None  # started anew (as after a repair) and not saved since: Chroma replays its log into it
     if sizes["index_metadata.pickle"] <= 0:
         return "index_metadata.pickle is missing or empty"
-    if sizes["data_level0.bin"] != count * per_row or sizes["length.bin"] != 4 * count:
-        return f"its files are shorter or longer than the {count} rows its header names"
+    # a saved index writes its rows (`count`) or its whole capacity, as it was loaded or made new
+    if not (count * per_row <= sizes["data_level0.bin"] <= max(count, capacity) * per_row
+            and 4 * count <= sizes["length.bin"] <= 4 * max(count, capacity)):
+        return f"its files are shorter than the {count} rows its header names, or longer than its capacity"
     return None
 
 
