@@ -350,20 +350,26 @@ memory.forget(turns[1].id)
 """
 
 
-def test_a_forget_killed_halfway_loses_no_other_turn_from_the_index(tmp_path) -> None:
-    """Forgetting a turn indexes the next turns again without its words. They used to be deleted and
-    written again: a kill -9 between the two left acknowledged turns in the trace but out of the index
-    for good (the next start indexes only records after the last one indexed)."""
+def _killed(script: str, tmp_path: Path) -> list[str]:
+    """Run `script` (which ends in os._exit(9), a kill -9 at that point) in a process of its own over
+    `tmp_path`; the episode ids it printed."""
     import os
     import subprocess
     import sys
 
     tests = Path(__file__).parent
     path = os.pathsep.join([str(tests), str(tests.parent / "src")])  # this checkout's package, not an installed one
-    done = subprocess.run([sys.executable, "-c", KILLED_MID_FORGET, str(tmp_path), str(tests)], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(tests)], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 9, done.stderr[-2000:]
-    ids = done.stdout.split()
+    return done.stdout.split()
+
+
+def test_a_forget_killed_halfway_loses_no_other_turn_from_the_index(tmp_path) -> None:
+    """Forgetting a turn indexes the next turns again without its words. They used to be deleted and
+    written again: a kill -9 between the two left acknowledged turns in the trace but out of the index
+    for good (the next start indexes only records after the last one indexed)."""
+    ids = _killed(KILLED_MID_FORGET, tmp_path)
     memory = open_memory(config(tmp_path), clock=Clock(), dream=False)
     try:
         assert [i for i in ids if i != ids[1] and memory.index.get(i) is None] == []
@@ -397,17 +403,9 @@ memory.forget_scope("user:bob")
 def test_a_forget_cut_short_after_the_trace_is_finished_by_asking_again(tmp_path) -> None:
     """A forget killed after the trace record was erased but before what the dream distilled from it
     was retired: asking again answered "no episode", and the summary quoting it stayed for good."""
-    import os
-    import subprocess
-    import sys
     from contextlib import nullcontext
 
-    tests = Path(__file__).parent
-    path = os.pathsep.join([str(tests), str(tests.parent / "src")])
-    done = subprocess.run([sys.executable, "-c", CUT_AFTER_THE_TRACE, str(tmp_path), str(tests)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
-    assert done.returncode == 9, done.stderr[-2000:]
-    ids = done.stdout.split()
+    ids = _killed(CUT_AFTER_THE_TRACE, tmp_path)
     memory = open_memory(config(tmp_path), clock=Clock(), dream=False)
     try:
         assert all(memory.trace.get(i) is None for i in ids)
@@ -425,6 +423,28 @@ def test_a_forget_cut_short_after_the_trace_is_finished_by_asking_again(tmp_path
         memory.close()
 
 
+def test_a_forget_cut_short_is_finished_by_its_own_scope_asking_again(tmp_path) -> None:
+    """The same crash, asked again by bob himself (the `forget` skill as bob, or an MCP server of his
+    scope): his erased turn was "no episode" to him, since a scoped reader was checked against the
+    trace record the crash had already erased, and the summary quoting it stayed. Another scope's
+    reader still gets "no episode" and changes nothing."""
+    from mettaclaw.memory import scopes
+
+    ids = _killed(CUT_AFTER_THE_TRACE, tmp_path)
+    memory = open_memory(config(tmp_path), clock=Clock(), dream=False)
+    try:
+        quoting = sorted(r.id for r in memory.semantic if "5150" in r.content)
+        assert quoting
+        for episode in ids:
+            with pytest.raises(LookupError, match="no episode"):
+                memory.forget(episode, scopes.reading("user:alice"))
+        assert sorted(r.id for r in memory.semantic if "5150" in r.content) == quoting
+        assert sorted(memory.forget(ids[0], scopes.reading("user:bob"))) == quoting  # each cites all of them
+        assert [r.content for r in memory.semantic if "5150" in r.content] == []
+    finally:
+        memory.close()
+
+
 CUT_BEFORE_THE_MIRROR = CUT_AFTER_THE_TRACE.replace(
     "memory.semantic.retire_citing = lambda *cited: os._exit(9)  # killed after the trace records were erased",
     "memory._mirror.sync = lambda: os._exit(9)  # killed after the records were retired, before their copies")
@@ -435,15 +455,7 @@ def test_a_forget_killed_before_the_index_copies_of_retired_records_went_leaves_
     in the memory index were: the copies outlived their records, `query` still showed the forgotten
     words, and asking again could not find them (the records were gone). Opening the memory removes
     every copy whose record is gone."""
-    import os
-    import subprocess
-    import sys
-
-    tests = Path(__file__).parent
-    path = os.pathsep.join([str(tests), str(tests.parent / "src")])
-    done = subprocess.run([sys.executable, "-c", CUT_BEFORE_THE_MIRROR, str(tmp_path), str(tests)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
-    assert done.returncode == 9, done.stderr[-2000:]
+    _killed(CUT_BEFORE_THE_MIRROR, tmp_path)
     memory = open_memory(config(tmp_path), clock=Clock(), dream=False)
     try:
         assert [r.content for r in memory.semantic if "5150" in r.content] == []

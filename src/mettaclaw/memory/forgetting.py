@@ -43,9 +43,13 @@ class Forgetting:
         with self.lock:
             offset = offset_of(ref)
             if offset is not None:
-                if visible is not None and self.readable_episode(ref, visible) is None:
-                    raise LookupError(f"no episode {ref!r}")
-                return self._forget_turns([offset], ref)
+                if visible is None or self.readable_episode(ref, visible) is not None:
+                    return self._forget_turns([offset], ref)
+                if self.trace.has(message_id(offset)) or not self._rows_allowed(offset, visible):
+                    raise LookupError(f"no episode {ref!r}")  # another scope's
+                # erased already, by a forget cut short: whose it was is known only from what still
+                # cites it, so this reader finishes the forget within the records it may see
+                return self._forget_turns([offset], ref, visible)
             row = self.index.get(ref)
             if row is not None and visible is not None and not scopes.allows(visible, row.tags):
                 row = None  # another scope's memory is no memory to this reader
@@ -120,11 +124,19 @@ class Forgetting:
         bodies = [text, *(text[len(who) + 2:] for who in episode.who if text.startswith(who + ": "))]
         return any(body and body in episode.message for body in bodies)
 
-    def _forget_turns(self, offsets: list[int], asked: str | None = None) -> list[str]:
+    def _rows_allowed(self, offset: int, visible: frozenset[str]) -> bool:
+        """Whether a reader of the `visible` scopes may see every index row left of this turn."""
+        rows = (self.index.get(f(offset)) for f in (message_id, action_id))
+        return all(scopes.allows(visible, row.tags) for row in rows if row is not None)
+
+    def _forget_turns(self, offsets: list[int], asked: str | None = None,
+                      visible: frozenset[str] | None = None) -> list[str]:
         """Erase these turns and everything that shows them. Every step runs even for a turn whose
         record is erased already: a forget cut short by a crash (the trace record erased, what the
         dream distilled from it not yet retired) is finished by asking again, which used to be refused
-        as "no episode" and left the turn's words in summaries, themes and the turn log for good."""
+        as "no episode" and left the turn's words in summaries, themes and the turn log for good.
+        `visible` (a scoped reader finishing such a forget): only records of these scopes are retired,
+        and only they are answered, since the erased record no longer says whose the turn was."""
         erased_before = [o for o in offsets if not self.trace.has(message_id(o))]
         gone = self.episodes.erase_many(offsets)
         cited = [f(o) for o in offsets for f in (message_id, action_id)]
@@ -133,7 +145,7 @@ class Forgetting:
                 self.dreamer.on_episode_erased(message_id(offset), None)
         self.erase_turn_log(cited)
         self.statistics.forget_episodes(set(cited))
-        retired, _ = self.semantic.retire_citing(cited, self._still_says)
+        retired, _ = self.semantic.retire_citing(cited, self._still_says, visible)
         self._mirror.sync()
         if self.dreamer is not None:
             self.dreamer.save_erasures()  # their sentences left the dream's theme window

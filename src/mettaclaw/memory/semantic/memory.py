@@ -284,20 +284,21 @@ class SemanticMemory(SemanticReading, Announcer):
         versions = self.records.by_lineage(rec.lineage) if rec.lineage else [rec]
         return [v.id for v in versions if self.remove(v.id)]
 
-    def retire_citing(self, episode_ids: list[str],
-                      still_says: Callable[[str, str], bool] | None = None) -> tuple[list[str], list[str]]:
+    def retire_citing(self, episode_ids: list[str], still_says: Callable[[str, str], bool] | None = None,
+                      visible: frozenset[str] | None = None) -> tuple[list[str], list[str]]:
         """After episodes were forgotten: delete the records that show what they said (facts, summaries,
         themes citing them; themes are rebuilt from what remains) and the concepts only they named (a
         name told once is what was said: "my secret lover is Horatio Plumtree"); a concept other
         episodes name too only loses the citation, and so does a fact each of whose other episodes
         still says its text (`still_says(episode id, text)`): the wifi password said in three turns
         was deleted with the first, and no later dream re-derived it from the other two, which it
-        had already read. (deleted, updated)."""
+        had already read. Records of scopes outside `visible` (None: every scope) are left alone.
+        (deleted, updated)."""
         gone, wanted = [], set(episode_ids)
         updated = []
         for record_id in self.records.sharing_episodes(list(wanted)):
             rec = self.records.get(record_id)
-            if rec is None:
+            if rec is None or not scopes.allows(visible, rec.tags):
                 continue
             kept = [e for e in rec.source_episodes if e not in wanted]
             if kept and (rec.kind == "concept" or (rec.kind == "fact" and still_says is not None
