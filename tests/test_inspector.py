@@ -189,8 +189,12 @@ def test_every_turn_on_the_timeline_links_a_page(make_agent) -> None:
     agent.memory.forget(linked[0])
     timeline = c.get("/").text
     assert f'href="/record/{linked[0]}"' not in timeline and f"{linked[0]} (forgotten)" in timeline
-    assert c.get(f"/record/{linked[0]}").status_code == 404
+    for forgotten in (linked[0], linked[0].replace("ep-", "act-")):  # a link to it from before says so
+        page = c.get(f"/record/{forgotten}")
+        assert page.status_code == 410 and f"{forgotten} was forgotten" in page.text, page.text
     assert not agent.memory.trace.has("ep-1") and not agent.memory.trace.has("act-0")  # not a record's start
+    for never in ("ep-1", f"ep-{int(linked[0][3:]) + 1}", "ep-99999999"):  # no record started there
+        assert c.get(f"/record/{never}").status_code == 404
     assert c.get("/record/ep-" + "9" * 5000).status_code == 404  # was a 500: int() refuses 5,000 digits
 
 

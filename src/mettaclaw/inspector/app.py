@@ -136,6 +136,12 @@ class Pages:
                                 if r != record_id and mem.index.get(r) is not None]
         return out
 
+    def forgotten(self, record_id: str) -> bool:
+        """Whether `record_id` names a turn whose trace record was erased: a link to it (a bookmark,
+        a page opened before, a record still citing it after a forget cut short) was a bare 404."""
+        offset = offset_of(record_id)
+        return offset is not None and self.memory.trace.erased(message_id(offset))
+
     def graph_svg(self, record_id: str) -> str:
         graph = neighbourhood(self.memory.semantic.records.edges_of, record_id)
         return draw_svg(graph, record_id, self.label)
@@ -235,9 +241,13 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
 
     @page
     async def record(request: Request) -> Response:
-        found = await run_in_threadpool(pages.record, request.path_params["id"])
+        record_id = request.path_params["id"]
+        found = await run_in_threadpool(pages.record, record_id)
+        if found is None and await run_in_threadpool(pages.forgotten, record_id):
+            return html("error.html", 410, message=f"{record_id} was forgotten: its turn was erased from the trace "
+                        "and from every store and index, so there is nothing to show")
         if found is None:
-            return html("error.html", 404, message=f"no record {request.path_params['id']!r}")
+            return html("error.html", 404, message=f"no record {record_id!r}")
         return html("record.html", **found)
 
     @page

@@ -121,6 +121,28 @@ class EpisodicTrace(Announcer):
             head = fh.read(3 if offset else 2)
         return head == (b'\n("' if offset else b'("')  # an erased record is blanked to spaces
 
+    def erased(self, record_id: str) -> bool:
+        """Whether a record started at this id's offset and was erased (`erase` blanks its line to
+        spaces): a page linking a forgotten episode says so, where "no record" would read as a broken
+        link. Read a chunk at a time: an erased record may have been megabytes long."""
+        offset = record_offset(record_id)
+        if offset is None or offset >= self.path.stat().st_size:
+            return False
+        with open(self.path, "rb") as fh:
+            if offset:
+                fh.seek(offset - 1)
+                if fh.read(1) != b"\n":
+                    return False  # not the start of a record
+            blank = 0
+            while chunk := fh.read(_CHUNK):
+                line = chunk.split(b"\n", 1)[0]
+                if line.strip(b" "):
+                    return False  # a record, or one torn mid-erase
+                blank += len(line)
+                if len(line) < len(chunk):
+                    break
+        return blank > 0
+
     TAIL_SCAN_BYTES = 64 << 20  # how far back `tail` reads at most, however long the last records are
 
     def tail(self, max_chars: int, shown: Callable[[tuple[str, ...], str], bool] | None = None) -> str:
