@@ -64,6 +64,19 @@ def test_select_filters(store):
     assert [r.content for r in store.select(RecordFilter(), limit=1)] == ["beta concept"]  # newest first
 
 
+def test_records_written_at_one_time_keep_the_order_they_were_written_in(store):
+    """An export lists records by `iter_records` and its import writes them in that order; the listing
+    (`select`) orders records of one time by when they were written. The SQLite store listed records
+    by id (a random uuid order), so after a round trip records of one time were listed in another
+    order; the in-memory store listed ties first-written first, the SQLite one last-written first."""
+    written = [rec(f"record {n}", id=name, recorded_at=50.0) for n, name in enumerate(["m", "z", "a", "q"])]
+    for r in written:
+        store.put(r)
+    store.put(written[1], reindex=False)  # written again (a use): still where it was first written
+    assert [r.id for r in store.iter_records()] == ["m", "z", "a", "q"]
+    assert [r.id for r in store.select(RecordFilter())] == ["q", "a", "z", "m"]
+
+
 def test_lexical_tags_summary_edges_versions_meta(store):
     a, b = rec("the red kettle boils water", tags=["kitchen"]), rec("the blue car needs fuel", tags=["kitchen", "car"])
     store.put(a)

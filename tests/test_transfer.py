@@ -219,3 +219,29 @@ def test_an_import_cut_short_leaves_a_folder_that_says_so_instead_of_part_of_a_m
     __import__("shutil").rmtree(target)
     assert cli("import", str(dump), *settings(target)).returncode == 0
     assert answers(target) == answers(original)
+
+
+def test_records_of_one_time_are_listed_in_the_same_order_after_a_round_trip(tmp_path) -> None:
+    """Records written in the same second (a dream writes many) were exported by id and so written
+    by the import in another order than they were written: listing them newest first (the `recall`
+    skill, the inspector's records) gave the ties in another order after the round trip."""
+    from mettaclaw.memory.semantic.store import RecordFilter
+
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    memory = open_memory(load_config(settings(original), env={}), dream=False, clock=lambda: 1_790_000_000.0)
+    for fruit in ["zebra melon", "apple", "mango", "kiwi", "banana", "cherry", "grape", "lemon"]:
+        memory.semantic.learn(f"The {fruit} is on the kitchen shelf.", name=f"{fruit} place")
+    memory.close()
+
+    def listed(folder: Path) -> list[str]:
+        memory = open_memory(load_config(settings(folder), env={}), dream=False)
+        try:
+            return [r.id for r in memory.semantic.records.select(RecordFilter())]
+        finally:
+            memory.close()
+
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    assert cli("import", str(dump), *settings(copy)).returncode == 0
+    before = listed(original)
+    assert len(before) == 8 and listed(copy) == before

@@ -174,14 +174,14 @@ class SqliteSemanticStore:
         return int(self._all(f"SELECT COUNT(*) FROM records{where}")[0][0])
 
     def iter_records(self) -> Iterator[SemanticRecord]:
-        last = ""
+        last = 0  # by rowid: an upsert keeps a record's rowid, so this is the order records were first written
         while True:
-            rows = self._all("SELECT id, data, embedding FROM records WHERE id > ? ORDER BY id LIMIT 500", (last,))
+            rows = self._all("SELECT rowid, data, embedding FROM records WHERE rowid > ? ORDER BY rowid LIMIT 500", (last,))
             if not rows:
                 return
             for row in rows:
                 yield _row_to_record(row)
-            last = rows[-1]["id"]
+            last = rows[-1]["rowid"]
 
     def _records(self, where: str, params: Any) -> list[SemanticRecord]:
         return [_row_to_record(r) for r in self._all(f"SELECT data, embedding FROM records WHERE {where}", params)]
@@ -256,7 +256,7 @@ class SqliteSemanticStore:
 
     def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]:
         where, params = self._where(f)
-        sql = f"{where} ORDER BY recorded_at DESC" + ("" if limit is None else f" LIMIT {int(limit)}")
+        sql = f"{where} ORDER BY recorded_at DESC, rowid DESC" + ("" if limit is None else f" LIMIT {int(limit)}")
         return self._records(sql, params)
 
     def filter_ids(self, ids: list[str], f: RecordFilter) -> set[str]:
