@@ -27,20 +27,20 @@ def test_pin_shows_from_the_next_turn_and_results_reach_the_next_prompt(make_age
 
 
 def test_every_message_is_new_even_the_same_text_twice_and_only_an_empty_receive_is_not(make_agent) -> None:
-    agent, llm, channel, _ = make_agent(["send a", "send b", "send c", "send d"], ["yes"])
+    agent, llm, channel, _ = make_agent(["send a", "send b", "send c", "send d"], ["yes, book the ferry"])
     first = agent.turn()
-    channel.put("yes")  # a person who says "yes" twice is heard twice
+    channel.put("yes, book the ferry")  # a person who says it twice is heard twice
     second = agent.turn()
     agent.turn()  # nothing arrived
     channel.put("and 3+3?", who="Ada")
     agent.turn()
-    assert llm.prompts[0][1].endswith("(HUMAN-MSG: yes)") and llm.prompts[1][1].endswith("(HUMAN-MSG: yes)")
+    assert all(llm.prompts[n][1].endswith("(HUMAN-MSG: yes, book the ferry)") for n in (0, 1))
     assert "HUMAN-MSG" not in llm.prompts[2][1] and "NO NEW MESSAGE" in llm.prompts[2][1]
     assert llm.prompts[3][1].endswith("(HUMAN-MSG: Ada: and 3+3?)")  # a named sender is shown with the text
-    episodes = [e for e in agent.memory.trace if e.message == "yes"]
+    episodes = [e for e in agent.memory.trace if e.message == "yes, book the ferry"]
     assert len(episodes) == 2 and first.episode_ids[0] != second.episode_ids[0]
     # both are found; the same words said twice are shown once, citing both episodes
-    cited = {c for h in agent.memory.query("yes", 5) for c in h.cites}
+    cited = {c for h in agent.memory.query("ferry", 5) for c in h.cites}  # (a bare "yes" asks about nothing)
     assert cited >= {first.episode_ids[0], second.episode_ids[0]}
 
 

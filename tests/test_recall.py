@@ -137,6 +137,39 @@ def test_the_floor_answers_nothing_for_an_unrelated_question_but_a_named_word_al
     assert [h.text for h in recall.recall("pinecone", 5)][0] == "The wifi password at the cabin is pinecone-42."
 
 
+def test_a_query_of_only_stop_words_asks_about_nothing_and_matches_nothing(make_agent):
+    """`query the of and` listed the turns and facts that say "the", "of" and "and": the hash
+    embedder's bag of words counts stop words, so they were above the floor. A query with no content
+    word (stop words, a question's frame) is related to nothing; one word it asks about brings hits back."""
+    agent, _, channel, _ = make_agent(["send ok"] * 3, sleepInterval=0)
+    for text in ("The cat of the neighbour sleeps on the roof and the porch.", "The backup runs at 2am."):
+        channel.put(text)
+        agent.turn()
+    agent.memory.remember("A list of the things to buy and the shops to visit.")
+    agent.memory.semantic.learn("The office of the mayor is on the second floor and closes at five.")
+    agent.memory.sync_mirror()
+    for nothing in ("the of and", "the", "what is the", "tell me about it"):
+        assert agent.use_skill("query", nothing) == f"no memories match {nothing!r}"
+        assert agent.memory.query(nothing, 10) == []
+    assert "neighbour" in agent.use_skill("query", "the cat of the neighbour")
+
+
+def test_the_recall_skill_holds_its_hits_to_the_floor_query_does(make_agent):
+    """`recall` listed the nearest records however far: an unrelated question got every fact. It now
+    keeps only what passes the floor `query` holds its hits to (Recall.relevant)."""
+    agent, _, _, _ = make_agent([], sleepInterval=0)
+    agent.memory.semantic.learn("The cabin wifi password is pinecone-42.")
+    agent.memory.semantic.learn("The office of the mayor is on the second floor and closes at five.", tags=("town",))
+    agent.memory.sync_mirror()
+    for unrelated in ("quantum chromodynamics lattice", "the of and"):
+        assert agent.use_skill("query", unrelated) == f"no memories match {unrelated!r}"
+        for mode in ("", "hybrid: "):
+            assert agent.use_skill("recall", mode + unrelated).startswith("RECALL: nothing found"), mode + unrelated
+    found = agent.use_skill("recall", "cabin wifi password")
+    assert found.startswith("1. [fact") and "pinecone-42" in found and "mayor" not in found
+    assert "mayor" in agent.use_skill("recall", "#town")  # a listing by filters alone has no floor
+
+
 def test_what_only_spreading_reaches_faces_the_same_floor(open_test_memory):
     """The turns next to the one that matches are linked to it (adjacency), and so are the turns next
     to them: a question with one match gets that match, not its unrelated neighbours as padding."""

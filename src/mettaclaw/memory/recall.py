@@ -266,14 +266,31 @@ class Recall:
         """How related each candidate is, on the cosine scale: its best sentence or its whole vector,
         whichever is closer (a turn of short sentences can be about the question as a whole though
         none of its sentences is on its own), and 1 for a hit whose own text holds every content word of
-        the query (a name, a code, a number)."""
+        the query (a name, a code, a number). A query without content words ("the of and", "tell me
+        about it") asks about nothing, so nothing is related to it: the hash embedder, a bag of words
+        stop words included, put every text sharing its "the" and "of" above the floor."""
         wanted = frozenset(query_terms(query))
+        if not wanted:
+            return dict.fromkeys(scores, -1.0)
         out = {}
         for key in scores:
             out[key] = max(best_sentence.get(key, -1.0), cosine.get(key, -1.0))
             if out[key] < self.floor and wanted and wanted <= term_set(_text(keys[key][1])):
                 out[key] = 1.0
         return out
+
+    def relevant(self, query: str, records: list[Any]) -> set[str]:
+        """The ids of the semantic `records` at or above the relevance floor for `query`, measured as
+        `recall` measures its own candidates: the `recall` skill holds its hits to it, so an unrelated
+        question gets nothing there either (it listed the nearest records, however far)."""
+        if not records:
+            return set()
+        keys: dict[str, tuple[str, Any]] = {r.id: ("semantic", r) for r in records}
+        q = self.index.embedder.embed([query])[0]
+        cosine: dict[str | None, float] = {r.id: float(np.asarray(r.embedding, dtype=np.float32) @ q)
+                                           for r in records if r.embedding is not None}
+        relevance = self._relevance(query, keys, keys, cosine, self._best_sentences(q, list(keys), keys, cosine))
+        return {k for k, r in relevance.items() if r >= self.floor}
 
     # --- spreading and the shown list
     def _spread(self, hits: dict[str, Hit], keys: dict[str, tuple[str, Any]],

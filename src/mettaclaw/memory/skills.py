@@ -166,7 +166,12 @@ class MemorySkills:
         def episodic(query: str, limit: int) -> list[tuple[str, str, str]]:
             return [(h.time, h.text, h.id) for h in self.memory.query(query, limit, layer="episodic", visible=self.visible)]
 
-        return skills.recall(self.memory.semantic, arg, episodic=episodic, scope=self.scope, visible=self.visible)
+        def relevant(query: str, records: list[Any]) -> set[str]:
+            with self.memory.lock:
+                return self.memory.recall.relevant(query, records)
+
+        return skills.recall(self.memory.semantic, arg, episodic=episodic, scope=self.scope, visible=self.visible,
+                             relevant=relevant)
 
     # --- dreaming and spreading activation
     def dream(self, arg: str) -> str:

@@ -16,7 +16,7 @@ from mettaclaw.memory import scopes
 from mettaclaw.skills import SkillError
 
 from .memory import SemanticMemory
-from .records import KINDS, format_time
+from .records import KINDS, SemanticRecord, format_time
 
 EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, limit) -> [(time, text, id)]
 
@@ -100,7 +100,11 @@ def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
 
 
 def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None, scope: str = scopes.DEFAULT,
-           visible: frozenset[str] | None = None) -> str:
+           visible: frozenset[str] | None = None,
+           relevant: Callable[[str, list[SemanticRecord]], set[str]] | None = None) -> str:
+    """`recall`: records by meaning (or by filters alone), with `episodic` what was said and done.
+    `relevant(query, records)`: the ids among `records` at the relevance floor (Recall.relevant, the
+    one `query` holds its hits to); without it the nearest records are listed, however far."""
     text = (arg or "").strip()
     mode = "semantic"
     m = _MODE.match(text)
@@ -120,6 +124,9 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
             hits = mem.recall(query or None, limit, mode="semantic" if query else "logical", tags_all=tags,
                               tags_none=excluded, kind=opts.get("kind"), category=opts.get("category"),
                               as_of=as_of[1] if as_of else None, visible=_visible(scope, visible))
+            if query and relevant is not None:
+                kept = relevant(query, [h.record for h in hits if h.record is not None])
+                hits = [h for h in hits if h.record is not None and h.record.id in kept]
             for h in hits:
                 rec = h.record
                 src = f", from {', '.join(rec.source_episodes[:3])}" if rec.source_episodes else ""
