@@ -95,6 +95,24 @@ def test_recall_refuses_a_kind_no_record_has(mem):
         skills.recall(mem, "Alice kind=facts")  # was "RECALL: nothing found", as if no fact matched
 
 
+@pytest.mark.parametrize("arg", ["Alice limit=abc", "Alice limit=2.5", "Alice limit=0", "Alice limit=-3",
+                                 "episodic: Alice limit=5000", "hybrid: Alice limit=abc"])
+def test_recall_refuses_a_limit_that_is_not_a_whole_number_in_range(mem, arg):
+    # `limit=abc` said only "invalid literal for int() with base 10", and an episodic recall took
+    # limit=0 or 5000 unchecked (the semantic layer's own check is not on its way)
+    skills.learn(mem, "Alice lives in Paris")
+    episodic = lambda q, n: [("2026-01-01 10:00:00", "about Alice", f"ep-{i}") for i in range(n)]  # noqa: E731
+    with pytest.raises(SkillError, match=r"^limit= takes a whole number from 1 to 1000, e\.g\. limit=5, not '"):
+        skills.recall(mem, arg, episodic=episodic)
+    assert skills.recall(mem, "Alice limit=1000").startswith("1. [fact")
+
+
+def test_relate_refuses_a_weight_that_is_not_a_number(mem):
+    with pytest.raises(SkillError, match=r"^weight= takes a number from 0 to 1, e\.g\. weight=0\.5, not 'abc'$"):
+        skills.relate(mem, "tea IS_A drink weight=abc")  # was float()'s "could not convert string to float"
+    assert len(mem) == 0
+
+
 def test_supersede_and_history(mem):
     first = ids_in(skills.learn(mem, "concept espresso cup: a small cup"))[0]
     out = skills.supersede(mem, "espresso cup => a small cup of about 60 ml")

@@ -21,6 +21,8 @@ from .recall import touch as touch_records
 from .records import KINDS, RecallResult, SemanticRecord, looks_like_id, parse_time
 from .store import RecordFilter
 
+MAX_RECALL_LIMIT = 1000  # the most records one recall returns (the `recall` skill's limit= is checked against it)
+
 
 class AmbiguousRef(LookupError):
     """A name or text that several records answer to: a caller that would otherwise make a new record
@@ -102,8 +104,8 @@ class SemanticReading:
         if mode == "semantic" and not query:
             raise ValueError("semantic recall needs a query (use mode='logical' to list by filters)")
         check_query(query)
-        if not 1 <= int(limit) <= 1000:
-            raise ValueError(f"limit {limit} is outside 1..1000")
+        if not 1 <= int(limit) <= MAX_RECALL_LIMIT:
+            raise ValueError(f"limit {limit} is outside 1..{MAX_RECALL_LIMIT}")
         as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
         # a kind no record has is a mistake, as in learn: `recall sky kind=facts` answered "nothing found"
         if unknown := [k for k in as_tuple(kind) if k not in KINDS]:

@@ -16,6 +16,7 @@ from mettaclaw.memory import scopes
 from mettaclaw.skills import SkillError
 
 from .memory import SemanticMemory
+from .reading import MAX_RECALL_LIMIT
 from .records import KINDS, SemanticRecord, format_time
 
 EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, limit) -> [(time, text, id)]
@@ -38,6 +39,26 @@ def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
     opts = {k: v for k, v in _OPTION.findall(arg)}
     text = _OPTION.sub("", _TAG.sub("", arg))
     return " ".join(text.split()), opts, tags, excluded
+
+
+def _limit(opts: dict[str, str]) -> int:
+    """`limit=N`, checked here since an episodic recall never reaches the semantic layer's own check
+    (`limit=0` answered "nothing found"); `limit=abc` gave int()'s own words."""
+    raw = opts.get("limit", "10")
+    if not re.fullmatch(r"[0-9]{1,9}", raw) or not 1 <= int(raw) <= MAX_RECALL_LIMIT:
+        raise SkillError(f"limit= takes a whole number from 1 to {MAX_RECALL_LIMIT}, e.g. limit=5, not {raw[:60]!r}")
+    return int(raw)
+
+
+def _weight(opts: dict[str, str]) -> float | None:
+    """`weight=W` as a number (its range, [0, 1], is the relation store's check); `weight=abc` gave
+    float()'s own words."""
+    if "weight" not in opts:
+        return None
+    try:
+        return float(opts["weight"])
+    except ValueError:
+        raise SkillError(f"weight= takes a number from 0 to 1, e.g. weight=0.5, not {opts['weight'][:60]!r}") from None
 
 
 def learn(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
@@ -89,8 +110,8 @@ def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
         if pick is None:
             raise SkillError("no RELATION in capitals between two names, e.g. relate coffee mug IS_A container")
         a, rel, b = " ".join(tokens[:pick]), tokens[pick], " ".join(tokens[pick + 1 :])
+    weight = _weight(opts)
     try:
-        weight = float(opts["weight"]) if "weight" in opts else None
         is_new = rel.strip() and rel.upper() not in mem.relations.types()
         edge = mem.relate(a, rel, b, weight, scope=scope)
     except (ValueError, LookupError) as err:
@@ -117,8 +138,8 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
         raise SkillError("give a query, e.g. recall where does Alice live")
     if mode != "semantic" and episodic is None:
         raise SkillError(f"{mode} recall is not available here (no episodic memory is connected); use semantic")
+    limit = _limit(opts)
     try:
-        limit = int(opts.get("limit", 10))
         lines = []
         if mode in ("semantic", "hybrid"):
             hits = mem.recall(query or None, limit, mode="semantic" if query else "logical", tags_all=tags,
