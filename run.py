@@ -73,6 +73,8 @@ def main(argv: list[str]) -> int:
         you = ("You are the model: at each prompt type skill lines (send hello, remember ..., query ...)"
                if isinstance(llm, Console) else "Type a message")
         print(f"mettaclaw is running (model: {llm.name}, memory: {memory_dir}). {you}; Ctrl-D or Ctrl-C ends.", flush=True)
+        if agent.skills_notice:
+            print(f"warning: {agent.skills_notice}", file=sys.stderr)
         for error in agent.skill_errors:
             print(f"skill file not loaded: {error}", file=sys.stderr)
         try:

@@ -76,12 +76,16 @@ def test_started_from_another_folder_the_agent_finds_its_priors_and_says_what_it
     script.write_text("send hello\n")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
     proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "provider=scripted", f"scriptFile={script}",
-                           f"memoryDir={tmp_path / 'm'}", "embeddingprovider=hash", "maxTurns=1", "sleepInterval=0"],
+                           f"memoryDir={tmp_path / 'm'}", "embeddingprovider=hash", "maxTurns=1", "sleepInterval=0",
+                           "skillsDir=no-such-skills"],
                           cwd=tmp_path, env=env, input="hi\n", text=True, capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     line = next(row for row in proc.stdout.splitlines() if row.startswith("knowledge priors"))
     shipped = len(list((ROOT / "knowledge-priors").glob("*.md")))
     assert f"from {ROOT / 'knowledge-priors'}: {shipped} file(s) indexed" in line and "(0 chunks)" not in line, line
+    # a skills folder that is not there is said in one line, taken from the project folder as the priors are
+    notice = f"warning: skillsDir {str(ROOT / 'no-such-skills')!r} does not exist; no user skills loaded"
+    assert proc.stderr.splitlines().count(notice) == 1, proc.stderr[-2000:]
 
 
 def test_start_up_mistakes_past_parsing_are_one_line_and_exit_2(tmp_path: Path) -> None:

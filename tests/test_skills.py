@@ -61,6 +61,17 @@ def test_skill_files_that_cannot_be_read_are_reported_and_the_others_load(make_a
     assert "greet" in agent.skills
 
 
+@pytest.mark.parametrize("name, what", [("skills.metta", "is not a folder"), ("skils", "does not exist"),
+                                        ("empty", None)])
+def test_a_skills_dir_that_is_no_folder_is_said_and_the_agent_starts(make_agent, tmp_path, name, what) -> None:
+    # a file or a missing folder named by skillsDir loaded no skill and said nothing
+    (tmp_path / "skills.metta").write_text('(skill greet "NAME" "say hello")\n', encoding="utf-8")
+    (tmp_path / "empty").mkdir()  # an empty folder is a choice, not a mistake
+    agent, *_ = make_agent([], (), skillsDir=str(tmp_path / name))
+    assert agent.skills_notice == (what and f"skillsDir {str(tmp_path / name)!r} {what}; no user skills loaded")
+    assert not agent.user_skills and not agent.skill_errors
+
+
 def test_skill_file_that_is_not_utf8_is_reported(make_agent, tmp_path) -> None:
     folder = tmp_path / "skills"
     folder.mkdir()

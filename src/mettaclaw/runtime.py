@@ -24,7 +24,7 @@ from mettaclaw.memory import Memory, scopes, working
 from mettaclaw.memory.episode_index import senders
 from mettaclaw.messages import shown
 from mettaclaw.parser import Command, parse_reply
-from mettaclaw.skillfiles import SKILL_NAME, LoadReport, SkillSpec, load_skill_files
+from mettaclaw.skillfiles import SKILL_NAME, LoadReport, SkillSpec, load_skill_files, user_skill_files
 from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
@@ -95,6 +95,7 @@ class Agent:
         self._bridges = bridges.install(self)
         self.user_skills: set[str] = set()  # run within `skill_bounds`: their MeTTa is nobody's we checked
         self.skill_bounds = Bounds(config.skillTimeout, config.skillMemoryMB, config.skillStackDepth)
+        self.skills_notice: str | None = None  # why no user skill was loaded, when skillsDir is no folder
         self.skills, self.skill_errors = self._load_metta()
         if self.skill_errors:  # for whoever's turn comes first
             self._results[""] = "SKILL FILE ERRORS (these files were not loaded):\n" + "\n".join(self.skill_errors)
@@ -106,8 +107,8 @@ class Agent:
         core: LoadReport = load_skill_files(self.runner, [metta_dir / f for f in CORE_FILES], {}, trusted=True)
         if core.errors:
             raise RuntimeError("the agent's own MeTTa files are broken: " + "; ".join(core.errors))
-        user_dir = self.config.folder("skillsDir")
-        user = load_skill_files(self.runner, sorted(user_dir.glob("*.metta")), core.skills,
+        user_files, self.skills_notice = user_skill_files(self.config.folder("skillsDir"))
+        user = load_skill_files(self.runner, user_files, core.skills,
                                 protected=AgentFunctions(core.functions | self._bridges, self.runner))
         for error in user.errors:
             log.error("skill file not loaded: %s", error)

@@ -140,6 +140,20 @@ def _error_line(text: str, message: str) -> int:
     return _line_of(text, int(match.group(1)) - 1) if match else 1
 
 
+def user_skill_files(folder: Path) -> tuple[list[Path], str | None]:
+    """The `.metta` files of the user's skill folder (`skillsDir`), and a line for the user when it is
+    no folder to read: a typo or a file named there loaded no skill and said nothing."""
+    shown = f"skillsDir {str(folder)!r}"
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        return [], f"{shown} {what}; no user skills loaded"
+    try:
+        next(folder.iterdir(), None)  # glob passes over a folder it may not list, as if it were empty
+    except OSError as err:
+        return [], f"{shown} cannot be read ({err.strerror or err}); no user skills loaded"
+    return sorted(folder.glob("*.metta")), None
+
+
 def load_skill_files(runner: Any, paths: list[Path], known: dict[str, SkillSpec], trusted: bool = False,
                      protected: Container[str] = frozenset()) -> LoadReport:
     """Load files in order into the runner; each bad file is skipped with its error reported.
