@@ -11,7 +11,7 @@ from conftest import CountingEmbedder, record_deletes
 
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.longterm import LongTermMemory
-from mettaclaw.memory.priors import MAX_SECTION, chunk_markdown, index_priors
+from mettaclaw.memory.priors import MAX_FILE_MB, MAX_SECTION, chunk_markdown, index_priors
 from mettaclaw.memory.vectors import InMemoryVectorStore
 
 REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"
@@ -85,6 +85,23 @@ def test_bad_files_are_reported_and_skipped(tmp_path: Path) -> None:
                                      "latin1.md: not UTF-8 (byte 5) (skipped)",
                                      "notes.txt: not Markdown (skipped)"]
     assert {m.source for m in ltm} == {"good.md"}
+
+
+def test_a_file_over_the_size_limit_is_refused_unread_and_keeps_what_it_gave_before(tmp_path: Path) -> None:
+    # a file of any size was read whole into memory (and embedded, thousands of chunks)
+    (tmp_path / "good.md").write_text(f"# Good\n\n{_para('fine')}\n")
+    (tmp_path / "dump.md").write_text(f"# Dump\n\n{_para('alpha')}\n")
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    assert sorted(index_priors(ltm, tmp_path, progress=False).added) == ["dump.md", "good.md"]
+    with (tmp_path / "dump.md").open("a") as grown:
+        grown.write(("# More\n\n" + _para("omega", 200) + "\n\n") * (MAX_FILE_MB * 2**20 // 1200))
+    size = (tmp_path / "dump.md").stat().st_size / 2**20
+    assert size > MAX_FILE_MB
+    report = index_priors(ltm, tmp_path, progress=False)
+    assert report.errors == [f"dump.md: {size:.1f} MB, over the {MAX_FILE_MB} MB a knowledge-prior file may hold; "
+                             "split it (skipped)"]
+    assert report.skipped == ["good.md"] and not report.removed and "1 refused (dump.md: " in report.summary()
+    assert ltm.query("alpha", mode="bm25")[0].source == "dump.md"  # what it gave before is kept
 
 
 def test_missing_folder_removes_nothing_it_does_not_own(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ chunks must go.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from .filters import PRIOR_TIME
 PRIOR_KIND = "prior"
 MIN_SECTION = 100  # chars: smaller sections are merged into the next one
 MAX_SECTION = 6000  # chars: larger sections are split at blank lines
+MAX_FILE_MB = 10  # one file past this is refused unread: a dump of that size is no prior (and was read whole)
 BATCH = 64  # chunks embedded at a time: a long file (300 chunks took minutes) moves the bar as it goes
 _HEADING = re.compile(r"(#{1,4})\s")  # the title is cut out by _heading, not by a pattern: see there
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -162,7 +164,11 @@ def _shown(name: str) -> str:
 
 
 def _read_markdown(path: Path) -> str:
-    raw = path.read_bytes()
+    with path.open("rb") as file:  # one byte past the limit at most: a file of gigabytes is refused, not read
+        raw = file.read(MAX_FILE_MB * 2**20 + 1)
+        if len(raw) > MAX_FILE_MB * 2**20:
+            size = max(os.fstat(file.fileno()).st_size, len(raw)) / 2**20
+            raise ValueError(f"{size:,.1f} MB, over the {MAX_FILE_MB} MB a knowledge-prior file may hold; split it")
     if b"\x00" in raw:
         raise ValueError("not Markdown (binary content)")
     try:  # a byte-order mark (Windows editors write one) would hide the first heading from the chunker
