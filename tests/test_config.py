@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mettaclaw.config import ConfigError, load_config
-from mettaclaw.memory.lock import AgentLocked
+from mettaclaw.memory.lock import AgentLocked, FolderLock
 
 
 def test_precedence_defaults_file_environment_arguments(tmp_path) -> None:
@@ -90,12 +91,23 @@ def test_a_second_agent_on_the_same_memory_folder_is_refused(tmp_path) -> None:
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder), tests], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(AgentLocked, match="another agent is already running"):
+        # the message said "another agent" whatever held the folder (the MCP server, an import, ...)
+        with pytest.raises(AgentLocked, match=rf"^process {holder.pid} \({Path(sys.executable).name} -c '") as err:
             open_memory(test_config(folder), dream=False)
+        assert f"is already using the memory folder {str(folder)!r}" in str(err.value)
+        assert "\n" not in str(err.value)  # the holder's program was a script of many lines
     finally:
         holder.kill()
         holder.wait()
-    open_memory(test_config(folder), dream=False).close()  # free again once the holder is gone
+    assert (folder / "agent.lock.holder").is_file()  # killed, it left its note of who held the folder
+    second = FolderLock(folder)  # free again once the holder is gone
+    with pytest.raises(AgentLocked, match=rf"^process {os.getpid()} \("):
+        FolderLock(folder)
+    (folder / "agent.lock.holder").write_text('{"pid": 999999999, "program": "x", "since": "y"}')  # one gone
+    with pytest.raises(AgentLocked, match=r"^another process \(an agent, the MCP memory server, an export or an import\)"):
+        FolderLock(folder)
+    second.release()
+    assert not (folder / "agent.lock.holder").exists()
 
 
 def test_run_py_refuses_a_bad_setting_in_one_line(tmp_path) -> None:
