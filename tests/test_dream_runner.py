@@ -227,6 +227,22 @@ def test_a_corrupt_state_file_is_set_aside_and_nothing_is_lost(tmp_path):
         assert dreamer.state.dream_mark == -1 and not state.exists(), "moved aside"
         dreamer.dream()
         assert snapshot(sem) == before
+    # each damaged file is kept: set aside in one second, they shared one name and the last replaced the others
+    kept = sorted(p.read_text() for p in tmp_path.glob("s.json.corrupt-*"))
+    assert kept == sorted(['{not json', '{"dream_mark": "12"}', '{"patterns": 5}', '{"theme_pending": {}}'])
+
+
+def test_state_files_set_aside_in_one_second_keep_each_its_own_name(tmp_path, monkeypatch):
+    from mettaclaw.memory.dream.state import load_state
+
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.5)  # all in one second
+    state = tmp_path / "state.json"
+    for damage in ("{not json", "[1]", '{"dream_mark": "x"}'):
+        state.write_text(damage)
+        assert load_state(state).dream_mark == -1
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {
+        "state.json.corrupt-1800000000": "{not json", "state.json.corrupt-1800000000-2": "[1]",
+        "state.json.corrupt-1800000000-3": '{"dream_mark": "x"}'}
 
 
 def test_derived_records_are_mirrored_into_longterm_memory_with_their_citations(tmp_path):

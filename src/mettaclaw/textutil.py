@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import tempfile
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -63,6 +64,21 @@ def append_synced(path: Path, text: str) -> None:
         fh.write(text.encode("utf-8"))
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def move_aside(path: Path, label: str = "corrupt") -> Path:
+    """Rename a damaged file to `<name>.<label>-<unix second>`, or `...-<second>-2`, `-3` when that
+    name is taken, and return where it went: two set aside in one second were one name, and the
+    second rename replaced the first file, the evidence of what went wrong. (Looking before renaming
+    is safe: one process holds a memory folder.)"""
+    stamp = int(time.time())
+    aside = path.with_name(f"{path.name}.{label}-{stamp}")
+    n = 1
+    while aside.exists() or aside.is_symlink():
+        n += 1
+        aside = path.with_name(f"{path.name}.{label}-{stamp}-{n}")
+    os.replace(path, aside)
+    return aside
 
 
 def atomic_write(path: Path, text: str) -> None:

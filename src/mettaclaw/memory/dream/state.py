@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from mettaclaw.textutil import atomic_write
+from mettaclaw.textutil import atomic_write, move_aside
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +51,7 @@ def load_state(path: Path) -> DreamState:
                 raise TypeError(f"{name} is {type(value).__name__}, not {type(default).__name__}")
         return state
     except (ValueError, TypeError) as err:
-        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
-        os.replace(path, aside)
+        aside = move_aside(path)
         log.error("dream state %s is unreadable (%s); moved to %s, starting over", path, err, aside)
         return DreamState()
 
