@@ -74,8 +74,19 @@ def test_a_torn_tail_loses_only_the_torn_entry_and_later_writes_read_back(tmp_pa
     store.close()
 
 
-@pytest.mark.parametrize("damage", ["other embedder", "other type", "garbage header", "empty", "path in header"])
-def test_a_foreign_or_damaged_folder_starts_empty(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize("damage, said", [
+    ("other embedder", "were made by hash (8 dimensions, float16), not by this memory's other (8 dimensions, float16)"),
+    ("other type", "were made by hash (8 dimensions, float16), not by this memory's hash (8 dimensions, float32)"),
+    ("other format", "are in format 1, not this version's 2"),
+    # a damaged header said "made for another embedder or format", and the user looked for a setting
+    ("garbage header", "are listed in rows.jsonl, whose header is damaged (not JSON)"),
+    ("empty", "are listed in rows.jsonl, whose header is damaged (not JSON)"),
+    ("a list", "are listed in rows.jsonl, whose header is damaged (not a JSON object)"),
+    ("no dim", "are listed in rows.jsonl, whose header is damaged (no valid dim)"),
+    ("path in header", "are listed in rows.jsonl, whose header is damaged (it names '../../etc/passwd' as the "
+                       "vectors file)")])
+def test_a_foreign_or_damaged_folder_starts_empty(tmp_path: Path, damage: str, said: str,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
     store = reopen(tmp_path)
     store.put("a", "d1", vecs(1))
     store.close()
@@ -84,11 +95,19 @@ def test_a_foreign_or_damaged_folder_starts_empty(tmp_path: Path, damage: str) -
         rows.write_bytes(b"\x00\xffnot json\n")
     elif damage == "empty":
         rows.write_bytes(b"")
+    elif damage == "a list":
+        rows.write_bytes(b"[2]\n" + rows.read_bytes().split(b"\n", 1)[1])
+    elif damage == "no dim":
+        rows.write_bytes(rows.read_bytes().replace(b'"dim":8', b'"dim":"8"', 1))
+    elif damage == "other format":
+        rows.write_bytes(rows.read_bytes().replace(b'"format":2', b'"format":1', 1))
     elif damage == "path in header":
         rows.write_bytes(rows.read_bytes().replace(b"vectors-0.bin", b"../../etc/passwd", 1))
     embedder, dtype = {"other embedder": ("other", "float16"), "other type": ("hash", "float32")}.get(
         damage, ("hash", "float16"))
-    store = reopen(tmp_path, embedder, dtype)
+    with caplog.at_level("WARNING", logger=keyed_vectors.__name__):
+        store = reopen(tmp_path, embedder, dtype)
+    assert caplog.messages == [f"the vectors in {tmp_path} {said}; they will be computed again as they are needed"]
     assert store.get("a", "d1") is None
     assert sum(p.stat().st_size for p in tmp_path.glob("vectors-*.bin")) == 0  # nothing of the old kept
     store.put("a", "d1", vecs(1))

@@ -136,16 +136,9 @@ class FileKeyedVectors:
         except FileNotFoundError:
             return None
         self._torn, lines = not data.endswith(b"\n"), data.split(b"\n")
-        try:
-            header = orjson.loads(lines[0])
-            usable = (header.get("format") == FORMAT and header.get("embedder") == self.embedder
-                      and header.get("dim") == self.dim and header.get("dtype") == self.dtype.name
-                      and re.fullmatch(r"vectors-\d+\.bin", str(header.get("vectors"))) is not None)
-        except (orjson.JSONDecodeError, AttributeError):
-            usable = False
-        if not usable:
-            log.warning("the vectors in %s were made for another embedder or format; they will be "
-                        "computed again as they are needed", self.folder)
+        header, why = self._header_of(lines[0])
+        if why is not None:
+            log.warning("the vectors in %s %s; they will be computed again as they are needed", self.folder, why)
             return None
         body = [line for line in lines[1:] if line]
         try:  # one parse for the whole file
@@ -165,6 +158,30 @@ class FileKeyedVectors:
             elif len(row) == 1:
                 entries.pop(str(row[0]), None)
         return str(header["vectors"])
+
+    def _header_of(self, line: bytes) -> tuple[dict[str, Any], str | None]:
+        """The header line, and why the vectors it names are not this store's (None: they are). A
+        damaged header is told apart from another embedder's or format's: "made for another embedder
+        or format" sent the user looking for a setting they had not changed."""
+        try:
+            header = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return {}, f"are listed in {self._rows_path.name}, whose header is damaged (not JSON)"
+        if not isinstance(header, dict):
+            return {}, f"are listed in {self._rows_path.name}, whose header is damaged (not a JSON object)"
+        if type(header.get("format")) is int and header["format"] != FORMAT:  # an older header has other fields
+            return header, f"are in format {header['format']}, not this version's {FORMAT}"
+        kinds = {"format": int, "embedder": str, "dim": int, "dtype": str, "vectors": str}
+        if wrong := [k for k, kind in kinds.items() if type(header.get(k)) is not kind]:
+            return header, f"are listed in {self._rows_path.name}, whose header is damaged (no valid {', '.join(wrong)})"
+        if re.fullmatch(r"vectors-\d+\.bin", header["vectors"]) is None:
+            return header, (f"are listed in {self._rows_path.name}, whose header is damaged (it names "
+                            f"{header['vectors'][:100]!r} as the vectors file)")
+        made, ours = (header["embedder"], header["dim"], header["dtype"]), (self.embedder, self.dim, self.dtype.name)
+        if made != ours:
+            return header, "were made by {} ({} dimensions, {}), not by this memory's {} ({} dimensions, {})".format(
+                *(str(v)[:100] for v in (*made, *ours)))
+        return header, None
 
     def _start(self, name: str, entries: dict[str, _Entry]) -> str:
         """Write `rows.jsonl` anew (synced, swapped in by one rename) naming the vectors file `name`."""
