@@ -128,7 +128,7 @@ def test_a_damaged_export_is_refused_before_anything_is_written(tmp_path) -> Non
         target = tmp_path / f"copy-{len(damage)}-{next(iter(damage))}"
         done = cli("import", str(dump), *settings(target))
         assert done.returncode == 2 and f"line {record_at + 1} is not a valid 'record'" in done.stderr, done.stderr
-        assert not (target / "history.metta").exists(), "nothing was written"
+        assert not target.exists(), "nothing was written (the folder was made, with an agent.log in it)"
 
 
 def test_an_export_with_a_trace_record_at_an_impossible_time_is_refused(tmp_path) -> None:
@@ -191,6 +191,50 @@ def test_an_export_with_values_no_write_could_make_is_refused_before_anything_is
     done = cli("import", str(dump), *settings(target))
     assert done.returncode == 2 and "line 3 is not a valid 'record'" in done.stderr, done.stderr
     assert not (target / "history.metta").exists(), "nothing was written"
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    return {p.relative_to(folder).as_posix(): None if p.is_dir() else p.read_bytes() for p in folder.rglob("*")}
+
+
+def test_a_failed_import_takes_away_what_it_wrote_and_nothing_that_was_there(tmp_path) -> None:
+    """An import refused or failed left the folder it made, with its agent.log, or a folder filled with
+    the trace and marked unfinished; a folder that was there keeps what it held, and only that."""
+    from conftest import free_port
+
+    original = tmp_path / "original"
+    fill(original)
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    (tmp_path / "bad.jsonl").write_text('{"type": "nonsense"}\n')
+    made = tmp_path / "made"
+    done = cli("import", str(tmp_path / "bad.jsonl"), *settings(made / "below"))
+    assert done.returncode == 2 and "not a mettaclaw memory export" in done.stderr and not made.exists(), done.stderr
+    done = cli("import", str(tmp_path / "missing.jsonl"), *settings(made))
+    assert done.returncode == 2 and "cannot read" in done.stderr and not made.exists(), done.stderr
+    no_server = ("chromaMode=server", f"chromaPort={free_port()}")  # fails opening, after the trace was written
+    done = cli("import", str(dump), *settings(made / "below", *no_server))
+    assert done.returncode == 2 and "no Chroma server" in done.stderr and not made.exists(), done.stderr
+    kept = tmp_path / "kept"
+    (kept / "workspace").mkdir(parents=True)
+    (kept / "workspace" / "notes.txt").write_text("mine")
+    (kept / "history.metta").write_bytes(b"")
+    before = tree(kept)
+    done = cli("import", str(dump), *settings(kept, *no_server))
+    assert done.returncode == 2 and "no Chroma server" in done.stderr and tree(kept) == before, done.stderr
+    (kept / "history.metta").write_text('("2026-01-01 10:00:00" "HUMAN_MESSAGE: " "hi")\n')
+    before = tree(kept)
+    done = cli("import", str(dump), *settings(kept))
+    assert done.returncode == 2 and "already holds a memory" in done.stderr and tree(kept) == before, done.stderr
+    (kept / "history.metta").write_bytes(b"")
+    (kept / "dream").mkdir()
+    (kept / "dream" / "state.json").write_text('{"dream_mark": 7}')  # the import would have written over it
+    done = cli("import", str(dump), *settings(kept))
+    assert done.returncode == 2 and "already holds a memory" in done.stderr, done.stderr
+    __import__("shutil").rmtree(kept / "dream")
+    assert cli("import", str(dump), *settings(kept)).returncode == 0  # what was there was no hindrance
+    assert (kept / "workspace" / "notes.txt").read_text() == "mine"
+    assert answers(kept) == answers(original)
 
 
 def test_an_import_cut_short_leaves_a_folder_that_says_so_instead_of_part_of_a_memory(tmp_path) -> None:

@@ -11,6 +11,7 @@ the memory folder, so neither runs beside an agent on the same folder.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from mettaclaw import entry
 
@@ -37,21 +38,21 @@ def main(argv: list[str]) -> int:
         print("error: export and import work on a memory folder; run them where the memory server's "
               "memoryDir is (without memoryServer)", file=sys.stderr)
         return 2
-    if entry.log_to(config, "agent.log") is None:
-        return 2
     from . import transfer
 
-    try:
-        if command == "export":
-            memory = entry.open_memory(config, dream=False)
-            if memory is None:
-                return 2
-            try:
-                lines = transfer.write_export(memory, config, sys.stdout)
-            finally:
-                memory.close()
-            print(f"exported {lines} lines from {config.memory_path()}", file=sys.stderr)
-            return 0
+    if command == "export":
+        if entry.log_to(config, "agent.log") is None:
+            return 2
+        memory = entry.open_memory(config, dream=False)
+        if memory is None:
+            return 2
+        try:
+            lines = transfer.write_export(memory, config, sys.stdout)
+        finally:
+            memory.close()
+        print(f"exported {lines} lines from {config.memory_path()}", file=sys.stderr)
+        return 0
+    try:  # the file and the folder are checked before anything is written: a refused import leaves nothing
         try:
             handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
         except OSError as err:
@@ -59,22 +60,45 @@ def main(argv: list[str]) -> int:
             return 2
         with handle:
             items = list(transfer.read_export(handle))
-        transfer.prepare_folder(config, items)
-        memory = entry.open_memory(config, dream=False, progress=True, importing=True)
-        if memory is None:
-            return 2
-        try:
-            counts = transfer.restore(memory, items)
-        finally:
-            memory.close()
-        transfer.finish(config)
-        print(f"imported into {config.memory_path()}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())),
-              file=sys.stderr)
-        return 0
+        transfer.check_folder(config)
     except (transfer.ImportError_, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    undo = transfer.Undo(config)
+    done = False
+    try:
+        done = _import(config, items)
+    finally:
+        if not done and (why := undo.undo()) is not None:
+            print(f"error: what the import wrote to {config.memory_path()} is left there ({why}); delete that "
+                  "folder before importing again", file=sys.stderr)
+    return 0 if done else 2
 
+
+def _import(config: Any, items: list[dict[str, Any]]) -> bool:
+    """Fill the folder with the export's `items`; False after printing why it could not."""
+    from mettaclaw.config import ConfigError
+
+    from . import transfer
+
+    if entry.log_to(config, "agent.log") is None:
+        return False
+    try:
+        transfer.prepare_folder(config, items)
+    except (transfer.ImportError_, ConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return False
+    memory = entry.open_memory(config, dream=False, progress=True, importing=True)
+    if memory is None:
+        return False
+    try:
+        counts = transfer.restore(memory, items)
+    finally:
+        memory.close()
+    transfer.finish(config)
+    print(f"imported into {config.memory_path()}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())),
+          file=sys.stderr)
+    return True
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

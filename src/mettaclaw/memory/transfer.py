@@ -249,6 +249,74 @@ def unfinished(config: Any) -> str | None:
             "delete the folder and run the import again")
 
 
+def check_folder(config: Any) -> None:
+    """ImportError_ when the folder holds memory (a trace, a store, the dream's progress) or an
+    unfinished import: an import fills an empty folder, and never writes over what it holds."""
+    trace = config.memory_path("history.metta")
+    if (why := unfinished(config)) is not None:
+        raise ImportError_(why)
+    if ((trace.is_file() and trace.stat().st_size) or config.memory_path("dream", "state.json").exists()
+            or any(config.memory_path().glob("**/*.sqlite3"))):
+        raise ImportError_(f"{config.memory_path()} already holds a memory: import into an empty memoryDir")
+
+
+class Undo:
+    """What an import adds to the memory folder, taken away again when it fails, and nothing else: the
+    folder and its parents when it made them; in a folder that was there, the entries that were not
+    (and the trace, empty before, emptied again). A failed import left its agent.log, or a half-filled
+    folder, behind.
+
+    Made before anything is written; `undo()` holds the folder's lock while it removes, so another
+    process that took the folder meanwhile keeps what it wrote."""
+
+    def __init__(self, config: Any) -> None:
+        self.folder = config.memory_path()
+        self.trace = config.memory_path("history.metta")
+        self.made = None if self.folder.exists() or self.folder.is_symlink() else self.folder
+        while self.made is not None and not self.made.parent.exists():
+            self.made = self.made.parent  # the first folder that was not there: it goes, with what it holds
+        self.before = set(self.folder.rglob("*")) if self.made is None and self.folder.is_dir() else set()
+        self.trace_was_there = self.trace in self.before
+
+    def undo(self) -> str | None:
+        """Remove what the import added; None when it is done, else why it was not."""
+        from .lock import AgentLocked, FolderLock
+
+        try:
+            lock = FolderLock(self.folder)
+        except AgentLocked as err:
+            return str(err)
+        except OSError as err:
+            return err.strerror or str(err)
+        own = {lock.path, lock.holder_path}
+        marker = self.folder / UNFINISHED
+        try:
+            # deepest first, the unfinished mark last: stopped half way, what is left still says so
+            for path in sorted(set(self.folder.rglob("*")) - self.before - own - {marker}, reverse=True):
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()
+                else:
+                    path.unlink()
+            if self.trace_was_there:
+                self.trace.write_bytes(b"")
+            if marker not in self.before:
+                marker.unlink(missing_ok=True)
+        except OSError as err:
+            return f"{err.strerror or err} ({err.filename})"
+        finally:
+            lock.release()
+        for path in own - self.before:
+            path.unlink(missing_ok=True)
+        folder = self.folder
+        try:
+            while self.made is not None and folder.is_relative_to(self.made):
+                folder.rmdir()
+                folder = folder.parent
+        except OSError as err:
+            return f"{err.strerror or err} ({folder})"
+        return None
+
+
 def prepare_folder(config: Any, items: list[dict[str, Any]]) -> None:
     """Before the memory is opened: refuse a folder that holds memory, then mark it as being filled
     (`finish` removes the mark) and write the trace and the dream's progress, so that opening indexes
@@ -256,10 +324,7 @@ def prepare_folder(config: Any, items: list[dict[str, Any]]) -> None:
     from mettaclaw.textutil import atomic_write
 
     trace = config.memory_path("history.metta")
-    if (why := unfinished(config)) is not None:
-        raise ImportError_(why)
-    if (trace.is_file() and trace.stat().st_size) or any(config.memory_path().glob("**/*.sqlite3")):
-        raise ImportError_(f"{config.memory_path()} already holds a memory: import into an empty memoryDir")
+    check_folder(config)
     atomic_write(config.memory_path(UNFINISHED), "python -m mettaclaw.memory import has not finished filling this folder\n")
     with open(trace, "wb") as fh:
         for item in items:
