@@ -210,6 +210,10 @@ def test_a_failed_import_takes_away_what_it_wrote_and_nothing_that_was_there(tmp
     made = tmp_path / "made"
     done = cli("import", str(tmp_path / "bad.jsonl"), *settings(made / "below"))
     assert done.returncode == 2 and "not a mettaclaw memory export" in done.stderr and not made.exists(), done.stderr
+    (tmp_path / "latin.jsonl").write_bytes(b'{"type": "header", "format": "caf\xe9"}\n')
+    done = cli("import", str(tmp_path / "latin.jsonl"), *settings(made))  # was a UnicodeDecodeError traceback
+    assert done.returncode == 2 and done.stderr == f"error: {tmp_path / 'latin.jsonl'} is not UTF-8 text, so not a " \
+        "mettaclaw memory export\n" and not made.exists(), done.stderr
     done = cli("import", str(tmp_path / "missing.jsonl"), *settings(made))
     assert done.returncode == 2 and "cannot read" in done.stderr and not made.exists(), done.stderr
     no_server = ("chromaMode=server", f"chromaPort={free_port()}")  # fails opening, after the trace was written

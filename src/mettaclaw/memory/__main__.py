@@ -64,6 +64,10 @@ def main(argv: list[str]) -> int:
     except (transfer.ImportError_, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except UnicodeDecodeError:  # was a traceback
+        shown = "standard input" if source == "-" else source
+        print(f"error: {shown} is not UTF-8 text, so not a mettaclaw memory export", file=sys.stderr)
+        return 2
     undo = transfer.Undo(config)
     done = False
     try:
