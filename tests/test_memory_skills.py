@@ -199,3 +199,33 @@ def test_a_word_inside_a_chinese_or_japanese_message_is_found(make_agent) -> Non
     channel_said = [agent.turn().results[0], agent.turn().results[0]]
     assert "我喜欢喝绿茶和乌龙茶" in channel_said[0], channel_said
     assert "私は東京に住んでいます" in channel_said[1], channel_said
+
+
+def test_spread_starts_from_an_episode_and_says_what_it_takes(open_test_memory) -> None:
+    """`spread ep-0` answered "no record with id, name or text 'ep-0'", though the graph links an episode
+    to its neighbouring turns and to what was learned from it."""
+    import time
+
+    from mettaclaw.memory.skills import MemorySkills
+    from mettaclaw.messages import Message
+    from mettaclaw.skills import SkillError
+
+    memory = open_test_memory(dream=False)
+    said = ["The spare key is under the blue pot.", "Coffee time!", "Emma is allergic to peanuts."]
+    turns = [memory.record_turn(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(1_790_000_000 + 60 * n)),
+                                [Message(line, who="ana", channel="terminal")], []).turn_id for n, line in enumerate(said)]
+    skills = MemorySkills(memory, lambda: "2026-01-01 00:00:00", 10)
+    fact = skills.run("learn", f"The spare key is under the blue pot episodes={turns[0]}").split()[2]
+    out = skills.spread(turns[0]).splitlines()
+    assert out[0] == f"SPREAD from {turns[0]} (ana: The spare key is under the blue pot.):"
+    assert any(line.startswith(f"  semantic: {fact} ") for line in out), out  # learned from it
+    assert any(line.startswith(f"  episodic: {turns[1]} 'ana: Coffee time!'") for line in out), out  # the next turn
+    assert skills.spread(fact).startswith(f"SPREAD from {fact} (The spare key")
+    takes = "spread starts from a fact, concept, summary or theme (its id, name or text) or an episode (ep-N, act-N)"
+    memory_id = skills.remember("the garage code is 4321").split()[1]
+    for ref, said_first in (("ep-999", "no episode 'ep-999'"), ("act-0", "no episode 'act-0'"),
+                            ("no such thing", "no record with id, name or text 'no such thing'"),
+                            (memory_id, f"{memory_id!r} is a memory (from remember), which no link leads from")):
+        with pytest.raises(SkillError) as err:
+            skills.spread(ref)
+        assert str(err.value) == f"{said_first}: {takes}"

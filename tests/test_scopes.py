@@ -67,10 +67,10 @@ def shown(memory, visible: frozenset[str]) -> str:
                                                                            visible=visible, touch=False)]
     out += [f"{e.id} {e.text}" for e in memory.around("2026", 1000, visible)]
     out.append(json.dumps(memory.semantic.tags(visible)))
-    for ref in ("team lunch", "locker", "gym"):
+    for ref in ("team lunch", "locker", "gym", *(e.id for e in memory.around("2026", 1000))):  # episodes of both
         try:
-            record, grouped = memory.spread(ref, visible)
-            out += [record.content] + [f"{n} {memory.text_of(n)}" for found in grouped.values() for n, _ in found]
+            _, text, grouped = memory.spread(ref, visible)
+            out += [text] + [f"{n} {memory.text_of(n)}" for found in grouped.values() for n, _ in found]
         except LookupError:
             pass
     return "\n".join(out)
@@ -129,9 +129,9 @@ def test_activation_never_flows_through_another_scopes_records(tmp_path) -> None
         semantic.relate(bridge, "RELATED_TO", far, weight=1.0)
         memory.sync_mirror()
         alice = scopes.reading("user:alice")
-        _, everyone = memory.spread(start)
+        *_, everyone = memory.spread(start)
         assert {bridge, far} <= {n for found in everyone.values() for n, _ in found}  # the path exists
-        _, grouped = memory.spread(start, alice)
+        *_, grouped = memory.spread(start, alice)
         assert not {bridge, far} & {n for found in grouped.values() for n, _ in found}
         expanded: set[str] = set()
 

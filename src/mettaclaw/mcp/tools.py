@@ -138,12 +138,12 @@ class MemoryTools:
                             for r in found if r.record is not None]}
 
     def spread_activation(self, source: Ref, limit: Limit = 5) -> dict[str, Any]:
-        """What one record activates through the graph, grouped by layer (semantic, longterm, episodic)."""
+        """What one record or episode (ep-N) activates through the graph, grouped by layer (semantic, longterm, episodic)."""
         try:
-            rec, grouped = self.memory.spread(source, self.visible)
+            start, _, grouped = self.memory.spread(source, self.visible)
         except LookupError as err:
             raise ToolError(str(err)) from None
-        return {"source": rec.id, "layers": {layer: [{"id": node, "activation": round(act, 4),
+        return {"source": start, "layers": {layer: [{"id": node, "activation": round(act, 4),
                                                       "text": self.memory.text_of(node)} for node, act in found[:limit]]
                                              for layer, found in grouped.items()}}
 

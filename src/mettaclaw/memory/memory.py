@@ -27,9 +27,11 @@ from .lock import FolderLock
 from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
 from .recall import Hit, LayerGraph, Recall
 from .semantic.memory import cites
+from .semantic.reading import AmbiguousRef
 
 log = logging.getLogger(__name__)
 
+SPREAD_TAKES = "spread starts from a fact, concept, summary or theme (its id, name or text) or an episode (ep-N, act-N)"
 RECORD_SCOPES_KEPT = 200_000  # semantic records whose scope spreading keeps at hand (about 30 MB)
 
 
@@ -154,13 +156,29 @@ class Memory(Forgetting):
         episode = self.trace.get(message_id(offset)) if offset is not None else None
         return episode if scopes.may_read(visible, episode) else None
 
-    def spread(self, ref: str, visible: frozenset[str] | None = None) -> tuple[Any, dict[str, list[tuple[str, float]]]]:
-        """The semantic record `ref` names (id, name or exact text; LookupError if none) and what it
-        activates, grouped by layer, best first (nodes of other scopes left out)."""
+    def spread(self, ref: str, visible: frozenset[str] | None = None) -> tuple[str, str, dict[str, list[tuple[str, float]]]]:
+        """What `ref` activates, grouped by layer, best first (nodes of other scopes left out), with the
+        id and text of where it starts: a semantic record (id, name or exact text) or an episode
+        (`ep-N`, `act-N`: the graph links an episode to its neighbouring turns and to what was distilled
+        from it, and `spread ep-12` answered "no record"). LookupError naming what it takes if neither."""
+        ref = (ref or "").strip()
         with self.lock:
-            record = self.semantic.resolve(ref, visible)
+            if offset_of(ref) is not None:
+                if self.index.row(ref) is None or self.readable_episode(ref, visible) is None:
+                    raise LookupError(f"no episode {ref[:100]!r}: {SPREAD_TAKES}")
+                node, text = ("episodic", ref), self.text_of(ref) or ""
+            else:
+                try:
+                    record = self.semantic.resolve(ref, visible)
+                except AmbiguousRef:
+                    raise
+                except LookupError as err:
+                    memory = self.index.row(ref) is not None and (visible is None or self.visible(ref, visible))
+                    raise LookupError(f"{ref[:100]!r} is a memory (from remember), which no link leads from: "
+                                      f"{SPREAD_TAKES}" if memory else f"{err}: {SPREAD_TAKES}") from None
+                node, text = ("semantic", record.id), record.content
             graph = self.recall.graph if visible is None else self.recall.graph.within(lambda n: self.visible(n, visible))
-            return record, spread_with(graph, {("semantic", record.id): 1.0}, self.settings)
+            return node[1], text, spread_with(graph, {node: 1.0}, self.settings)
 
     def visible(self, record_id: str, visible: frozenset[str]) -> bool:
         """May a reader of the `visible` scopes see this record (a memory, episode, statistic or

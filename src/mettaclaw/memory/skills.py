@@ -186,17 +186,17 @@ class MemorySkills:
         return shown.split("\n", 1)[0] if not self.with_agent else shown
 
     def spread(self, arg: str, limit: int = 5) -> str:
-        """`spread <id or name>`: what one record activates in each layer."""
+        """`spread <id or name>`: what one record (or episode) activates in each layer."""
         ref = (arg or "").strip()
         if not ref:
-            raise SkillError("give a record id or name, e.g. spread coffee mug")
+            raise SkillError("give a record id or name, or an episode id, e.g. spread coffee mug or spread ep-12")
         try:
-            rec, grouped = self.memory.spread(ref, self.visible)
+            source, text, grouped = self.memory.spread(ref, self.visible)
         except LookupError as err:
             raise SkillError(str(err)) from None
         if not grouped:
-            return f"SPREAD: {rec.id} ({rec.content[:60]}) has no links yet"
-        out = [f"SPREAD from {rec.id} ({rec.content[:60]}):"]
+            return f"SPREAD: {source} ({text[:60]}) has no links yet"
+        out = [f"SPREAD from {source} ({text[:60]}):"]
         for layer, found in grouped.items():
             shown = []
             for node, act in found[:limit]:
