@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
 import struct
 import time
@@ -24,7 +23,7 @@ import numpy as np
 
 from mettaclaw.config import ConfigError
 from mettaclaw.memory.vectors import StoredItem, Where
-from mettaclaw.textutil import atomic_write
+from mettaclaw.textutil import atomic_write, move_aside
 
 log = logging.getLogger(__name__)
 SEGMENT_RETRIES = (0.05, 0.2, 1.0)  # seconds before asking again (ChromaVectorStore.query)
@@ -122,21 +121,7 @@ def _cut_short(segment: Path) -> str | None:
 def _set_aside(folder: Path, segments: list[str]) -> list[Path]:
     """Move these vector segments' folders aside (kept, named .corrupt-<time>) so Chroma starts them
     anew; the caller writes their rows' vectors again."""
-    moved = []
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for segment in segments:
-        path = folder / segment
-        if path.exists():
-            aside = path.with_name(f"{segment}.corrupt-{stamp}")
-            for n in range(2, 1000):
-                if not aside.exists():
-                    break
-                aside = path.with_name(f"{segment}.corrupt-{stamp}-{n}")
-            os.replace(path, aside)
-            moved.append(aside)
-        else:
-            moved.append(path)
-    return moved
+    return [move_aside(folder / seg) if (folder / seg).exists() else folder / seg for seg in segments]
 
 
 def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
