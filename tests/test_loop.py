@@ -153,6 +153,49 @@ def test_prompt_sections_are_in_the_spec_order(make_agent) -> None:
     assert "write-file PATH TEXT : write TEXT to a file in the workspace" in prompt
 
 
+def test_the_prompt_head_is_assembled_once_and_again_when_prompt_txt_changes(tmp_path, open_test_memory) -> None:
+    """The instructions, skills and output format come from (prompt-head) once, are kept while prompt.txt
+    says the same, and are noted in every turn's log; an edited prompt.txt shows from the next turn."""
+    import json
+    import shutil
+
+    from conftest import FakeClock, test_config
+
+    from mettaclaw.channels import QueueChannel
+    from mettaclaw.llm import Scripted
+    from mettaclaw.runtime import Agent
+
+    root = tmp_path / "root"
+    for part in ("metta", "lib"):
+        shutil.copytree(PROJECT_ROOT / part, root / part)
+    clock = FakeClock()
+    llm = Scripted(["send one", "send two", "send three"])
+    agent = Agent(test_config(tmp_path / "memory"), llm, QueueChannel(["hi"]), open_test_memory(clock=clock), clock=clock,
+                  root=root)
+    assembled = []
+    evaluate = agent.runner.evaluate_atom
+    agent.runner.evaluate_atom = lambda atom: (assembled.append(str(atom)), evaluate(atom))[1]
+    try:
+        agent.turn()
+        agent.turn()
+        (root / "metta" / "prompt.txt").write_text("You are a test agent with new instructions.\n")
+        agent.turn()
+    finally:
+        agent.close()
+    assert assembled.count("(prompt-head)") == 2  # at the first turn and after the edit, not in between
+    first, second, third = (prompt_of(llm, n) for n in range(3))
+    head = first.split("\n\nLAST_SKILL_USE_RESULTS:")[0]
+    assert head.startswith((PROJECT_ROOT / "metta" / "prompt.txt").read_text().strip()[:40]) and "OUTPUT_FORMAT:" in head
+    assert second.split("\n\nLAST_SKILL_USE_RESULTS:")[0] == head
+    assert third.startswith("You are a test agent with new instructions.\n\nSKILLS")
+    records = [json.loads(line) for line in agent.config.memory_path("turns.jsonl").read_text().splitlines()]
+    for record in records:  # noted each turn, first, as when the sections were assembled every turn
+        assert list(record["prompt_sections"])[:3] == ["instructions", "SKILLS", "OUTPUT_FORMAT"]
+    assert records[0]["prompt_sections"]["SKILLS"] == records[1]["prompt_sections"]["SKILLS"] > 0
+    assert records[1]["prompt_sections"]["instructions"] == len(head.split("\n\nSKILLS")[0])
+    assert records[2]["prompt_sections"]["instructions"] == len("You are a test agent with new instructions.")
+
+
 def test_a_pin_too_long_for_every_prompt_is_refused_and_the_old_pin_stays(make_agent) -> None:
     agent, llm, _, _ = make_agent(["pin step 1: write the report", f"pin {'x' * 6000}", "send ok"], ["go"])
     outcomes = [agent.turn() for _ in range(3)]

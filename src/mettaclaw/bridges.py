@@ -91,6 +91,7 @@ def install(agent: Agent) -> set[str]:
         "finish-turn": agent.finish_turn,
         # prompt sections
         "prompt-file": agent.prompt_file,
+        "held-head": agent.held_head,
         "skill-list": agent.skill_list,
         "last-results": lambda: agent.last_results,
         "pinned": lambda: agent.memory.working.text_of(agent.scope),
@@ -136,7 +137,7 @@ def install(agent: Agent) -> set[str]:
         "join-nonempty": lambda *a: [ValueAtom("\n".join(t for t in strings(*a) if t.strip()))],
         "join-lines": lambda *a: [ValueAtom("\n".join(strings(*a)))],
         "parse-reply": lambda reply: [agent.parse_reply(atom_text(reply))],
-        "run-next-skill": lambda: [agent.run_next_skill()],
+        "run-commands": lambda: [agent.run_commands()],
     }
     for name, fn in raw.items():
         runner.register_atom(name, OperationAtom(name, fn, unwrap=False))
