@@ -69,6 +69,8 @@ DAMAGED_VECTOR_INDEX = ("Error deserializing pickle", "Error loading hnsw index"
                         "Error getting embedding")
 # The header hnswlib saves (header.bin, 100 bytes): format, offsetLevel0, max_elements, cur_element_count,
 # size_data_per_element, label_offset, offsetData, maxlevel, enterpoint, maxM, maxM0, M, mult, ef_construction.
+MOSTLY_DELETED = (100, 0.3)  # deleted rows (at least, and share of the graph) that have it built anew
+PROBE_ROWS = 16  # stored vectors looked up again at open (ChromaVectorStore._unreadable_vectors)
 HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
 
 
@@ -115,6 +117,21 @@ def _cut_short(segment: Path) -> str | None:
     if not (count * per_row <= sizes["data_level0.bin"] <= max(count, capacity) * per_row
             and 4 * count <= sizes["length.bin"] <= 4 * max(count, capacity)):
         return f"its files are shorter than the {count} rows its header names, or longer than its capacity"
+    return None
+
+
+def _mostly_deleted(folder: Path, live: int) -> str | None:
+    """Why the saved index should be built anew though nothing in it is damaged: most of its rows are
+    deleted ones. Chroma 1.5.9 keeps a deleted row in its graph, and after many deletes and upserts
+    live rows drop out of every search while `get` still returns them (chroma-core/chroma#7758; here
+    a graph 44% deleted lost 249 of 300 rows to one 38-row upsert). Built anew, it holds the live rows."""
+    for seg in _saved_vector_segments(folder):
+        header = folder / seg / "header.bin"
+        if header.is_file() and header.stat().st_size == HNSW_HEADER.size:
+            total = HNSW_HEADER.unpack(header.read_bytes())[3]
+            deleted = total - live
+            if deleted >= MOSTLY_DELETED[0] and deleted > MOSTLY_DELETED[1] * total:
+                return f"{deleted} of its {total} rows are deleted ones, which Chroma keeps in its graph"
     return None
 
 
@@ -202,18 +219,27 @@ class ChromaVectorStore:
             self.vectors_lost = None
 
     def _unreadable_vectors(self) -> str | None:
-        """Why the collection's vector index cannot serve (None when it can): one stored vector read
-        and looked up again. A pickle or a row Chroma cannot read fails every query, where a
-        file-size check (`_cut_short`) cannot see it."""
+        """Why the collection's vector index cannot serve (None when it can): stored vectors read back
+        and each looked up again, where it must be its own nearest neighbour (or one with the same
+        vector). A pickle or a row Chroma cannot read fails every query; a kill while Chroma saved its
+        graph left one whose searches reached 22 of 743 rows, every file the right size (the crash
+        campaign). Checked: the rows written last, which a save cut short holds, and some others."""
+        import random
+
         try:
-            got = self._col.get(limit=1, include=["embeddings"])
-            if len(got["ids"]):
-                self._col.query(query_embeddings=[got["embeddings"][0]], n_results=1, include=[])
+            total = self._col.count()
+            if not total:
+                return None
+            starts = {max(0, total - PROBE_ROWS // 2), random.randrange(max(1, total - PROBE_ROWS // 2))}
+            vectors = [v for start in starts
+                       for v in self._col.get(limit=PROBE_ROWS // 2, offset=start, include=["embeddings"])["embeddings"]]
+            found = self._col.query(query_embeddings=vectors, n_results=1, include=["distances"])
         except Exception as err:  # chromadb.errors.InternalError
             if any(sign in str(err) for sign in DAMAGED_VECTOR_INDEX):
                 return str(err)
             raise
-        return None
+        lost = sum(1 for d in found["distances"] if not d or d[0] > 1e-3)
+        return f"{lost} of {len(vectors)} stored vectors are not found by a search" if lost else None
 
     # --- constructors
     @classmethod
@@ -242,7 +268,7 @@ class ChromaVectorStore:
             client = chromadb.PersistentClient(path=str(folder), settings=_settings())
             store = cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
                         lock=lock, description=str(folder))
-            if not moved and (why := store._unreadable_vectors()) is not None:
+            if not moved and (why := store._unreadable_vectors() or _mostly_deleted(folder, store.count())):
                 store._client.close()  # the lock stays held: no one else may open the folder meanwhile
                 damaged = dict.fromkeys(_saved_vector_segments(folder), why)
                 if not damaged:
@@ -253,8 +279,8 @@ class ChromaVectorStore:
                             lock=lock, description=str(folder))
             if damaged or rebuilding.exists():
                 reasons = "; ".join(f"{seg}: {why}" for seg, why in damaged.items()) or "its rebuild was cut short"
-                store.vectors_lost = (f"the vector index in {folder} was damaged ({reasons}); it was moved aside "
-                                      f"({', '.join(p.name for p in moved)}) and is built again from the stored rows")
+                store.vectors_lost = (f"the vector index in {folder} cannot serve as it is ({reasons}); it was moved "
+                                      f"aside ({', '.join(p.name for p in moved)}) and is built again from the stored rows")
                 atomic_write(rebuilding, store.vectors_lost)  # until `rebuilt`: a kill meanwhile starts it over
             return store
         except Exception as err:
