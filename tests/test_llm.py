@@ -12,7 +12,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from mettaclaw.config import ConfigError, load_config
-from mettaclaw.llm import Console, LLMError, OpenAICompatible, Scripted, make_llm
+from mettaclaw.llm import (
+    BACKOFF_MAX,
+    Backoff,
+    Console,
+    LLMError,
+    OpenAICompatible,
+    Scripted,
+    make_llm,
+    retry_after,
+)
 
 
 class FakeChat(BaseHTTPRequestHandler):
@@ -103,6 +112,35 @@ def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None
         OpenAICompatible("broken", "k", server, timeout=10, max_tokens=5).complete("p", "m")
     with pytest.raises(LLMError, match="timed out"):
         OpenAICompatible("slow", "k", server, timeout=0.5, max_tokens=5).complete("p", "m")
+
+
+def test_a_429_carries_the_wait_its_retry_after_asks_for(server) -> None:
+    with pytest.raises(LLMError) as caught:
+        OpenAICompatible("busy", "k", server, timeout=30, max_tokens=5).complete("p", "m")
+    assert caught.value.retry_after == 20
+
+
+def test_retry_after_is_read_in_seconds_milliseconds_or_as_a_date() -> None:
+    assert retry_after({"retry-after": "7"}) == 7
+    assert retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert 50 < retry_after({"retry-after": time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60))}) <= 60
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0  # past: no wait
+    for odd in ({}, None, {"retry-after": "soon"}, {"retry-after": "nan"}, {"retry-after": "inf"}):
+        assert retry_after(odd) is None
+
+
+def test_backoff_doubles_heeds_retry_after_within_a_bound_and_tells_each_new_reason_once() -> None:
+    backoff = Backoff()
+    assert backoff.delay == 0
+    assert backoff.failed("401") and backoff.delay == 1
+    assert not backoff.failed("401") and backoff.delay == 2
+    assert backoff.failed("429", asked=30) and backoff.delay == 30
+    assert not backoff.failed("429", asked=3600) and backoff.delay == BACKOFF_MAX
+    for _ in range(100):
+        backoff.failed("429")
+    assert backoff.delay == BACKOFF_MAX
+    backoff.succeeded()
+    assert backoff.delay == 0 and backoff.failed("429")
 
 
 def test_llm_timeout_bounds_the_whole_call_however_the_server_stalls(server) -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
+from mettaclaw import runtime
 from mettaclaw.runtime import PROJECT_ROOT
 
 
@@ -84,6 +87,55 @@ def test_model_failure_goes_to_the_next_prompt_and_the_loop_goes_on(make_agent, 
     assert "ERROR: model call failed: connection refused" in prompt_of(llm, 1)
     assert channel.sent == ["recovered"]
     assert "model call failed" in caplog.text
+
+
+def test_a_failed_model_call_is_told_to_the_person_once_a_reason_and_the_loop_backs_off(make_agent, monkeypatch) -> None:
+    """One message to an agent whose endpoint fails called it again every sleepInterval for all the
+    turns the message grants (50 calls in under a minute) and told the person nothing at all."""
+    import threading
+
+    replies = ["!error AuthenticationError: 401 bad key"] * 3 + ["!error timed out"] + ["send back"]
+    agent, llm, channel, _ = make_agent(replies, ["hello"], sleepInterval=0)
+    waits: list[float] = []
+    now = [1000.0]
+
+    class Stopping(threading.Event):  # waits pass at once, on a clock of the test's
+        def wait(self, timeout=None):
+            waits.append(timeout)
+            now[0] += timeout
+            return False
+
+    monkeypatch.setattr(runtime, "time", SimpleNamespace(monotonic=lambda: now[0], perf_counter=time.perf_counter))
+    agent.stopping = Stopping()
+    agent.run(5)
+    assert channel.notices == ["model call failed: AuthenticationError: 401 bad key; the next call waits 1 s",
+                               "model call failed: timed out; the next call waits 8 s"]
+    assert channel.sent == ["back"]
+    assert agent.backoff.delay == 0  # the call that got through ended the backoff
+    assert round(sum(waits)) == 1 + 2 + 4 + 8  # the loop waited longer after each failure
+
+
+def test_a_model_call_abandoned_for_ctrl_c_is_no_failure_to_tell(make_agent) -> None:
+    agent, llm, channel, _ = make_agent(["!error abandoned: the agent is stopping"], ["hello"])
+    agent.stopping.set()
+    agent.model_failed("abandoned: the agent is stopping")
+    assert channel.notices == [] and agent.backoff.delay == 0
+
+
+def test_a_new_message_cuts_the_backoff_short(make_agent) -> None:
+    """The turns a message grants wait for a broken endpoint; the person's next message does not."""
+    import threading
+
+    agent, llm, channel, _ = make_agent(["!error down", "send up"], ["hello"], sleepInterval=0)
+    agent.backoff.failures = 7  # the failure to come is the eighth in a row: 128 s to wait
+    threading.Timer(0.5, channel.put, ["are you there?"]).start()
+    guard = threading.Timer(10, agent.stop)  # a hang is a failure, not a stuck test
+    guard.start()
+    began = time.monotonic()
+    agent.run(2)
+    guard.cancel()
+    assert time.monotonic() - began < 5 and not agent.stopping.is_set()
+    assert "are you there?" in llm.prompts[1][1] and channel.sent == ["up"]
 
 
 def test_a_bug_while_running_one_command_is_reported_and_the_next_commands_run(make_agent, caplog, monkeypatch) -> None:

@@ -29,6 +29,14 @@ class Channel(Protocol):
 
     def send(self, text: str) -> None: ...
 
+    def notice(self, text: str) -> None:
+        """A line from the agent itself, not the model's (a failed model call): the person's to see."""
+        ...
+
+    def pending(self) -> bool:
+        """Whether something arrived that the next `receive` would see (a message, the end of input)."""
+        ...
+
 
 class QueueChannel:
     """In-memory channel for tests and embedding: `put` messages, read `sent`."""
@@ -39,6 +47,7 @@ class QueueChannel:
         for message in messages:
             self._queue.put(Message(message, None, name) if isinstance(message, str) else message)
         self.sent: list[str] = []
+        self.notices: list[str] = []
         self.closed = False
 
     def put(self, text: str | Message, who: str | None = None) -> None:
@@ -57,6 +66,13 @@ class QueueChannel:
 
     def send(self, text: str) -> None:
         self.sent.append(text)
+
+    def notice(self, text: str) -> None:
+        """Kept, not sent: on a shared channel (IRC) the agent's own errors are not the room's."""
+        self.notices.append(text)
+
+    def pending(self) -> bool:
+        return not self._queue.empty()
 
 
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -103,6 +119,9 @@ class TerminalChannel(QueueChannel):
         self._pump()
         return super().receive()
 
+    def pending(self) -> bool:
+        return not self._lines.empty() or super().pending()
+
     def read_model_line(self) -> str | None:
         """Blocking read of one line for the console provider; None at end of input (and ever after:
         a second read after Ctrl-D must not wait for a line that cannot come)."""
@@ -116,6 +135,11 @@ class TerminalChannel(QueueChannel):
     def send(self, text: str) -> None:
         super().send(text)
         self._out.write(f"agent> {printable(text)}\n")
+        self._out.flush()
+
+    def notice(self, text: str) -> None:
+        super().notice(text)
+        self._out.write(f"error: {printable(text)}\n")
         self._out.flush()
 
 

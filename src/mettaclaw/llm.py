@@ -8,11 +8,13 @@ next prompt and goes on.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
@@ -24,7 +26,65 @@ SCRIPT_SEPARATOR = "---"
 
 
 class LLMError(RuntimeError):
-    """The model call failed (network, timeout, bad answer); the message says why."""
+    """The model call failed (network, timeout, bad answer); the message says why. `retry_after` is the
+    wait in seconds the endpoint asked for (a 429's or 503's Retry-After), when it asked."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+BACKOFF_MAX = 300.0  # seconds: the longest wait between failed model calls, whatever Retry-After asks
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """The wait an answer's `retry-after-ms` or `Retry-After` (seconds or an HTTP date) asks for, in
+    seconds; None when it asks none or says it in no form we read."""
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = (headers.get(name) or "").strip()
+        if not value:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            try:
+                seconds = parsedate_to_datetime(value).timestamp() - time.time()
+            except (TypeError, ValueError, IndexError, OverflowError):
+                continue
+        if math.isfinite(seconds):
+            return max(0.0, seconds)
+    return None
+
+
+class Backoff:
+    """Model calls failed in a row, and how long the loop waits before the next one. Why: every turn a
+    message grants (maxNewInputLoops, 50) called a broken endpoint again after sleepInterval, so one
+    message to an agent with a wrong key or an exhausted quota sent 50 requests in under a minute,
+    a 429's Retry-After unheeded. The wait doubles from 1 s with each failure, at least what the
+    endpoint asked for, at most BACKOFF_MAX; a call that succeeds ends it."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.asked: float | None = None  # the endpoint's last Retry-After
+        self.told: str | None = None  # the reason the user was last told, within this run of failures
+
+    @property
+    def delay(self) -> float:
+        if not self.failures:
+            return 0.0
+        return min(BACKOFF_MAX, max(2.0 ** min(self.failures - 1, 16), self.asked or 0.0))
+
+    def failed(self, reason: str, asked: float | None = None) -> bool:
+        """Count a failure; True when the user should be told (the first in a row, or a new reason)."""
+        self.failures += 1
+        self.asked = asked
+        tell, self.told = reason != self.told, reason
+        return tell
+
+    def succeeded(self) -> None:
+        self.failures, self.asked, self.told = 0, None, None
 
 
 @runtime_checkable
@@ -91,6 +151,8 @@ class OpenAICompatible:
             )
         except openai.APITimeoutError as err:
             raise LLMError(f"timed out: {err}") from err
+        except openai.APIStatusError as err:
+            raise LLMError(f"{type(err).__name__}: {err}", retry_after(err.response.headers)) from err
         except openai.OpenAIError as err:
             raise LLMError(f"{type(err).__name__}: {err}") from err
         except (ValueError, UnicodeError) as err:  # a body that is not JSON or not UTF-8

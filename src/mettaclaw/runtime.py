@@ -19,7 +19,7 @@ from mettaclaw import bridges
 from mettaclaw.bounded import Bounds, LimitExceeded, evaluate_bounded
 from mettaclaw.channels import Channel
 from mettaclaw.config import PROJECT_ROOT, Config
-from mettaclaw.llm import LLM, LLMError, call_in_thread
+from mettaclaw.llm import LLM, Backoff, LLMError, call_in_thread
 from mettaclaw.memory import Memory, scopes, working
 from mettaclaw.memory.episode_index import senders
 from mettaclaw.messages import shown
@@ -92,6 +92,7 @@ class Agent:
         self.last_commands: list[Command] = []  # the last turn's, for PREDICTIONS
         self.last_sent: str | None = None
         self._head: tuple[str, str, dict[str, int]] | None = None  # (prompt.txt's text, the head, its section sizes)
+        self.backoff = Backoff()  # failed model calls in a row: the loop waits longer after each
         self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
         self._bridges = bridges.install(self)
         self.user_skills: set[str] = set()  # run within `skill_bounds`: their MeTTa is nobody's we checked
@@ -143,8 +144,17 @@ class Agent:
             turns += 1
             if self.channel.closed and not self.turn_state.messages:
                 break
-            self.stopping.wait(self.config.sleepInterval)
+            self._pause()
         return turns
+
+    def _pause(self) -> None:
+        """sleepInterval between turns, and after failed model calls the backoff's wait, which a new
+        message or the end of input cuts short: the turns a message grants wait for a broken endpoint,
+        the person does not (each message they send is tried at once, and Ctrl-D ends the agent)."""
+        ends = time.monotonic() + max(self.config.sleepInterval, self.backoff.delay)
+        self.stopping.wait(self.config.sleepInterval)
+        while not self.stopping.is_set() and not self.channel.pending() and (left := ends - time.monotonic()) > 0:
+            self.stopping.wait(min(0.1, left))
 
     def stop(self) -> None:
         """End the run soon (safe from a signal handler): a model call under way is abandoned, the turn
@@ -257,16 +267,28 @@ class Agent:
                 reply = reply[:limit]
             state.reply = reply
             state.tokens = getattr(self.llm, "last_usage", None)
+            self.backoff.succeeded()
             return state.reply
         except LLMError as err:
             log.warning("model call failed: %s", err)
-            self.turn_state.error(f"ERROR: model call failed: {err}")
+            self.model_failed(str(err), err.retry_after)
         except Exception as err:  # a provider's own bug must not become the model's words either
             log.exception("model call failed")
-            self.turn_state.error(f"ERROR: model call failed: {type(err).__name__}: {err}")
+            self.model_failed(f"{type(err).__name__}: {err}")
         finally:
             state.model_ms = 1000 * (time.perf_counter() - began)
         return ""
+
+    def model_failed(self, reason: str, asked: float | None = None) -> None:
+        """A failed call goes to the next prompt, and to the person in one line when it is the first in
+        a row or a new reason: they were told nothing, so a wrong key or a down endpoint looked like
+        an agent that ignored them. The console provider's person is the model and sees it there."""
+        self.turn_state.error(f"ERROR: model call failed: {reason}")
+        if self.stopping.is_set():  # abandoned for Ctrl-C: no failure of the endpoint's
+            return
+        if self.backoff.failed(reason, asked) and self.llm.name != "console":
+            one_line = clip(" ".join(reason.split()), 300)  # an error page's HTML comes with its line ends
+            self.channel.notice(f"model call failed: {one_line}; the next call waits {self.backoff.delay:g} s")
 
     def _complete(self, prompt: str, message: str) -> str:
         """The model call in a daemon thread, waited for here, so that `stop()` ends the wait at once."""
