@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -58,6 +59,12 @@ class FakeChat(BaseHTTPRequestHandler):
             self.wfile.write(b'{"error": {"message": "slow down"}}')
             return
         odd = {"badjson": b'{"choices": [', "latin1": b'{"choices": [{"message": {"content": "caf\xe9"}}]}',
+               "toolcall": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": null, "tool_calls": '
+                           b'[{"id": "c", "type": "function", "function": {"name": "send", "arguments": "{}"}}]}}]}',
+               "refusal": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": null, '
+                          b'"refusal": "I cannot help with that."}}]}',
+               "nochoices": b'{"choices": []}',
+               "nullcontent": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": null}}]}',
                "intcontent": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": 42}}]}',
                "nomessage": b'{"choices": [{"index": 0}]}'}
         if body["model"] in odd:  # a 200 whose body a client cannot read as a chat completion
@@ -154,6 +161,15 @@ def test_llm_timeout_bounds_the_whole_call_however_the_server_stalls(server) -> 
 @pytest.mark.parametrize("model", ["badjson", "latin1", "intcontent", "nomessage"])
 def test_a_200_body_that_is_no_chat_completion_is_an_llm_error(server, model: str) -> None:
     with pytest.raises(LLMError):
+        OpenAICompatible(model, "k", server, timeout=10, max_tokens=5).complete("p", "m")
+
+
+@pytest.mark.parametrize(("model", "said"), [
+    ("toolcall", "answered with a tool call (send) instead of text"), ("refusal", "refused: I cannot help with that."),
+    ("nochoices", "no choices"), ("nullcontent", "content is null")])
+def test_a_reply_without_text_says_why(server, model: str, said: str) -> None:
+    """A tool call, a refusal and an empty answer were all 'the model returned no text'."""
+    with pytest.raises(LLMError, match=re.escape(said)):
         OpenAICompatible(model, "k", server, timeout=10, max_tokens=5).complete("p", "m")
 
 

@@ -160,15 +160,34 @@ class OpenAICompatible:
         choices = getattr(answer, "choices", None)  # a 200 with a body that is not JSON comes back as text
         if not isinstance(choices, list):
             raise LLMError(f"the endpoint's answer is not a chat completion: {str(answer)[:200]!r}")
-        content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
+        if not choices:
+            raise LLMError("the endpoint's answer holds no choices (an empty list): the model returned nothing")
+        reply = getattr(choices[0], "message", None)
+        content = getattr(reply, "content", None)
+        if content is None:
+            raise LLMError(_why_no_text(reply))
         if not isinstance(content, str):
-            raise LLMError("the model returned no text" if content is None else
-                           f"the model's text is not a string but {type(content).__name__}")
+            raise LLMError(f"the model's text is not a string but {type(content).__name__}")
         usage = getattr(answer, "usage", None)
         self.last_usage = None if usage is None else {  # for the turn log
             k: int(v) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
             if isinstance(v := getattr(usage, k, None), int)}
         return content
+
+
+def _why_no_text(reply: Any) -> str:
+    """Why a chat completion's message has no text, as far as it says: a tool call (a model or server
+    set up for function calling), a refusal, or nothing. All were 'the model returned no text', which
+    sent the person looking at the network instead of at the model's settings."""
+    calls = getattr(reply, "tool_calls", None) or []
+    if isinstance(calls, list) and calls:
+        names = ", ".join(str(getattr(getattr(c, "function", None), "name", None) or "?")[:40] for c in calls[:5])
+        return (f"the model answered with a tool call ({names}) instead of text: this agent reads skill lines "
+                "from the reply's text, so the endpoint must not be set up for function calling")
+    refusal = getattr(reply, "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return f"the model refused: {refusal.strip()[:300]}"
+    return "the model returned no text (its message's content is null)"
 
 
 class Scripted:
