@@ -51,6 +51,12 @@ class FakeChat(BaseHTTPRequestHandler):
                     self.wfile.flush()
                     time.sleep(1)
             return
+        if body["model"] == "moved":  # to another origin (localhost is not 127.0.0.1), which answers
+            self.send_response(307)
+            self.send_header("Location", f"http://localhost:{self.server.server_address[1]}/v1/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if body["model"] == "busy":  # asks to be tried again in 20 s
             self.send_response(429)
             self.send_header("Retry-After", "20")
@@ -119,6 +125,15 @@ def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None
         OpenAICompatible("broken", "k", server, timeout=10, max_tokens=5).complete("p", "m")
     with pytest.raises(LLMError, match="timed out"):
         OpenAICompatible("slow", "k", server, timeout=0.5, max_tokens=5).complete("p", "m")
+
+
+def test_a_redirect_is_not_followed_and_says_where_it_points(server) -> None:
+    """A 307 to another host got the whole prompt (the key was stripped, the memories in it were not)
+    and its answer ran as the model's reply."""
+    before = len(FakeChat.seen)
+    with pytest.raises(LLMError, match=r"redirects \(307\) to 'http://localhost:\d+/v1/chat/completions'.*base_url"):
+        OpenAICompatible("moved", "sk-secret", server, timeout=10, max_tokens=5).complete("PINNED: door code 4711", "m")
+    assert [seen["body"]["model"] for seen in FakeChat.seen[before:]] == ["moved"]  # asked once, never the other host
 
 
 def test_a_429_carries_the_wait_its_retry_after_asks_for(server) -> None:

@@ -126,13 +126,16 @@ class OpenAICompatible:
     """Any OpenAI-compatible chat endpoint: OpenAI, Anthropic's compatible API, Ollama, llama.cpp, vLLM."""
 
     def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float, max_tokens: int) -> None:
-        from openai import OpenAI  # imported here: nothing heavy at import time
+        from openai import DefaultHttpxClient, OpenAI  # imported here: nothing heavy at import time
 
         self.name = f"openai-compatible:{model}"
         self.model = model
         self.max_tokens = max_tokens
         self.timeout = timeout  # for the whole call, retries and waits included (call_in_thread)
-        self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=1)
+        # redirects are not followed: a 307 sent the whole prompt (pins, recalled memories, the person's
+        # message) to whatever host the endpoint named, and that host's reply ran as the model's commands
+        self._client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=1,
+                              http_client=DefaultHttpxClient(follow_redirects=False))
         self.last_usage: dict[str, int] | None = None  # token counts of the last call, when the endpoint gives them
 
     def complete(self, prompt: str, message: str) -> str:
@@ -152,6 +155,10 @@ class OpenAICompatible:
         except openai.APITimeoutError as err:
             raise LLMError(f"timed out: {err}") from err
         except openai.APIStatusError as err:
+            if err.response.is_redirect:
+                where = err.response.headers.get("location", "")[:200]
+                raise LLMError(f"the endpoint redirects ({err.status_code}) to {where!r}, which is not followed: the "
+                               "prompt would go to an address you did not name; set base_url to it if it is right") from err
             raise LLMError(f"{type(err).__name__}: {err}", retry_after(err.response.headers)) from err
         except openai.OpenAIError as err:
             raise LLMError(f"{type(err).__name__}: {err}") from err
