@@ -191,3 +191,20 @@ def test_values_nested_too_deeply_are_refused_not_a_recursion_traceback(tmp_path
     deep.write_text("x = " + "[" * 100_000 + "\n")
     with pytest.raises(ConfigError, match="not valid TOML: nested too deeply"):
         load_config([f"config={deep}"], env={})
+
+
+def test_the_log_shows_no_password_of_a_url() -> None:
+    """httpx logs each request's URL: base_url=http://user:secret@proxy/v1 put the password into
+    agent.log at every model call."""
+    import logging
+
+    from mettaclaw.entry import Redacting
+
+    def line(msg: str, *args: object) -> str:
+        record = logging.LogRecord("httpx2", logging.INFO, __file__, 1, msg, args, None)
+        return Redacting("%(name)s: %(message)s").format(record)
+
+    said = line('HTTP Request: POST %s "HTTP/1.1 200 OK"', "http://bob:pw-123%40x@127.0.0.1:8080/v1/chat/completions")
+    assert said == 'httpx2: HTTP Request: POST http://***@127.0.0.1:8080/v1/chat/completions "HTTP/1.1 200 OK"'
+    assert line("to HTTPS://tok@host/x and wss://a:b@c/") == "httpx2: to HTTPS://***@host/x and wss://***@c/"
+    assert line("mail bob@example.com at http://host/a@b") == "httpx2: mail bob@example.com at http://host/a@b"

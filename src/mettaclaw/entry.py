@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +40,17 @@ def load(args: Sequence[str]) -> Any:
         return None
 
 
+USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@]*@")
+
+
+class Redacting(logging.Formatter):
+    """Log lines with the user:password of any URL in them shown as `***`: httpx logs each request's
+    URL, so a base_url of `http://user:secret@proxy/v1` put the password into agent.log at every call."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return USERINFO.sub(r"\1***@", super().format(record))
+
+
 def log_to(config: Any, filename: str) -> Path | None:
     """Create the memory folder and send this process's log to `filename` in it; the folder, or None
     after printing why it cannot be used (a file of that name, a place that cannot be written)."""
@@ -49,7 +61,7 @@ def log_to(config: Any, filename: str) -> Path | None:
     except OSError as err:
         print(f"error: memoryDir {str(folder)!r} cannot be used: {err.strerror or err}", file=sys.stderr)
         return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(Redacting("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(handlers=[handler], level=logging.INFO)
     return folder
 
