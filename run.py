@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -97,5 +98,17 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def closed_output() -> int:
+    """`python run.py | head`, or a pager quit: the output closed. main's own `finally` has closed the
+    memory; say it on stderr instead of a BrokenPipeError traceback, and point stdout at /dev/null so
+    the interpreter's last flush at exit does not fail a second time."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print("stopped: the output was closed", file=sys.stderr)
+    return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BrokenPipeError:
+        sys.exit(closed_output())

@@ -62,3 +62,19 @@ def test_what_the_agent_sends_cannot_drive_the_users_terminal() -> None:
     channel.send("hi\x1b]0;pwned\x07 there\x1b[2J\tand\nbye\x00")
     assert out.getvalue() == "agent> hi\\x1b]0;pwned\\x07 there\\x1b[2J\tand\nbye\\x00\n"
     assert channel.sent == ["hi\x1b]0;pwned\x07 there\x1b[2J\tand\nbye\x00"]  # the record keeps what was sent
+
+
+def test_a_terminal_whose_output_is_closed_is_gone_and_closed() -> None:
+    import pytest
+
+    from mettaclaw.channels import ChannelGone
+
+    class Broken(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    channel = TerminalChannel(io.StringIO(""), Broken())
+    for say in (channel.send, channel.notice):
+        with pytest.raises(ChannelGone, match="output is closed"):
+            say("anyone?")
+    assert channel.closed

@@ -74,3 +74,23 @@ def test_ctrl_c_during_a_model_call_ends_the_agent_cleanly(tmp_path: Path) -> No
         assert (tmp_path / "m" / "index-snapshot").is_dir(), "the stores were closed cleanly (a clean close keeps the snapshot)"
     finally:
         server.shutdown()
+
+
+def test_a_closed_output_ends_the_agent_with_one_line_and_the_memory_closed(tmp_path: Path) -> None:
+    """`python run.py | head -1`: the agent went on answering nobody (each send an 'internal error
+    BrokenPipeError') until its input ended, or ended start-up in a BrokenPipeError traceback."""
+    script = tmp_path / "script.txt"
+    script.write_text("pin waiting for a message\n---\nsend reply to hello")  # the first turn sends nothing
+    proc = start(tmp_path, "provider=scripted", f"scriptFile={script}", "maxNewInputLoops=2")
+    for line in proc.stdout:
+        if "mettaclaw is running" in line:
+            break
+    proc.stdout.close()  # whoever read the output is gone; the input stays open
+    proc.stdin.write("hello\n")
+    proc.stdin.flush()
+    assert proc.wait(timeout=90) == 1
+    err = proc.stderr.read()
+    assert err.strip().splitlines()[-1] == "stopped: the output was closed" and "Traceback" not in err, err[-2000:]
+    kept = records(tmp_path)
+    assert any('"hello"' in r for r in kept) and "not sent: the terminal's output is closed" in kept[-1]
+    assert (tmp_path / "m" / "index-snapshot").exists()  # closed, not abandoned

@@ -84,6 +84,10 @@ def printable(text: str) -> str:
     return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
+class ChannelGone(ConnectionError):
+    """Nobody can read what the agent says any more (the terminal's output was closed)."""
+
+
 class TerminalChannel(QueueChannel):
     """stdin lines become messages; replies are printed. The console model reads the same lines."""
 
@@ -134,13 +138,22 @@ class TerminalChannel(QueueChannel):
 
     def send(self, text: str) -> None:
         super().send(text)
-        self._out.write(f"agent> {printable(text)}\n")
-        self._out.flush()
+        self._write(f"agent> {printable(text)}\n")
 
     def notice(self, text: str) -> None:
         super().notice(text)
-        self._out.write(f"error: {printable(text)}\n")
-        self._out.flush()
+        self._write(f"error: {printable(text)}\n")
+
+    def _write(self, line: str) -> None:
+        """A line out; ChannelGone once the output is closed (`run.py | head`, a pager quit, a dead
+        tee), and the channel closed with it: the agent went on answering nobody, each send an
+        'internal error BrokenPipeError', until its input ended."""
+        try:
+            self._out.write(line)
+            self._out.flush()
+        except (BrokenPipeError, ValueError) as err:  # ValueError: the stream object itself was closed
+            self.closed = True
+            raise ChannelGone("the terminal's output is closed: nobody reads what the agent says") from err
 
 
 def make_channel(config: Any, env: Mapping[str, str] | None = None) -> QueueChannel:

@@ -17,7 +17,7 @@ from hyperon import E, Environment, MeTTa, S
 
 from mettaclaw import bridges
 from mettaclaw.bounded import Bounds, LimitExceeded, evaluate_bounded
-from mettaclaw.channels import Channel
+from mettaclaw.channels import Channel, ChannelGone
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, Backoff, LLMError, call_in_thread
 from mettaclaw.memory import Memory, scopes, working
@@ -288,7 +288,10 @@ class Agent:
             return
         if self.backoff.failed(reason, asked) and self.llm.name != "console":
             one_line = clip(" ".join(reason.split()), 300)  # an error page's HTML comes with its line ends
-            self.channel.notice(f"model call failed: {one_line}; the next call waits {self.backoff.delay:g} s")
+            try:
+                self.channel.notice(f"model call failed: {one_line}; the next call waits {self.backoff.delay:g} s")
+            except ChannelGone:
+                self.stop()
 
     def _complete(self, prompt: str, message: str) -> str:
         """The model call in a daemon thread, waited for here, so that `stop()` ends the wait at once."""
@@ -425,7 +428,11 @@ class Agent:
     def send(self, text: str) -> str:
         if text == self.last_sent:
             return "NOT SENT: exact repeat of your last message"
-        self.channel.send(text)
+        try:
+            self.channel.send(text)
+        except ChannelGone as err:  # the session is over: the turn is recorded and the agent stops
+            self.stop()
+            raise SkillError(f"not sent: {err}") from None
         self.last_sent = text
         return "SENT"
 
