@@ -287,6 +287,23 @@ def test_a_turn_at_an_impossible_time_is_refused_before_it_is_written_and_the_fo
     assert [h.id for h in reopened.query("boiler serviced", 5)] == kept.structured_content["episode_ids"]
 
 
+def test_episodes_refuses_a_time_on_no_calendar_as_the_skill_does(open_test_memory) -> None:
+    """The tool's pattern let 2026-02-30 and 25:61:61 through, answered as if no episode were there."""
+    from mettaclaw.mcp.server import build_server
+
+    memory = open_test_memory()
+
+    async def run() -> list:
+        async with Client(build_server(memory)) as client:
+            return [await client.call_tool("episodes", {"when": when})
+                    for when in ("2026-02-30", "2026-01-01 25:61:61", "0000", "2026-02-28 23:59")]
+
+    *refused, fine = asyncio.run(run())
+    for answer in refused:
+        assert answer.is_error and "not on the calendar" in answer.content[0].text, answer.content
+    assert not fine.is_error and fine.structured_content == {"episodes": []}
+
+
 def test_a_number_that_is_not_finite_is_refused_naming_why(open_test_memory) -> None:
     """A NaN confidence failed the 0-1 check as "less than or equal to 1" (the SDK's client even sends a
     NaN as null, which stores the default); a NaN or infinite duration went into the trace and the

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episode_index import senders
 from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
-from mettaclaw.memory.skills import SKILLS, MemorySkills, remember_text
+from mettaclaw.memory.skills import SKILLS, MemorySkills, is_time_prefix, remember_text
 from mettaclaw.memory.trace_records import check_time
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
@@ -200,6 +200,8 @@ class MemoryTools:
                                                   description="YYYY-MM-DD HH:MM:SS or a prefix of it")],
                  lines: Annotated[int, Field(ge=1, le=1000)] = 20) -> dict[str, Any]:
         """The trace records (what was said and done) around a time."""
+        if not is_time_prefix(when):  # the pattern lets 2026-02-30 and 99:99 through; the skill refuses them
+            raise ToolError(f"time {when!r} is not on the calendar")
         found = self.memory.around(when, lines, self.visible)
         return {"episodes": [{"id": e.id, "time": e.time, "text": e.text} for e in found]}
 
