@@ -78,3 +78,9 @@ def test_a_terminal_whose_output_is_closed_is_gone_and_closed() -> None:
         with pytest.raises(ChannelGone, match="output is closed"):
             say("anyone?")
     assert channel.closed
+
+
+def test_a_crlf_line_end_is_a_line_end() -> None:
+    """A file written on Windows, piped in: each line kept its CR, stored with memories and sent back as \\x0d."""
+    channel = TerminalChannel(io.TextIOWrapper(io.BytesIO(b"remember the boat is blue\r\nsend hi\r\n\r\n")), io.StringIO())
+    assert [channel.read_model_line() for _ in range(4)] == ["remember the boat is blue", "send hi", "", None]

@@ -104,7 +104,9 @@ class TerminalChannel(QueueChannel):
         raw = getattr(stdin, "buffer", None)
         lines = (b.decode("utf-8", errors="replace") for b in raw) if raw is not None else stdin
         for line in lines:
-            self._lines.put(line.rstrip("\n"))
+            # a line's end is LF or CRLF (a file written on Windows, piped in): the CR kept was stored in
+            # memories and, on the console, sent back shown as \x0d
+            self._lines.put(line.removesuffix("\n").removesuffix("\r"))
         self._lines.put(None)
 
     def _pump(self) -> None:
