@@ -41,7 +41,8 @@ def main(argv: list[str]) -> int:
     read_line = getattr(channel, "read_model_line", lambda: sys.stdin.readline().rstrip("\n") or None)
     try:
         llm = make_llm(config, read_line, notice=print)                              # model
-        dream_llm = make_llm(config, read_line, print) if isinstance(llm, OpenAICompatible) else None  # its own client
+        dream_llm = (make_llm(config, read_line, lambda _: None)  # its own client; the notices were said once
+                     if isinstance(llm, OpenAICompatible) else None)
     except ConfigError as err:  # a provider without its key or script: the user's to fix
         print(f"config error: {err}", file=sys.stderr)
         getattr(channel, "close", lambda: None)()

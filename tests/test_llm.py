@@ -242,6 +242,23 @@ def test_no_key_starts_on_the_console_with_a_one_line_notice(monkeypatch) -> Non
     assert len(notices) == 1 and "OPENAI_API_KEY" in notices[0] and "\n" not in notices[0]
 
 
+def test_a_key_sent_over_plain_http_across_a_network_is_warned_of_once() -> None:
+    """base_url=http://10.0.0.5:8000/v1 with the person's OPENAI_API_KEY set sent that key in clear text."""
+    said: dict[str, list[str]] = {}
+    for url in ("http://10.0.0.5:8000/v1", "https://10.0.0.5/v1", "http://127.0.0.1:8080/v1", "http://localhost/v1"):
+        said[url] = []
+        make_llm(load_config(["provider=openai", f"base_url={url}"], env={}), lambda: None, said[url].append,
+                 env={"OPENAI_API_KEY": "sk-real"})
+    assert said.pop("http://10.0.0.5:8000/v1") == [
+        "warning: the API key in $OPENAI_API_KEY is sent to 10.0.0.5 in clear text (base_url is plain http://); "
+        "use https, or a key meant for that server only"]
+    assert all(notices == [] for notices in said.values()), said
+    stand_in: list[str] = []  # Ollama's key is a stand-in unless the person set one
+    make_llm(load_config(["provider=ollama", "base_url=http://10.0.0.5:11434/v1"], env={}), lambda: None,
+             stand_in.append, env={})
+    assert stand_in == []
+
+
 def test_named_provider_without_key_is_refused(monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):

@@ -95,6 +95,19 @@ def _http_url(url: str, example: str) -> urllib.parse.SplitResult:
     return parts
 
 
+def clear_text_host(url: str) -> str | None:
+    """The host a plain http:// `url` reaches across a network (None for https or this machine): what
+    is sent there with a key or token travels in clear text."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        return None
+    try:
+        loopback = parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback
+    except ValueError:
+        loopback = False
+    return None if loopback else parts.hostname
+
+
 def _json_object(value: Any) -> Any:
     """A table from the config file as is; from an argument or the environment, as a JSON object."""
     if isinstance(value, str):
@@ -202,15 +215,10 @@ class Config(_Settings):
         """https anywhere, plain http to this machine only: the bearer token must not cross a network in clear."""
         if not url:
             return url
-        parts = _http_url(url, "http://127.0.0.1:8765/mcp")
-        if parts.scheme == "http":
-            try:
-                loopback = parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback
-            except ValueError:
-                loopback = False
-            if not loopback:
-                raise ValueError(f"{url!r}: plain http only to this machine (127.0.0.1); the bearer token "
-                                 "would cross the network in clear text (use https)")
+        _http_url(url, "http://127.0.0.1:8765/mcp")
+        if clear_text_host(url):
+            raise ValueError(f"{url!r}: plain http only to this machine (127.0.0.1); the bearer token "
+                             "would cross the network in clear text (use https)")
         return url
 
     @field_validator("scopePolicies", "lenses", mode="before")

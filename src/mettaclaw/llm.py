@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
-from mettaclaw.config import Config, ConfigError
+from mettaclaw.config import Config, ConfigError, clear_text_host
 
 log = logging.getLogger(__name__)
 
@@ -302,6 +302,7 @@ def make_llm(
         if preset_env and key_env == Config.model_fields["apiKeyEnv"].default:
             key_env = preset_env
     key = (os.environ if env is None else env).get(key_env) or None
+    person_key = key is not None  # not Ollama's stand-in
     if provider == "ollama":
         key = key or "ollama"  # a local server takes any key
     if not key:
@@ -309,4 +310,8 @@ def make_llm(
             raise ConfigError(f"provider {provider!r} needs an API key in the environment variable {key_env}")
         notice(f"No API key in ${key_env}: starting with the offline 'console' provider (you type the model's lines).")
         return Console(read_line)
+    host = clear_text_host(base_url or "")
+    if host and person_key:
+        notice(f"warning: the API key in ${key_env} is sent to {host} in clear text (base_url is plain http://); "
+               "use https, or a key meant for that server only")
     return OpenAICompatible(config.LLM, key, base_url, config.llmTimeout, config.llmMaxTokens)
