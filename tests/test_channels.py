@@ -84,3 +84,15 @@ def test_a_crlf_line_end_is_a_line_end() -> None:
     """A file written on Windows, piped in: each line kept its CR, stored with memories and sent back as \\x0d."""
     channel = TerminalChannel(io.TextIOWrapper(io.BytesIO(b"remember the boat is blue\r\nsend hi\r\n\r\n")), io.StringIO())
     assert [channel.read_model_line() for _ in range(4)] == ["remember the boat is blue", "send hi", "", None]
+
+
+def test_a_channel_keeps_only_its_newest_sent_lines() -> None:
+    """A long-running agent kept every line it ever sent in memory."""
+    from mettaclaw.channels import KEPT
+
+    channel = QueueChannel()
+    for i in range(10 * KEPT):
+        channel.send(f"line {i}")
+        channel.notice(f"notice {i}")
+    assert KEPT // 2 <= len(channel.sent) <= KEPT and channel.sent[-1] == f"line {10 * KEPT - 1}"
+    assert len(channel.notices) <= KEPT

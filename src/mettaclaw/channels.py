@@ -65,14 +65,25 @@ class QueueChannel:
                 out.append(message)
 
     def send(self, text: str) -> None:
-        self.sent.append(text)
+        _keep(self.sent, text)
 
     def notice(self, text: str) -> None:
         """Kept, not sent: on a shared channel (IRC) the agent's own errors are not the room's."""
-        self.notices.append(text)
+        _keep(self.notices, text)
 
     def pending(self) -> bool:
         return not self._queue.empty()
+
+
+KEPT = 1000  # the newest lines `sent` and `notices` keep
+
+
+def _keep(lines: list[str], text: str) -> None:
+    """Append, dropping the oldest half past KEPT: every channel, the terminal and IRC included, kept
+    everything the agent ever sent in a list for as long as it ran (tests read the newest)."""
+    lines.append(text)
+    if len(lines) > KEPT:
+        del lines[: len(lines) - KEPT // 2]
 
 
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
