@@ -70,6 +70,8 @@ class FakeChat(BaseHTTPRequestHandler):
                "refusal": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": null, '
                           b'"refusal": "I cannot help with that."}}]}',
                "nochoices": b'{"choices": []}',
+               "parts": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": [{"type": "thinking", '
+                        b'"thinking": "hmm"}, {"type": "text", "text": "send "}, {"type": "text", "text": "hi"}]}}]}',
                "nullcontent": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": null}}]}',
                "intcontent": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": 42}}]}',
                "nomessage": b'{"choices": [{"index": 0}]}'}
@@ -186,6 +188,10 @@ def test_a_reply_without_text_says_why(server, model: str, said: str) -> None:
     """A tool call, a refusal and an empty answer were all 'the model returned no text'."""
     with pytest.raises(LLMError, match=re.escape(said)):
         OpenAICompatible(model, "k", server, timeout=10, max_tokens=5).complete("p", "m")
+
+
+def test_a_content_of_text_parts_is_their_text(server) -> None:
+    assert OpenAICompatible("parts", "k", server, timeout=10, max_tokens=5).complete("p", "m") == "send hi"
 
 
 def test_agent_on_an_endpoint_reports_a_timeout_in_the_next_prompt(tmp_path, server) -> None:

@@ -170,7 +170,7 @@ class OpenAICompatible:
         if not choices:
             raise LLMError("the endpoint's answer holds no choices (an empty list): the model returned nothing")
         reply = getattr(choices[0], "message", None)
-        content = getattr(reply, "content", None)
+        content = _text_parts(getattr(reply, "content", None))
         if content is None:
             raise LLMError(_why_no_text(reply))
         if not isinstance(content, str):
@@ -180,6 +180,17 @@ class OpenAICompatible:
             k: int(v) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
             if isinstance(v := getattr(usage, k, None), int)}
         return content
+
+
+def _text_parts(content: Any) -> Any:
+    """A content given as a list of parts ([{"type": "text", "text": ...}], as some servers and
+    reasoning models answer, a "thinking" part beside the text) as the text of its text parts; any
+    other value as it is. Such an answer failed every call with 'not a string but list'."""
+    if not isinstance(content, list):
+        return content
+    texts = [part["text"] for part in content if isinstance(part, dict) and part.get("type") in ("text", "output_text")
+             and isinstance(part.get("text"), str)]
+    return "".join(texts) if texts else content
 
 
 def _why_no_text(reply: Any) -> str:
