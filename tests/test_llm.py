@@ -138,6 +138,17 @@ def test_a_redirect_is_not_followed_and_says_where_it_points(server) -> None:
     assert [seen["body"]["model"] for seen in FakeChat.seen[before:]] == ["moved"]  # asked once, never the other host
 
 
+def test_an_endpoint_that_cannot_be_reached_says_why() -> None:
+    """'APIConnectionError: Connection error.' said the same for a refused port and a host of no name."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # free once closed: nothing listens there
+    with pytest.raises(LLMError, match=rf"^cannot reach 127\.0\.0\.1:{port} \(ConnectError: .*Connection refused\)$"):
+        OpenAICompatible("tiny", "k", f"http://127.0.0.1:{port}/v1", timeout=10, max_tokens=5).complete("p", "m")
+
+
 def test_a_429_carries_the_wait_its_retry_after_asks_for(server) -> None:
     with pytest.raises(LLMError) as caught:
         OpenAICompatible("busy", "k", server, timeout=30, max_tokens=5).complete("p", "m")

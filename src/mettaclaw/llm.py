@@ -154,6 +154,12 @@ class OpenAICompatible:
             )
         except openai.APITimeoutError as err:
             raise LLMError(f"timed out: {err}") from err
+        except openai.APIConnectionError as err:  # 'Connection error.' alone: refused? no such host? cut off?
+            cause = err.__cause__
+            why = f"{type(cause).__name__}: {cause}" if cause is not None and str(cause) else str(err)
+            url = self._client.base_url
+            where = url.host if url.port is None else f"{url.host}:{url.port}"
+            raise LLMError(f"cannot reach {where} ({why})") from err
         except openai.APIStatusError as err:
             if err.response.is_redirect:
                 where = err.response.headers.get("location", "")[:200]
