@@ -67,10 +67,10 @@ DAMAGED_SQLITE = ("(code: 11)", "(code: 26)")  # SQLITE_CORRUPT, SQLITE_NOTADB a
 # a pickle cut short or overwritten, a header it cannot load, rows it cannot find or read.
 DAMAGED_VECTOR_INDEX = ("Error deserializing pickle", "Error loading hnsw index", "Error finding id",
                         "Error getting embedding")
-# The header hnswlib saves (header.bin, 100 bytes): format, offsetLevel0, max_elements, cur_element_count,
-# size_data_per_element, label_offset, offsetData, maxlevel, enterpoint, maxM, maxM0, M, mult, ef_construction.
 MOSTLY_DELETED = (100, 0.3)  # deleted rows (at least, and share of the graph) that have it built anew
 PROBE_ROWS = 16  # stored vectors looked up again at open (ChromaVectorStore._unreadable_vectors)
+# The header hnswlib saves (header.bin, 100 bytes): format, offsetLevel0, max_elements, cur_element_count,
+# size_data_per_element, label_offset, offsetData, maxlevel, enterpoint, maxM, maxM0, M, mult, ef_construction.
 HNSW_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
 
 
@@ -221,9 +221,9 @@ class ChromaVectorStore:
     def _unreadable_vectors(self) -> str | None:
         """Why the collection's vector index cannot serve (None when it can): stored vectors read back
         and each looked up again, where it must be its own nearest neighbour (or one with the same
-        vector). A pickle or a row Chroma cannot read fails every query; a kill while Chroma saved its
-        graph left one whose searches reached 22 of 743 rows, every file the right size (the crash
-        campaign). Checked: the rows written last, which a save cut short holds, and some others."""
+        vector). A pickle or a row Chroma cannot read fails every query; a graph that deletes and
+        upserts have broken (chroma-core/chroma#7758) answers without the rows it lost, every file the
+        right size. Checked: the rows written last, which a save cut short holds, and some others."""
         import random
 
         try:
