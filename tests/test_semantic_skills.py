@@ -107,6 +107,16 @@ def test_recall_refuses_a_limit_that_is_not_a_whole_number_in_range(mem, arg):
     assert skills.recall(mem, "Alice limit=1000").startswith("1. [fact")
 
 
+@pytest.mark.parametrize("option", ["limit=", "kind=", "category=", "as_of=", "#tag", "-#tag"])
+def test_recall_help_names_every_option_recall_reads(option):
+    # the model learns a skill only from its declared help, which left out limit= and category=
+    from pathlib import Path
+
+    declared = (Path(__file__).parents[1] / "metta" / "memory-skills.metta").read_text(encoding="utf-8")
+    help_line = next(line for line in declared.splitlines() if line.startswith("(skill recall "))
+    assert option in help_line
+
+
 def test_relate_refuses_a_weight_that_is_not_a_number(mem):
     with pytest.raises(SkillError, match=r"^weight= takes a number from 0 to 1, e\.g\. weight=0\.5, not 'abc'$"):
         skills.relate(mem, "tea IS_A drink weight=abc")  # was float()'s "could not convert string to float"
