@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -106,6 +107,11 @@ def test_a_second_agent_on_the_same_memory_folder_is_refused(tmp_path) -> None:
     (folder / "agent.lock.holder").write_text('{"pid": 999999999, "program": "x", "since": "y"}')  # one gone
     with pytest.raises(AgentLocked, match=r"^another process \(an agent, the MCP memory server, an export or an import\)"):
         FolderLock(folder)
+    if Path("/proc/self/stat").exists():  # one gone whose pid a live process has now: named it as the holder
+        (folder / "agent.lock.holder").write_text(json.dumps({"pid": os.getpid(), "program": "old", "since": "y",
+                                                              "started": 1}))
+        with pytest.raises(AgentLocked, match=r"^another process \("):
+            FolderLock(folder)
     second.release()
     assert not (folder / "agent.lock.holder").exists()
 

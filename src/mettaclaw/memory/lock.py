@@ -43,7 +43,8 @@ class FolderLock:
             ) from None
         try:  # who holds it, for the message a second process gets; the lock holds without it
             atomic_write(self.holder_path, json.dumps({"pid": os.getpid(), "program": _program(),
-                                                       "since": time.strftime("%Y-%m-%d %H:%M:%S")}) + "\n")
+                                                       "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                       "started": _started(os.getpid())}) + "\n")
         except OSError as err:
             log.warning("cannot write who holds the memory folder's lock (%s): %s", self.holder_path, err)
 
@@ -61,9 +62,19 @@ def _program() -> str:
     return shlex.join([Path(argv[0]).name, *argv[1:]])[:200] if argv else "python"
 
 
+def _started(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (Linux's /proc; None elsewhere): with the
+    pid it names one process, where a pid alone may since have been given to another one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        return int(stat[stat.rindex(")") + 2 :].split()[19])  # field 22; the name in (...) may hold spaces
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _holder(path: Path) -> str:
     """Who holds the lock, as its holder wrote it: `process 123 (python run.py, since ...)`. A process
-    that is gone (killed before it removed the file), or a holder that has not written it yet, is no
+    that is gone (killed before it removed the file, its pid perhaps reused since), or a holder that has not written it yet, is no
     one to name: then the kinds of process it may be."""
     unknown = "another process (an agent, the MCP memory server, an export or an import)"
     try:
@@ -79,5 +90,8 @@ def _holder(path: Path) -> str:
         pass
     except (OSError, OverflowError):
         return unknown
+    started = said.get("started")
+    if isinstance(started, int) and _started(pid) not in (None, started):
+        return unknown  # the holder is gone and its pid belongs to another process now
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in program[:200])  # one line, no terminal escapes
     return f"process {pid} ({shown}, since {since[:19]})"
