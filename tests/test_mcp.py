@@ -379,3 +379,23 @@ def test_relating_an_id_of_no_record_is_an_error_and_makes_nothing(open_test_mem
     edge = tools.create_relation(bobs, "near", "the big barn")  # a name of no record still becomes a concept
     assert edge["source"] == bobs or edge["target"] == bobs
     assert any(r.name == "the big barn" and r.kind == "concept" for r in memory.semantic)
+
+
+def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_memory) -> None:
+    """semantic_recall listed the nearest records however far: an unrelated question got every fact,
+    while `query` (and the `recall` skill) answered nothing. It now keeps what passes the same floor
+    (Recall.relevant); a listing by filters alone (mode logical) has no query, so no floor."""
+    from mettaclaw.mcp.tools import MemoryTools
+
+    memory = open_test_memory()
+    tools = MemoryTools(memory)
+    tools.create_entity("The cabin wifi password is pinecone-42.")
+    tools.create_entity("The office of the mayor is on the second floor and closes at five.", tags=["town"])
+    for unrelated in ("quantum chromodynamics lattice", "the of and"):
+        assert tools.query(unrelated)["results"] == []
+        for mode in ("semantic", "hybrid"):
+            assert tools.semantic_recall(unrelated, mode=mode) == {"results": []}, (mode, unrelated)
+    found = tools.semantic_recall("cabin wifi password")["results"]
+    assert [r["content"] for r in found] == ["The cabin wifi password is pinecone-42."]
+    listed = tools.semantic_recall("anything", mode="logical", tags_all=["town"])["results"]
+    assert [r["content"] for r in listed] == ["The office of the mayor is on the second floor and closes at five."]

@@ -124,13 +124,16 @@ class MemoryTools:
                         as_of: Annotated[str | None, Field(description="YYYY-MM-DD[ HH:MM:SS]: what held then")] = None,
                         explain: Annotated[bool, Field(description="add each result's score parts")] = False,
                         ) -> dict[str, Any]:
-        """Semantic records ranked by similarity, ACT-R activation and retrievability, with filters."""
+        """Semantic records ranked by similarity, ACT-R activation and retrievability, with filters; none below `query`'s relevance floor (mode logical: by filters alone)."""
         try:
             with self.memory.lock:
                 found = self.memory.semantic.recall(query, limit, mode=mode, tags_all=tags_all or (),
                                                     tags_any=tags_any or (), tags_none=tags_none or (), kind=kind,
                                                     min_confidence=min_confidence, as_of=as_of, explain=explain,
                                                     visible=self.visible)
+                if mode != "logical":  # held to the floor `query` uses: the nearest records, however far, are noise
+                    kept = self.memory.recall.relevant(query, [r.record for r in found if r.record is not None])
+                    found = [r for r in found if r.record is not None and r.record.id in kept]
         except (ValueError, LookupError) as err:
             raise ToolError(str(err)) from None
         return {"results": [{**_record(r.record), "score": round(r.score, 4),
