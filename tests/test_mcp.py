@@ -399,3 +399,37 @@ def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_mem
     assert [r["content"] for r in found] == ["The cabin wifi password is pinecone-42."]
     listed = tools.semantic_recall("anything", mode="logical", tags_all=["town"])["results"]
     assert [r["content"] for r in listed] == ["The office of the mayor is on the second floor and closes at five."]
+
+
+def test_a_tag_past_the_limit_is_refused_naming_it_and_nothing_is_stored(open_test_memory) -> None:
+    """A tag of a megabyte was accepted and stored (in the row's metadata, the tag sets, the semantic
+    store). The tools' schemas say maxLength, and the memory refuses it too, for callers the schema
+    does not guard (the tools called directly, the `learn` skill)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mettaclaw.mcp.server import build_server
+    from mettaclaw.mcp.tools import MemoryTools
+    from mettaclaw.memory.filters import MAX_TAG_CHARS
+
+    memory = open_test_memory()
+    huge, longest = "x" * 1_000_000, "t" * MAX_TAG_CHARS
+
+    async def run() -> tuple:
+        async with Client(build_server(memory)) as client:
+            schemas = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+            return schemas, [await client.call_tool("remember", {"text": "the shed key is under the mat", "tags": [huge]}),
+                             await client.call_tool("create_entity", {"content": "Zoe owns a boat", "tags": ["ok", huge]})]
+
+    schemas, refused = asyncio.run(run())
+    for answer in refused:
+        assert answer.is_error and f"at most {MAX_TAG_CHARS} characters" in answer.content[0].text, answer.content
+    for tool, arg in (("remember", "tags"), ("create_entity", "tags"), ("semantic_recall", "tags_all")):
+        assert f'"maxLength": {MAX_TAG_CHARS}' in json.dumps(schemas[tool]["properties"][arg]), (tool, arg)
+    tools = MemoryTools(memory)
+    with pytest.raises(ToolError, match=f"1,000,000 characters; a tag holds at most {MAX_TAG_CHARS}"):
+        tools.remember("the shed key is under the mat", tags=[huge])
+    with pytest.raises(ToolError, match=f"a tag holds at most {MAX_TAG_CHARS}"):
+        tools.create_entity("Zoe owns a boat", tags=[huge])
+    assert len(memory.index) == 0 and not list(memory.semantic), "nothing of a refused write was stored"
+    assert tools.remember("the shed key is under the mat", tags=[longest])["created"]
+    assert tools.create_entity("Zoe owns a boat", tags=[longest])["action"] == "created"

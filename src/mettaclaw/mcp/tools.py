@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episode_index import senders
+from mettaclaw.memory.filters import MAX_TAG_CHARS
 from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
 from mettaclaw.memory.skills import SKILLS, MemorySkills, is_time_prefix, remember_text
 from mettaclaw.memory.trace_records import check_time
@@ -29,6 +30,7 @@ from mettaclaw.skills import SkillError
 Ref = Annotated[str, Field(description="a record's id, a concept's name, or a fact's exact text", min_length=1)]
 Limit = Annotated[int, Field(ge=1, le=200, description="at most this many results")]
 Text = Annotated[str, Field(min_length=1)]
+Tags = list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None  # (the memory checks it too)
 Time = Annotated[str, Field(pattern=r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", description="YYYY-MM-DD HH:MM:SS")]
 # A number a caller sends must be finite: a NaN failed the 0-1 check as "less than or equal to 1", and
 # a NaN or infinite duration was kept in the trace and averaged into the statistics
@@ -102,7 +104,7 @@ class MemoryTools:
     def create_entity(self, content: Text,
                       name: Annotated[str | None, Field(description="a short name to refer to it by")] = None,
                       kind: Annotated[Literal[KINDS], Field(description="what sort of record")] = "fact",  # type: ignore[valid-type]
-                      category: str | None = None, tags: list[str] | None = None,
+                      category: str | None = None, tags: Tags = None,
                       confidence: Share = None) -> dict[str, Any]:
         """Store a fact, concept or other semantic record; a near-duplicate reinforces or merges instead."""
         result = self._semantic_write(lambda: self.memory.semantic.learn(
@@ -118,8 +120,8 @@ class MemoryTools:
 
     def semantic_recall(self, query: Text, limit: Limit = 10,
                         mode: Literal["semantic", "logical", "hybrid"] = "semantic",
-                        tags_all: list[str] | None = None, tags_any: list[str] | None = None,
-                        tags_none: list[str] | None = None, kind: list[str] | None = None,
+                        tags_all: Tags = None, tags_any: Tags = None, tags_none: Tags = None,
+                        kind: list[str] | None = None,
                         min_confidence: Share = None,
                         as_of: Annotated[str | None, Field(description="YYYY-MM-DD[ HH:MM:SS]: what held then")] = None,
                         explain: Annotated[bool, Field(description="add each result's score parts")] = False,
@@ -173,7 +175,7 @@ class MemoryTools:
             return {"tags": self.memory.semantic.tags(self.visible)}
 
     # --- the agent's memory as a whole
-    def remember(self, text: Text, tags: list[str] | None = None) -> dict[str, Any]:
+    def remember(self, text: Text, tags: Tags = None) -> dict[str, Any]:
         """Store a text in long-term memory, searchable at once; a belief `(--> a b) (stv f c)` feeds `infer`."""
         try:
             result, atom = remember_text(self.memory, text, time.strftime("%Y-%m-%d %H:%M:%S"), self.source,

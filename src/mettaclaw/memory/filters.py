@@ -14,6 +14,19 @@ from .scopes import PREFIX as SCOPE_PREFIX
 
 PRIOR_TIME = "knowledge_prior"
 WHO_TAG = "who:"  # an episode's tag per sender: `who:Maria`
+MAX_TAG_CHARS = 100  # a tag names a topic, a person or a project; a longer one is a text given as a tag
+
+
+def check_tags(tags: Any) -> list[str]:
+    """A caller's tags as a list, refused (ValueError naming the limit) when one is longer than
+    MAX_TAG_CHARS: every tag is kept in each row's metadata, the filter index's sets, the semantic
+    store's tag table and every listing of tags, so a tag of a megabyte was a megabyte in all of them."""
+    tags = [tags] if isinstance(tags, str) else list(tags or ())
+    for tag in tags:
+        if len(str(tag)) > MAX_TAG_CHARS:
+            raise ValueError(f"tag {str(tag)[:40]!r}... is {len(str(tag)):,} characters; a tag holds at most "
+                             f"{MAX_TAG_CHARS} characters (a word or a short name: keep the text as the memory)")
+    return tags
 
 
 def row_tags(meta: dict[str, Any]) -> tuple[str, ...]:

@@ -47,8 +47,11 @@ def tag(scope: str) -> str | None:
 
 
 def with_scope(tags: Iterable[str], scope: str) -> list[str]:
-    """`tags` (checked free of scope tags) plus the scope's own."""
-    tags = list(tags)
+    """`tags` (a writer's: checked free of scope tags and of any past filters.MAX_TAG_CHARS) plus the
+    scope's own."""
+    from .filters import check_tags  # (filters imports this module)
+
+    tags = check_tags(tags)
     refuse_scope_tags(tags)
     own = tag(scope)
     return tags + ([own] if own else [])
