@@ -433,3 +433,32 @@ def test_a_tag_past_the_limit_is_refused_naming_it_and_nothing_is_stored(open_te
     assert len(memory.index) == 0 and not list(memory.semantic), "nothing of a refused write was stored"
     assert tools.remember("the shed key is under the mat", tags=[longest])["created"]
     assert tools.create_entity("Zoe owns a boat", tags=[longest])["action"] == "created"
+
+
+def test_a_malformed_line_over_stdio_gets_its_json_rpc_error_and_the_session_goes_on(tmp_path) -> None:
+    """The SDK's stdio reader dropped a line that is not JSON, or JSON that is no JSON-RPC message, with
+    a debug log line: the client got no answer at all. JSON-RPC 2.0 answers -32700 and -32600 (id null,
+    or the request's own when it has one); a blank line asks nothing; the lines after are served."""
+    import queue
+    import threading
+
+    server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", *settings(tmp_path)], env=environment(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    answers: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [answers.put(line) for line in server.stdout], daemon=True).start()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    lines = ["this is not json", "", "[1, 2]", '{"jsonrpc": "2.0", "id": 7, "method": 3}', "{broken", json.dumps(init),
+             '{"jsonrpc": "2.0", "method": "notifications/initialized"}', '{"jsonrpc": "2.0", "id": 2, "method": "ping"}']
+    try:
+        server.stdin.write("\n".join(lines) + "\n")
+        server.stdin.flush()
+        got = [json.loads(answers.get(timeout=120)) for _ in range(6)]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+    errors = [(a["id"], a["error"]["code"]) for a in got if "error" in a]
+    assert errors == [(None, -32700), (None, -32600), (7, -32600), (None, -32700)], got
+    assert all(a["jsonrpc"] == "2.0" and a["error"]["message"] for a in got if "error" in a)
+    assert {a["id"]: "result" in a for a in got if "error" not in a} == {1: True, 2: True}, got
+    assert server.returncode == 0

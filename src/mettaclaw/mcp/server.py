@@ -9,9 +9,11 @@ start: a memory server anyone on the machine can read is not offered.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hmac
 import json
+import logging
 import os
 import subprocess
 import time
@@ -19,12 +21,18 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+import anyio
+from mcp import types as mcp_types
 from mcp.server import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from mettaclaw.config import ConfigError
 from mettaclaw.textutil import safe_text
 
 from .tools import MemoryTools
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = ("The long-term memory of a mettaclaw agent: episodes (what was said and done), memories and "
                 "semantic facts linked in a typed, weighted graph. `query` is the agent's own recall; "
@@ -95,11 +103,60 @@ def http_app(server: MCPServer, token: str, host: str) -> Any:
     return RequireBearer(server.streamable_http_app(host=host), token)
 
 
+def malformed_answer(error: Exception) -> SessionMessage | None:
+    """The JSON-RPC 2.0 error for a stdio line the SDK could not read as a message (`error`, the
+    pydantic error it raised): -32700 for a line that is not JSON, -32600 for JSON that is no JSON-RPC
+    message, with the request's id when it has one (a client waiting on it gets its answer) and null
+    otherwise; None for a blank line, which asks nothing."""
+    details = error.errors(include_url=False) if hasattr(error, "errors") else []
+    given = details[0].get("input") if details else None
+    if any(d.get("type") == "json_invalid" for d in details):
+        if isinstance(given, str) and not given.strip():
+            return None
+        code, message = mcp_types.PARSE_ERROR, "Parse error: the line is not JSON"
+    else:
+        code, message = mcp_types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+    # a field missing from one of the message types is reported with the whole object as its input
+    whole = next((d["input"] for d in details if d.get("type") == "missing" and len(d.get("loc", ())) == 2), None)
+    asked = whole.get("id") if isinstance(whole, dict) and "method" in whole else None
+    answer_id = asked if isinstance(asked, str) or (isinstance(asked, int) and not isinstance(asked, bool)) else None
+    where = ".".join(map(str, details[0].get("loc", ()))) if details else ""
+    reason = (f"{details[0].get('msg')}{' at ' + where if where else ''}" if details else str(error)) or type(error).__name__
+    log.warning("stdio: answered a malformed line with %d: %s", code, reason[:200])
+    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=answer_id, error=mcp_types.ErrorData(
+        code=code, message=message, data=reason[:500])))
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """The server over stdin and stdout, as MCPServer.run("stdio") serves it, except that a line it
+    cannot read is answered with its JSON-RPC error (`malformed_answer`). Why: the SDK's stdio reader
+    hands such a line on as an exception, which its dispatcher logs at debug level and drops, so a
+    client that sent one waited for an answer that never came; the lines after it are served as before."""
+    lowlevel = server._lowlevel_server  # (as the SDK's own in-process client reaches it)
+    async with stdio_server() as (read_stream, write_stream):
+        checked_send, checked = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            # once the server has stopped serving, what is left unread is nobody's to answer
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                async with checked_send:
+                    async for item in read_stream:
+                        if not isinstance(item, Exception):
+                            await checked_send.send(item)
+                        elif (answer := malformed_answer(item)) is not None:
+                            await write_stream.send(answer)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(relay)
+            await lowlevel.run(checked, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
 def serve(memory: Any, config: Any) -> None:
     """Serve until the client goes (stdio) or the process is stopped (HTTP)."""
     server = build_server(memory, scope=config.mcpScope, lenses=config.lenses)
     if config.mcpTransport == "stdio":
-        server.run("stdio")
+        anyio.run(serve_stdio, server)
         return
     import uvicorn
 
