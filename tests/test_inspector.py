@@ -231,3 +231,32 @@ def test_a_label_the_font_cannot_draw_prints_no_warning() -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}  # this checkout's
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert done.stdout.strip() == "True" and done.stderr == ""
+
+
+def test_records_recorded_at_one_time_are_each_listed_once_across_the_pages(open_test_memory, tmp_path) -> None:
+    """The records list paged by time alone (`before` the last one shown): of the records recorded at
+    the same time as the page's last, those not on it were never shown, so a batch written at one
+    time (an import, a dream's facts) showed its first page's worth and then skipped to older ones.
+    The cursor is now the last record's time and id."""
+    from conftest import FakeClock
+
+    clock = FakeClock(1_700_000_000.0)
+    memory = open_test_memory(clock=clock)
+    written = []
+    for n, at in enumerate([0.0] * 3 + [500.0] * (2 * PAGE + 7) + [900.0] * 2):  # one batch over three pages
+        clock.now = 1_700_000_000.0 + at
+        written.append(memory.semantic.learn(f"record {n}: {' '.join(f'w{n}x{k}' for k in range(4))}").id)
+    assert len(set(written)) == len(written) == len(memory.semantic.records.select(RecordFilter()))
+    c = TestClient(build(memory, tmp_path / "turns.jsonl", TOKEN), base_url="http://127.0.0.1")
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    shown, path = [], "/records?kind=fact"
+    for _ in range(10):
+        page = c.get(path)
+        assert page.status_code == 200
+        shown += re.findall(r'href="/record/([^"]+)"', page.text)
+        older = re.search(r'id="older" href="([^"]+)"', page.text)
+        if older is None:
+            break
+        path = older[1].replace("&amp;", "&")
+    assert sorted(shown) == sorted(written), f"{len(shown)} shown of {len(written)}"
+    assert shown == [r.id for r in memory.semantic.records.select(RecordFilter(kinds=("fact",)))], "in the listing's order"

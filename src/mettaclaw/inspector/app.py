@@ -96,11 +96,14 @@ class Pages:
             {"hit": h, "cites": [(c, self.label(c, 60)) for c in h.cites[:8]],
              "parts": {k: v for k, v in (h.parts or {}).items() if isinstance(v, int | float)}} for h in hits]}
 
-    def records(self, kind: str, before: float | None) -> dict[str, Any]:
-        f = RecordFilter(kinds=(kind,) if kind else (), time_to=None if before is None else before - 1e-6)
-        found = self.memory.semantic.records.select(f, limit=PAGE + 1)
-        return {"records": found[:PAGE], "kind": kind, "more": len(found) > PAGE,
-                "next": found[PAGE - 1].recorded_at if len(found) > PAGE else None}
+    def records(self, kind: str, after: tuple[float, str] | None) -> dict[str, Any]:
+        """A page of the records list, after the record `after` (its time and id) names: its time
+        alone skipped the records recorded with it that the page before had no room for."""
+        found = self.memory.semantic.records.select(RecordFilter(kinds=(kind,) if kind else ()), limit=PAGE + 1,
+                                                    after=after)
+        last = found[PAGE - 1] if len(found) > PAGE else None
+        return {"records": found[:PAGE], "kind": kind, "more": last is not None,
+                "next": (last.recorded_at, last.id) if last is not None else None}
 
     def record(self, record_id: str) -> dict[str, Any] | None:
         mem = self.memory
@@ -237,7 +240,8 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
             before = float(request.query_params["before"]) if "before" in request.query_params else None
         except ValueError:
             before = None
-        return html("records.html", **await run_in_threadpool(pages.records, request.query_params.get("kind", ""), before))
+        after = None if before is None else (before, request.query_params.get("before_id", ""))
+        return html("records.html", **await run_in_threadpool(pages.records, request.query_params.get("kind", ""), after))
 
     @page
     async def record(request: Request) -> Response:

@@ -254,8 +254,13 @@ class SqliteSemanticStore:
             params += [pat, pat, pat]
         return " AND ".join(clauses) or "1", params
 
-    def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]:
+    def select(self, f: RecordFilter, limit: int | None = None,
+               after: tuple[float, str] | None = None) -> list[SemanticRecord]:
         where, params = self._where(f)
+        if after is not None:  # past the cursor record in this order: its time, then its rowid (a gone one: none)
+            where += (" AND (recorded_at < ? OR (recorded_at = ? AND rowid < COALESCE("
+                      "(SELECT rowid FROM records WHERE id = ?), 9223372036854775807)))")
+            params = [*params, after[0], after[0], after[1]]
         sql = f"{where} ORDER BY recorded_at DESC, rowid DESC" + ("" if limit is None else f" LIMIT {int(limit)}")
         return self._records(sql, params)
 

@@ -113,9 +113,13 @@ class SemanticStore(Protocol):
     def find_by_subject(self, subject: str, relation: str, current_only: bool = True) -> list[SemanticRecord]: ...
     def by_lineage(self, lineage: str) -> list[SemanticRecord]: ...
     def sharing_episodes(self, episode_ids: list[str]) -> dict[str, set[str]]: ...
-    def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]:
+    def select(self, f: RecordFilter, limit: int | None = None,
+               after: tuple[float, str] | None = None) -> list[SemanticRecord]:
         """The records passing `f`, newest first; of those recorded at the same time, the one written
-        last first (the order a listing, the `recall` skill's or the inspector's, shows them in)."""
+        last first (the order a listing, the `recall` skill's or the inspector's, shows them in).
+        `after` (recorded_at, id) of a record: only those listed after it, the next page of a listing
+        (a time alone is no cursor: the records recorded with the last one shown and not shown were
+        skipped); when that record is gone, all those recorded at its time, so none is skipped."""
         ...
     def filter_ids(self, ids: list[str], f: RecordFilter) -> set[str]:
         """Which of `ids` pass `f`, without decoding the records."""
@@ -223,9 +227,14 @@ class InMemorySemanticStore:
         wanted = set(episode_ids)
         return {r.id: set(r.source_episodes) for r in self._records.values() if wanted & set(r.source_episodes)}
 
-    def select(self, f: RecordFilter, limit: int | None = None) -> list[SemanticRecord]:
+    def select(self, f: RecordFilter, limit: int | None = None,
+               after: tuple[float, str] | None = None) -> list[SemanticRecord]:
         found = [r for r in reversed(self._records.values()) if record_matches(r, f)]
         found.sort(key=lambda r: -r.recorded_at)  # stable: ties stay last written first
+        if after is not None:  # (time, place in writing order) below the cursor's, as SQLite's rowid
+            order = {rid: n for n, rid in enumerate(self._records)}
+            mark = (after[0], order.get(after[1], len(order)))
+            found = [r for r in found if (r.recorded_at, order[r.id]) < mark]
         return [_copy(r) for r in (found if limit is None else found[:limit])]
 
     def filter_ids(self, ids: list[str], f: RecordFilter) -> set[str]:
