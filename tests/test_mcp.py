@@ -386,6 +386,7 @@ def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_mem
     while `query` (and the `recall` skill) answered nothing. It now keeps what passes the same floor
     (Recall.relevant); a listing by filters alone (mode logical) has no query, so no floor."""
     from mettaclaw.mcp.tools import MemoryTools
+    from mettaclaw.memory.semantic import skills
 
     memory = open_test_memory()
     tools = MemoryTools(memory)
@@ -395,8 +396,13 @@ def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_mem
         assert tools.query(unrelated)["results"] == []
         for mode in ("semantic", "hybrid"):
             assert tools.semantic_recall(unrelated, mode=mode) == {"results": []}, (mode, unrelated)
+    # what the floor turned away was not used: it was strengthened for every unrelated question
+    assert all(not r.access_times for r in memory.semantic), "a record nobody was shown was counted as used"
+    skills.recall(memory.semantic, "quantum chromodynamics lattice", relevant=memory.recall.relevant)
+    assert all(not r.access_times for r in memory.semantic)
     found = tools.semantic_recall("cabin wifi password")["results"]
     assert [r["content"] for r in found] == ["The cabin wifi password is pinecone-42."]
+    assert [len(r.access_times) for r in memory.semantic if "wifi" in r.content] == [1]
     listed = tools.semantic_recall("anything", mode="logical", tags_all=["town"])["results"]
     assert [r["content"] for r in listed] == ["The office of the mayor is on the second floor and closes at five."]
 

@@ -132,10 +132,7 @@ class MemoryTools:
                 found = self.memory.semantic.recall(query, limit, mode=mode, tags_all=tags_all or (),
                                                     tags_any=tags_any or (), tags_none=tags_none or (), kind=kind,
                                                     min_confidence=min_confidence, as_of=as_of, explain=explain,
-                                                    visible=self.visible)
-                if mode != "logical":  # held to the floor `query` uses: the nearest records, however far, are noise
-                    kept = self.memory.recall.relevant(query, [r.record for r in found if r.record is not None])
-                    found = [r for r in found if r.record is not None and r.record.id in kept]
+                                                    visible=self.visible, relevant=self.memory.recall.relevant)
         except (ValueError, LookupError) as err:
             raise ToolError(str(err)) from None
         return {"results": [{**_record(r.record), "score": round(r.score, 4),

@@ -93,9 +93,13 @@ class SemanticReading:
                min_confidence: float | None = None, time_from: Any = None, time_to: Any = None,
                name_pattern: str | None = None, as_of: Any = None, include_history: bool = False,
                context: Any = (), explain: bool = False, touch: bool = True,
-               visible: frozenset[str] | None = None) -> list[RecallResult]:
+               visible: frozenset[str] | None = None,
+               relevant: Callable[[str, list[SemanticRecord]], set[str]] | None = None) -> list[RecallResult]:
         """Ranked records. Also the layer protocol's `recall(limit, **filters)`: an int first argument is
-        the limit. Current facts only unless `as_of` (a time) or `include_history`."""
+        the limit. Current facts only unless `as_of` (a time) or `include_history`. `relevant(query,
+        records)`: the ids among them at a relevance floor (Recall.relevant); the others are dropped
+        before the use is counted, since a record recall throws away was not used (it was strengthened
+        for every unrelated question the floor turned away). Mode logical lists by filters: no floor."""
         if isinstance(query, int) and not isinstance(query, bool):
             query, limit = None, query
         query = (query or "").strip()
@@ -119,6 +123,9 @@ class SemanticReading:
         ranked = score(cands, self.records, self.clock(), list(as_tuple(context)), self.weights, mode != "logical",
                        self.noise, retrieving=mode != "logical" and f.as_of is None and not include_history)
         top = ranked[: int(limit)]
+        if relevant is not None and query and mode != "logical":
+            kept = relevant(query, [rec for rec, _, _ in top])
+            top = [t for t in top if t[0].id in kept]
         if touch and top and f.as_of is None:
             touch_records(self.records, [rec for rec, _, _ in top], self.clock())
         return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)

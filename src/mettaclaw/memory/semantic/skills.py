@@ -144,10 +144,8 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
         if mode in ("semantic", "hybrid"):
             hits = mem.recall(query or None, limit, mode="semantic" if query else "logical", tags_all=tags,
                               tags_none=excluded, kind=opts.get("kind"), category=opts.get("category"),
-                              as_of=as_of[1] if as_of else None, visible=_visible(scope, visible))
-            if query and relevant is not None:
-                kept = relevant(query, [h.record for h in hits if h.record is not None])
-                hits = [h for h in hits if h.record is not None and h.record.id in kept]
+                              as_of=as_of[1] if as_of else None, visible=_visible(scope, visible),
+                              relevant=relevant)
             for h in hits:
                 rec = h.record
                 src = f", from {', '.join(rec.source_episodes[:3])}" if rec.source_episodes else ""
