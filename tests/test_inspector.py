@@ -260,3 +260,5 @@ def test_records_recorded_at_one_time_are_each_listed_once_across_the_pages(open
         path = older[1].replace("&amp;", "&")
     assert sorted(shown) == sorted(written), f"{len(shown)} shown of {len(written)}"
     assert shown == [r.id for r in memory.semantic.records.select(RecordFilter(kinds=("fact",)))], "in the listing's order"
+    for odd in ("nan", "inf", "-inf", "x"):  # a cursor that is no time lists from the newest (`nan` listed none)
+        assert re.findall(r'href="/record/([^"]+)"', c.get(f"/records?kind=fact&before={odd}").text) == shown[:PAGE]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,8 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
         try:
             before = float(request.query_params["before"]) if "before" in request.query_params else None
         except ValueError:
+            before = None
+        if before is not None and not math.isfinite(before):  # `before=nan` matched nothing: an empty list
             before = None
         after = None if before is None else (before, request.query_params.get("before_id", ""))
         return html("records.html", **await run_in_threadpool(pages.records, request.query_params.get("kind", ""), after))
