@@ -111,6 +111,8 @@ def test_action_kinds_and_the_arithmetic() -> None:
     assert action_kind(Command("shell", ("bash ./scripts/backup.sh --full",))) == "shell backup"
     assert action_kind(Command("shell", ("LANG=C sudo rsync -a a b",))) == "shell rsync"
     assert action_kind(Command("shell", ("echo 'unbalanced",))) == "shell echo"
+    # a kind is a tag (`action_type:`), which holds at most 100 characters: a made-up program of 5,000 was kept whole
+    assert action_kind(Command("shell", ("x" * 5000 + " --flag",))) == "shell " + "x" * 40
     assert action_kind(Command("query", ("x",))) == "query"
     assert part_of_day("2026-03-01 02:10:00") == "night" and part_of_day("2026-03-01 14:00:00") == "afternoon"
     assert wilson_lower(0, 0) == 0.0 and 0.5 < wilson_lower(11, 14) < 0.79

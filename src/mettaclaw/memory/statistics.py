@@ -43,6 +43,7 @@ MIN_EVIDENCE = 3
 Z = 1.645  # 90% one-sided
 SAVE_EVERY_S = 5.0
 WRAPPERS = frozenset({"sudo", "env", "nice", "time", "exec", "nohup", "timeout"})
+MAX_PROGRAM_CHARS = 40  # of a shell command's program in its action kind
 INTERPRETERS = frozenset({"sh", "bash", "zsh", "python", "python3", "node", "perl", "ruby"})
 PARTS = (("night", 0, 6), ("morning", 6, 12), ("afternoon", 12, 18), ("evening", 18, 24))
 
@@ -69,7 +70,9 @@ def action_kind(command: Command) -> str:
         words = words[1:]  # `bash backup.sh`: the script is the program
     if not words:
         return "shell"
-    program = os.path.basename(words[0]).split(".")[0].lower()
+    # cut to MAX_PROGRAM_CHARS: the kind becomes a pattern's `action_type:` tag, its name and a PREDICTIONS
+    # line, and a made-up program name can be as long as the model's reply
+    program = os.path.basename(words[0]).split(".")[0].lower()[:MAX_PROGRAM_CHARS]
     return f"shell {program}" if program else "shell"
 
 
