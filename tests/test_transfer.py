@@ -293,3 +293,27 @@ def test_records_of_one_time_are_listed_in_the_same_order_after_a_round_trip(tmp
     assert cli("import", str(dump), *settings(copy)).returncode == 0
     before = listed(original)
     assert len(before) == 8 and listed(copy) == before
+
+
+def test_an_import_into_a_folder_an_agent_holds_writes_nothing_there(tmp_path) -> None:
+    """The import checked the folder and wrote its trace and unfinished mark before it took the lock,
+    which it first asked for when it opened the memory: beside an agent on the folder it replaced that
+    agent's trace, marked its folder unfinished, and told the person to delete it."""
+    from mettaclaw.memory.lock import FolderLock
+
+    original, busy = tmp_path / "original", tmp_path / "busy"
+    fill(original)
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    busy.mkdir()
+    (busy / "history.metta").write_bytes(b"")  # an agent just started: nothing said yet
+    agent = FolderLock(busy)
+    try:
+        before = tree(busy)
+        done = cli("import", str(dump), *settings(busy))
+        assert done.returncode == 2 and "is already using the memory folder" in done.stderr, done.stderr
+        assert "left there" not in done.stderr and tree(busy) == before, done.stderr
+    finally:
+        agent.release()
+    assert cli("import", str(dump), *settings(busy)).returncode == 0  # once the agent is gone
+    assert answers(busy) == answers(original)

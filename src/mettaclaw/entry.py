@@ -59,11 +59,17 @@ def log_to(config: Any, filename: str) -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(folder / filename, encoding="utf-8")
     except OSError as err:
-        print(f"error: memoryDir {str(folder)!r} cannot be used: {err.strerror or err}", file=sys.stderr)
+        unusable(folder, err)
         return None
     handler.setFormatter(Redacting("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(handlers=[handler], level=logging.INFO)
     return folder
+
+
+def unusable(folder: Path, err: OSError) -> None:
+    """Say in one line why the memory folder cannot be used (a file of that name, a place that cannot
+    be written), where a traceback would have said it."""
+    print(f"error: memoryDir {str(folder)!r} cannot be used: {err.strerror or err}", file=sys.stderr)
 
 
 def open_memory(config: Any, **kwargs: Any) -> Any:

@@ -11,9 +11,12 @@ the memory folder, so neither runs beside an agent on the same folder.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mettaclaw import entry
+
+if TYPE_CHECKING:
+    from .lock import FolderLock
 
 entry.offline()
 
@@ -52,7 +55,7 @@ def main(argv: list[str]) -> int:
             memory.close()
         print(f"exported {lines} lines from {config.memory_path()}", file=sys.stderr)
         return 0
-    try:  # the file and the folder are checked before anything is written: a refused import leaves nothing
+    try:  # the file is checked before the folder is touched: a refused import leaves nothing
         try:
             handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
         except OSError as err:
@@ -60,7 +63,6 @@ def main(argv: list[str]) -> int:
             return 2
         with handle:
             items = list(transfer.read_export(handle))
-        transfer.check_folder(config)
     except (transfer.ImportError_, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -68,31 +70,43 @@ def main(argv: list[str]) -> int:
         shown = "standard input" if source == "-" else source
         print(f"error: {shown} is not UTF-8 text, so not a mettaclaw memory export", file=sys.stderr)
         return 2
-    undo = transfer.Undo(config)
+    from .lock import AgentLocked
+
+    try:  # the folder's lock, before the folder is checked and written: an agent on it is refused, not written into
+        undo = transfer.Undo(config)
+    except AgentLocked as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        entry.unusable(config.memory_path(), err)
+        return 2
     done = False
     try:
-        done = _import(config, items)
+        done = _import(config, items, undo.lock)
     finally:
-        if not done and (why := undo.undo()) is not None:
+        if done:
+            undo.release()
+        elif (why := undo.undo()) is not None:
             print(f"error: what the import wrote to {config.memory_path()} is left there ({why}); delete that "
                   "folder before importing again", file=sys.stderr)
     return 0 if done else 2
 
 
-def _import(config: Any, items: list[dict[str, Any]]) -> bool:
-    """Fill the folder with the export's `items`; False after printing why it could not."""
+def _import(config: Any, items: list[dict[str, Any]], lock: FolderLock) -> bool:
+    """Fill the folder, whose `lock` the import holds, with the export's `items`; False after printing
+    why it could not."""
     from mettaclaw.config import ConfigError
 
     from . import transfer
 
-    if entry.log_to(config, "agent.log") is None:
-        return False
     try:
         transfer.prepare_folder(config, items)
     except (transfer.ImportError_, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return False
-    memory = entry.open_memory(config, dream=False, progress=True, importing=True)
+    if entry.log_to(config, "agent.log") is None:
+        return False
+    memory = entry.open_memory(config, dream=False, progress=True, importing=lock)
     if memory is None:
         return False
     try:

@@ -265,9 +265,10 @@ class Memory(Forgetting):
 
 def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Callable[[], float] = time.time,
                 settings: RecallSettings = DEFAULT_SETTINGS, progress: bool = False, dream: bool = True,
-                importing: bool = False) -> Memory:
+                importing: FolderLock | None = None) -> Memory:
     """The memory a config describes, under `config.memoryDir` (locked for this process; refused, with
-    StoreDamaged, while an import into it has not finished, unless this is that import):
+    StoreDamaged, while an import into it has not finished, unless this is that import: `importing`
+    is the lock it took before it wrote, used here and left for it to release once it is done):
     `embeddingprovider` picks the embedder (or pass one), `chromaMode` the stores, `recallMode` the
     index rankings, `knowledgePriorsDir` the priors indexed now, `dreamEvery`/`dreamInterval` when the
     background dreamer (started unless `dream=False`) consolidates, with `llm` as its summariser.
@@ -292,10 +293,10 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
     from .transfer import unfinished
     from .working import WorkingMemory
 
-    folder_lock = FolderLock(config.memory_path())
+    folder_lock = FolderLock(config.memory_path()) if importing is None else importing
     opened: list[Any] = []
     try:
-        if not importing and (why := unfinished(config)) is not None:
+        if importing is None and (why := unfinished(config)) is not None:
             raise StoreDamaged(why)
         embedder = CachedEmbedder(embedder or make_embedder(config))  # the dream re-embeds what the turn just did
         index = open_longterm(config, embedder, settings, progress)
@@ -316,7 +317,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         recall = Recall(index, semantic, graph, settings=settings, mode=config.recallMode)
         memory = Memory(working=WorkingMemory(config.memory_path("pins.txt")), episodes=episodes, index=index,
                         semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
-                        folder_lock=folder_lock, settings=settings)
+                        folder_lock=folder_lock if importing is None else None, settings=settings)
         recall.in_scopes = memory.visible
         memory.priors, memory.statistics = priors, statistics
         memory.delivered = DeliveredTurns(config.memory_path("delivered.jsonl"))
@@ -337,7 +338,8 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
     except BaseException:
         for part in reversed(opened):
             part.close()
-        folder_lock.release()
+        if importing is None:
+            folder_lock.release()
         raise
     if dream:
         dreamer.start()

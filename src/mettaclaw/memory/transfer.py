@@ -11,6 +11,7 @@ computed by the importing folder's embedder, whichever it is.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Iterable, Iterator
@@ -266,29 +267,35 @@ class Undo:
     (and the trace, empty before, emptied again). A failed import left its agent.log, or a half-filled
     folder, behind.
 
-    Made before anything is written; `undo()` holds the folder's lock while it removes, so another
-    process that took the folder meanwhile keeps what it wrote."""
+    Made before anything is written, it takes the folder's lock (AgentLocked when another process holds
+    it) and keeps it until `undo()` or `release()`: the folder is checked and filled under it. Checked
+    and written before the lock was taken, an import beside an agent on the folder replaced the agent's
+    trace and marked its folder unfinished, then told the person to delete it."""
 
     def __init__(self, config: Any) -> None:
+        from .lock import FolderLock
+
         self.folder = config.memory_path()
         self.trace = config.memory_path("history.metta")
         self.made = None if self.folder.exists() or self.folder.is_symlink() else self.folder
         while self.made is not None and not self.made.parent.exists():
             self.made = self.made.parent  # the first folder that was not there: it goes, with what it holds
         self.before = set(self.folder.rglob("*")) if self.made is None and self.folder.is_dir() else set()
-        self.trace_was_there = self.trace in self.before
+        # emptied again only when it was empty: a folder refused under the lock keeps its trace
+        self.trace_was_empty = self.trace in self.before and self.trace.stat().st_size == 0
+        try:
+            self.lock = FolderLock(self.folder)
+        except BaseException:
+            self._remove_made()
+            raise
+
+    def release(self) -> None:
+        """The import is done: the folder is the agent's to take."""
+        self.lock.release()
 
     def undo(self) -> str | None:
-        """Remove what the import added; None when it is done, else why it was not."""
-        from .lock import AgentLocked, FolderLock
-
-        try:
-            lock = FolderLock(self.folder)
-        except AgentLocked as err:
-            return str(err)
-        except OSError as err:
-            return err.strerror or str(err)
-        own = {lock.path, lock.holder_path}
+        """Remove what the import added and release the folder; None when it is done, else why it was not."""
+        own = {self.lock.path, self.lock.holder_path}
         marker = self.folder / UNFINISHED
         try:
             # deepest first, the unfinished mark last: stopped half way, what is left still says so
@@ -297,20 +304,25 @@ class Undo:
                     path.rmdir()
                 else:
                     path.unlink()
-            if self.trace_was_there:
+            if self.trace_was_empty:
                 self.trace.write_bytes(b"")
             if marker not in self.before:
                 marker.unlink(missing_ok=True)
         except OSError as err:
             return f"{err.strerror or err} ({err.filename})"
         finally:
-            lock.release()
+            self.lock.release()
         for path in own - self.before:
             path.unlink(missing_ok=True)
+        return self._remove_made()
+
+    def _remove_made(self) -> str | None:
+        """Remove the folders the import made (empty by now); None, else why not."""
         folder = self.folder
         try:
             while self.made is not None and folder.is_relative_to(self.made):
-                folder.rmdir()
+                with contextlib.suppress(FileNotFoundError):  # a lock refused before it made the folder
+                    folder.rmdir()
                 folder = folder.parent
         except OSError as err:
             return f"{err.strerror or err} ({folder})"
@@ -318,9 +330,9 @@ class Undo:
 
 
 def prepare_folder(config: Any, items: list[dict[str, Any]]) -> None:
-    """Before the memory is opened: refuse a folder that holds memory, then mark it as being filled
-    (`finish` removes the mark) and write the trace and the dream's progress, so that opening indexes
-    the episodes as it does after a crash."""
+    """Before the memory is opened, under the folder's lock (Undo): refuse a folder that holds memory,
+    then mark it as being filled (`finish` removes the mark) and write the trace and the dream's
+    progress, so that opening indexes the episodes as it does after a crash."""
     from mettaclaw.textutil import atomic_write
 
     trace = config.memory_path("history.metta")
