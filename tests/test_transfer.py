@@ -317,3 +317,21 @@ def test_an_import_into_a_folder_an_agent_holds_writes_nothing_there(tmp_path) -
         agent.release()
     assert cli("import", str(dump), *settings(busy)).returncode == 0  # once the agent is gone
     assert answers(busy) == answers(original)
+
+
+def test_an_import_into_a_folder_with_pins_is_refused_and_the_pins_kept(tmp_path) -> None:
+    """Pins are working memory, but the emptiness check looked only at the trace, the stores and the
+    dream's progress: the export's pins replaced the person's own without a word."""
+    original, target = tmp_path / "original", tmp_path / "copy"
+    fill(original)  # with pins of its own
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    target.mkdir()
+    (target / "pins.txt").write_text("finish the quarterly report")
+    before = tree(target)
+    done = cli("import", str(dump), *settings(target))
+    assert done.returncode == 2 and f"already holds pins ({target / 'pins.txt'})" in done.stderr, done.stderr
+    assert tree(target) == before
+    (target / "pins.txt").unlink()
+    assert cli("import", str(dump), *settings(target)).returncode == 0
+    assert answers(target) == answers(original)

@@ -251,14 +251,21 @@ def unfinished(config: Any) -> str | None:
 
 
 def check_folder(config: Any) -> None:
-    """ImportError_ when the folder holds memory (a trace, a store, the dream's progress) or an
-    unfinished import: an import fills an empty folder, and never writes over what it holds."""
+    """ImportError_ when the folder holds memory (a trace, a store, the dream's progress, pins) or an
+    unfinished import: an import fills an empty folder, and never writes over what it holds. Pins
+    were not looked at, and the export's replaced the person's working memory without a word."""
+    from .working import WorkingMemory
+
     trace = config.memory_path("history.metta")
     if (why := unfinished(config)) is not None:
         raise ImportError_(why)
     if ((trace.is_file() and trace.stat().st_size) or config.memory_path("dream", "state.json").exists()
             or any(config.memory_path().glob("**/*.sqlite3"))):
         raise ImportError_(f"{config.memory_path()} already holds a memory: import into an empty memoryDir")
+    working = WorkingMemory(config.memory_path("pins.txt"))
+    if pinned := [str(working.file_of(scope)) for scope in working.pinned()]:
+        raise ImportError_(f"{config.memory_path()} already holds pins ({', '.join(pinned)}): import into an "
+                           "empty memoryDir, or move them out of it first")
 
 
 class Undo:

@@ -25,12 +25,13 @@ class WorkingMemory:
         self.path = Path(path)
         self._texts: dict[str, str] = {}
 
-    def _file(self, scope: str) -> Path:
+    def file_of(self, scope: str) -> Path:
+        """Where the pin of `scope` is kept (an import names the ones a folder holds)."""
         return self.path if scope == scopes.DEFAULT else self.path.parent / "pins" / f"{scopes.check(scope)}.txt"
 
     def text_of(self, scope: str = scopes.DEFAULT) -> str:
         if scope not in self._texts:
-            file = self._file(scope)
+            file = self.file_of(scope)
             self._texts[scope] = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
         return self._texts[scope]
 
@@ -47,7 +48,7 @@ class WorkingMemory:
 
     def pin(self, text: str, scope: str = scopes.DEFAULT) -> str:
         """Replace the pin of `scope`; an empty text clears it."""
-        file, text = self._file(scope), text.strip()
+        file, text = self.file_of(scope), text.strip()
         if text:
             file.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(file, text)
