@@ -335,3 +335,28 @@ def test_an_import_into_a_folder_with_pins_is_refused_and_the_pins_kept(tmp_path
     (target / "pins.txt").unlink()
     assert cli("import", str(dump), *settings(target)).returncode == 0
     assert answers(target) == answers(original)
+
+
+def test_ctrl_c_during_an_import_says_it_was_interrupted_and_what_became_of_the_folder(tmp_path) -> None:
+    """Ctrl-C while the memory opened said "the knowledge priors indexed so far are kept, the rest are
+    indexed at the next start" (the agent's message: the import had taken them all away) and exited 2;
+    while the rows were written, or the file read, it was a traceback. Now each says the import was
+    interrupted and what is left, and exits 130 as a Ctrl-C does."""
+    import os
+
+    original = tmp_path / "original"
+    fill(original)
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    script = ("import sys\nfrom mettaclaw.memory import __main__ as cli, longterm, transfer\n"
+              "def stop(*args, **kwargs):\n    raise KeyboardInterrupt\n"
+              "setattr({}, {!r}, stop)\nsys.exit(cli.main(sys.argv[1:]))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    for where, what in [("longterm", "open_longterm"), ("transfer", "restore"), ("transfer", "read_export")]:
+        target = tmp_path / what
+        done = subprocess.run([sys.executable, "-c", script.format(where, what), "import", str(dump),
+                               *settings(target)], capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        said = "while reading" if what == "read_export" else "the folder is as it was before"
+        assert "stopped: the import was interrupted" in done.stderr and said in done.stderr, done.stderr
+        assert "knowledge priors" not in done.stderr and not target.exists(), done.stderr

@@ -89,6 +89,8 @@ def open_memory(config: Any, **kwargs: Any) -> Any:
         print(f"error: {err}", file=sys.stderr)
         return None
     except KeyboardInterrupt:  # Ctrl-C while a long prior was embedded: what was written is kept (priors.BATCH)
+        if kwargs.get("importing") is not None:
+            raise  # an import takes away all it wrote, priors included, and says so itself
         print("\nstopped while opening the memory; the knowledge priors indexed so far are kept, the rest "
               "are indexed at the next start", file=sys.stderr)
         return None

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 entry.offline()
 
+INTERRUPTED = 130  # the exit status of a process stopped by Ctrl-C (128 + SIGINT), as shells report it
+
 
 def main(argv: list[str]) -> int:
     from mettaclaw.config import ConfigError
@@ -55,6 +57,7 @@ def main(argv: list[str]) -> int:
             memory.close()
         print(f"exported {lines} lines from {config.memory_path()}", file=sys.stderr)
         return 0
+    shown = "standard input" if source == "-" else source
     try:  # the file is checked before the folder is touched: a refused import leaves nothing
         try:
             handle = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115
@@ -63,11 +66,13 @@ def main(argv: list[str]) -> int:
             return 2
         with handle:
             items = list(transfer.read_export(handle))
+    except KeyboardInterrupt:  # was a traceback
+        print(f"\nstopped: the import was interrupted while reading {shown}; nothing was written", file=sys.stderr)
+        return INTERRUPTED
     except (transfer.ImportError_, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except UnicodeDecodeError:  # was a traceback
-        shown = "standard input" if source == "-" else source
         print(f"error: {shown} is not UTF-8 text, so not a mettaclaw memory export", file=sys.stderr)
         return 2
     from .lock import AgentLocked
@@ -80,16 +85,22 @@ def main(argv: list[str]) -> int:
     except OSError as err:
         entry.unusable(config.memory_path(), err)
         return 2
-    done = False
+    status = 2
     try:
-        done = _import(config, items, undo.lock)
+        if _import(config, items, undo.lock):
+            status = 0
+    except KeyboardInterrupt:  # was a traceback, or opening's "the knowledge priors indexed so far are kept"
+        status = INTERRUPTED
     finally:
-        if done:
+        if status == 0:
             undo.release()
         elif (why := undo.undo()) is not None:
             print(f"error: what the import wrote to {config.memory_path()} is left there ({why}); delete that "
                   "folder before importing again", file=sys.stderr)
-    return 0 if done else 2
+        elif status == INTERRUPTED:
+            print(f"\nstopped: the import was interrupted; what it wrote to {config.memory_path()} was taken "
+                  "away, so the folder is as it was before", file=sys.stderr)
+    return status
 
 
 def _import(config: Any, items: list[dict[str, Any]], lock: FolderLock) -> bool:
