@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from mettaclaw.config import load_config
 from mettaclaw.memory import open_memory
 from mettaclaw.messages import Message
@@ -360,3 +362,31 @@ def test_ctrl_c_during_an_import_says_it_was_interrupted_and_what_became_of_the_
         said = "while reading" if what == "read_export" else "the folder is as it was before"
         assert "stopped: the import was interrupted" in done.stderr and said in done.stderr, done.stderr
         assert "knowledge priors" not in done.stderr and not target.exists(), done.stderr
+
+
+@pytest.mark.slow
+def test_a_failed_import_into_server_collections_takes_them_away(chroma_server, tmp_path) -> None:
+    """With chromaMode=server the import's rows go to the server's collections, claimed with the
+    folder's id: a failed import took the folder (its id with it) and left the collections full and
+    claimed, so the next import into the folder was refused as "another memory folder"."""
+    import os
+
+    import chromadb
+
+    original, target = tmp_path / "original", tmp_path / "copy"
+    fill(original)
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(cli("export", *settings(original)).stdout)
+    server = [s for s in settings(target) if s != "chromaMode=embedded"] + ["chromaMode=server", f"chromaPort={chroma_server}"]
+    client = chromadb.HttpClient(host="127.0.0.1", port=chroma_server)
+    before = {c.name for c in client.list_collections()}
+    failing = ("import sys\nfrom mettaclaw.memory import __main__ as cli, transfer\nwritten = transfer.restore\n"
+               "def fail(memory, items):\n    written(memory, items)\n    raise KeyboardInterrupt\n"
+               "transfer.restore = fail\nsys.exit(cli.main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", failing, "import", str(dump), *server], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")})
+    assert done.returncode == 130 and "the folder is as it was before" in done.stderr, done.stderr[-2000:]
+    assert not target.exists() and {c.name for c in client.list_collections()} == before
+    again = cli("import", str(dump), *server)
+    assert again.returncode == 0, again.stderr
+    assert sum(c.count() for c in client.list_collections() if c.name not in before) > 0

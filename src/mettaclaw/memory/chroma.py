@@ -40,6 +40,7 @@ DEFAULT_HNSW: dict[str, Any] = {"space": "cosine", "ef_construction": 200, "ef_s
 ADJUSTABLE_HNSW = ("ef_search", "sync_threshold")  # what Chroma lets an existing collection change
 SIGNATURE_KEY = "mettaclaw_embedder"
 OWNER_KEY = "mettaclaw_memory_folder"  # which memory folder a server collection belongs to
+STORE_ID = "store-id"  # the file in the memory folder holding the id its server collections are claimed with
 LOCK_NAME = "mettaclaw.memory.lock"
 REBUILDING = "mettaclaw.rebuilding"  # present while a damaged index is written back (ChromaVectorStore.rebuilt)
 
@@ -301,15 +302,8 @@ class ChromaVectorStore:
                hnsw: dict[str, Any] | None = None, owner: str | None = None) -> ChromaVectorStore:
         """An HttpClient on a `chroma run` server, its collection claimed for the memory folder `owner`
         names (folder_id): a second memory folder on the same server is refused."""
-        import chromadb
-
-        try:
-            client = chromadb.HttpClient(host=host, port=port, settings=_settings())
-            client.heartbeat()
-        except Exception as err:
-            raise StoreUnavailable(f"no Chroma server at {host}:{port} ({err}); start one with `chroma run`") from None
-        return cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
-                   description=f"chroma server {host}:{port}", owner=owner)
+        return cls(server_client(host, port), embedder_signature=embedder_signature, collection=collection,
+                   hnsw=hnsw, description=f"chroma server {host}:{port}", owner=owner)
 
     # --- the VectorStore Protocol
     def add(self, ids: list[str], vectors: np.ndarray, documents: list[str], metadatas: list[dict[str, Any]]) -> None:
@@ -396,12 +390,33 @@ class ChromaVectorStore:
             self._lock.release()
 
 
+def server_client(host: str, port: int) -> Any:
+    """An HttpClient on the `chroma run` server at host:port, which answered; StoreUnavailable if not."""
+    import chromadb
+
+    try:
+        client = chromadb.HttpClient(host=host, port=port, settings=_settings())
+        client.heartbeat()
+    except Exception as err:
+        raise StoreUnavailable(f"no Chroma server at {host}:{port} ({err}); start one with `chroma run`") from None
+    return client
+
+
+def claimed_by(client: Any, memory_dir: Path) -> set[str]:
+    """The names of the server's collections claimed for the memory folder (none before it has an id)."""
+    path = Path(memory_dir) / STORE_ID
+    if not path.is_file():
+        return set()
+    owner = path.read_text(encoding="utf-8").strip()
+    return {c.name for c in client.list_collections() if (c.metadata or {}).get(OWNER_KEY) == owner}
+
+
 def folder_id(memory_dir: Path) -> str:
     """The memory folder's own id (made once, kept in `store-id`): what its server collections are
     claimed with, so that moving the folder keeps them and a new folder does not take them over."""
     from mettaclaw.textutil import atomic_write
 
-    path = Path(memory_dir) / "store-id"
+    path = Path(memory_dir) / STORE_ID
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, f"{Path(memory_dir).resolve()} {uuid.uuid4()}")

@@ -277,11 +277,24 @@ class Undo:
     Made before anything is written, it takes the folder's lock (AgentLocked when another process holds
     it) and keeps it until `undo()` or `release()`: the folder is checked and filled under it. Checked
     and written before the lock was taken, an import beside an agent on the folder replaced the agent's
-    trace and marked its folder unfinished, then told the person to delete it."""
+    trace and marked its folder unfinished, then told the person to delete it.
+
+    With `chromaMode=server` the collections the import made on the server for this folder go too: a
+    failed import left them holding its rows, claimed with the folder's id, which went with the folder,
+    so every later import into the folder was refused as "another memory folder"."""
 
     def __init__(self, config: Any) -> None:
         from .lock import FolderLock
 
+        self.server: tuple[Any, set[str]] | None = None  # the Chroma server's client and its collections before
+        self.where = f"the Chroma server {config.chromaHost}:{config.chromaPort}"
+        if config.chromaMode == "server":
+            from .chroma import server_client
+
+            # not answering: the import fails opening its stores, and there is nothing of it to remove
+            with contextlib.suppress(Exception):
+                client = server_client(config.chromaHost, config.chromaPort)
+                self.server = client, {c.name for c in client.list_collections()}
         self.folder = config.memory_path()
         self.trace = config.memory_path("history.metta")
         self.made = None if self.folder.exists() or self.folder.is_symlink() else self.folder
@@ -302,9 +315,18 @@ class Undo:
 
     def undo(self) -> str | None:
         """Remove what the import added and release the folder; None when it is done, else why it was not."""
+        from .chroma import claimed_by
+
         own = {self.lock.path, self.lock.holder_path}
         marker = self.folder / UNFINISHED
         try:
+            if self.server is not None:  # before the files: the folder's id is one of them
+                client, existed = self.server
+                try:
+                    for name in sorted(claimed_by(client, self.folder) - existed):
+                        client.delete_collection(name)
+                except Exception as err:  # the server gone, or refusing: said, and the folder kept with its id
+                    return f"its collections on {self.where} could not be removed: {err}"
             # deepest first, the unfinished mark last: stopped half way, what is left still says so
             for path in sorted(set(self.folder.rglob("*")) - self.before - own - {marker}, reverse=True):
                 if path.is_dir() and not path.is_symlink():
