@@ -390,3 +390,16 @@ def test_a_failed_import_into_server_collections_takes_them_away(chroma_server, 
     again = cli("import", str(dump), *server)
     assert again.returncode == 0, again.stderr
     assert sum(c.count() for c in client.list_collections() if c.name not in before) > 0
+
+
+def test_exporting_a_memory_folder_that_is_not_there_is_refused_and_makes_nothing(tmp_path) -> None:
+    """A mistyped memoryDir was made, with empty stores, and its empty memory exported (exit 0): the
+    person got a file of one header and no word that the memory they meant was elsewhere."""
+    missing = tmp_path / "memroy"
+    done = cli("export", *settings(missing))
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == f"error: memoryDir {str(missing)!r} does not exist, so there is no memory to export\n"
+    assert not missing.exists()
+    missing.write_text("a file")
+    done = cli("export", *settings(missing))
+    assert done.returncode == 2 and "is not a folder, so there is no memory to export" in done.stderr, done.stderr

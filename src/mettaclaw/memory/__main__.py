@@ -46,6 +46,10 @@ def main(argv: list[str]) -> int:
     from . import transfer
 
     if command == "export":
+        if not (folder := config.memory_path()).is_dir():  # was made, and an empty memory exported, exit 0
+            why = "is not a folder" if folder.exists() else "does not exist"
+            print(f"error: memoryDir {str(folder)!r} {why}, so there is no memory to export", file=sys.stderr)
+            return 2
         if entry.log_to(config, "agent.log") is None:
             return 2
         memory = entry.open_memory(config, dream=False)
