@@ -258,3 +258,35 @@ def test_refused_names_with_control_characters_keep_the_start_up_line_one_line(t
     report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), tmp_path, progress=False)
     assert sorted(report.errors) == ["\\x1b[2Jclear.md: no text (skipped)", "two\\nlines.txt: not Markdown (skipped)"]
     assert "\n" not in report.summary() and "\x1b" not in report.summary()
+
+
+def test_a_folder_that_cannot_be_listed_is_said_and_what_it_gave_before_is_kept(tmp_path: Path, monkeypatch) -> None:
+    # a subfolder past the system's path limit raised out of rglob: the agent did not start ("the memory
+    # cannot be opened"); one that may not be read was passed over, and its files' chunks removed
+    (tmp_path / "good.md").write_text(f"# Good\n\n{_para('fine')}\n")
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "oncall.md").write_text(f"# On call\n\n{_para('pager')}\n")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    for _ in range(os.pathconf(tmp_path, "PC_PATH_MAX") // 100 + 1):  # made one level at a time, by its handle
+        os.mkdir("d" * 99, dir_fd=fd)
+        deeper = os.open("d" * 99, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    os.close(fd)
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    report = index_priors(ltm, tmp_path, progress=False)
+    assert sorted(report.added) == ["good.md", "team/oncall.md"]
+    [error] = report.errors
+    assert error.startswith("ddd") and error.endswith("/: folder cannot be read: File name too long (skipped)")
+
+    scandir = os.scandir
+
+    def refused(path):  # as a folder of another user's is to anyone but root
+        if Path(path).name == "team":
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refused)
+    report = index_priors(ltm, tmp_path, progress=False)
+    assert "team/: folder cannot be read: Permission denied (skipped)" in report.errors
+    assert report.removed == [] and ltm.query("pager", mode="bm25")[0].source == "team/oncall.md"

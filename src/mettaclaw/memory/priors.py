@@ -177,6 +177,38 @@ def _read_markdown(path: Path) -> str:
         raise ValueError(f"not UTF-8 (byte {err.start})") from None
 
 
+def _walk(folder: Path) -> tuple[list[Path], list[Path], list[tuple[Path, OSError]]]:
+    """(files, links that lead to a folder or to no file, subfolders that could not be listed with why)
+    under `folder`, hidden ones left out, each kind told by what the listing says of it. Links to
+    folders are not followed: one may lead back up. Not `rglob` and `is_file`: a subfolder whose path
+    is past the system's limit raised out of them (ENAMETOOLONG), and the agent did not start, blamed
+    on its memory; a folder it may not read (permissions) was passed over in silence."""
+    files: list[Path] = []
+    links: list[Path] = []
+    unread: list[tuple[Path, OSError]] = []
+    pending = [folder]
+    while pending:
+        top = pending.pop()
+        try:
+            with os.scandir(top) as listing:
+                entries = [entry for entry in listing if not entry.name.startswith(".")]
+        except OSError as err:
+            unread.append((top, err))
+            continue
+        for entry in entries:
+            try:
+                is_file = entry.is_file()
+            except OSError:  # a link to itself (ELOOP), or one whose target cannot be reached
+                is_file = False
+            if is_file:
+                files.append(top / entry.name)
+            elif entry.is_symlink():
+                links.append(top / entry.name)
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(top / entry.name)
+    return sorted(files), sorted(links), sorted(unread, key=lambda pair: pair[0])
+
+
 def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsReport:
     """Bring the priors in `memory` in line with `folder`: embed only new or changed files."""
     folder = Path(folder)
@@ -191,15 +223,17 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         if "file_rows" in item.meta:  # rows written before the count was kept count as complete
             entry["rows"].add(item.meta["file_rows"])
     # subfolders too (a team's notes under their own folder), each file known by its path in the folder
-    found = sorted(p for p in folder.rglob("*") if not any(
-        part.startswith(".") for part in p.relative_to(folder).parts)) if folder.is_dir() else []
-    files = [p for p in found if p.is_file()]
+    files, links, unread = _walk(folder) if folder.is_dir() else ([], [], [])
     report.folder = str(folder) if folder.is_dir() else ""
     # a link that leads to no file (broken, a loop) or to a folder (not followed: it may lead back up)
     # is said, not passed over in silence as if the user had never put it there
     report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: a link to a folder or to no file (skipped)"
-                         for p in found if p.is_symlink() and not p.is_file())
+                         for p in links)
     seen: set[str] = set()
+    for path, err in unread:  # its files may be there still: what they gave before is kept, as for a file
+        under = path.relative_to(folder).as_posix()
+        report.errors.append(f"{_shown(under)}/: folder cannot be read: {err.strerror or err} (skipped)")
+        seen.update(name for name in existing if under == "." or name.startswith(under + "/"))
     with progress_bar(progress) as bar:
         task = bar.add_task("knowledge priors", total=len(files))
         for done, path in enumerate(files):
