@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import time
 from pathlib import Path
@@ -160,6 +161,21 @@ def test_a_byte_order_mark_does_not_hide_the_first_heading(tmp_path: Path) -> No
     index_priors(ltm, tmp_path, progress=False)
     [chunk] = list(ltm)
     assert chunk.meta["breadcrumb"] == "win.md > Wifi" and chunk.text.startswith("# Wifi")
+
+
+def test_a_unicode_file_of_a_windows_editor_is_read_by_its_byte_order_mark(tmp_path: Path) -> None:
+    # Notepad's "Unicode" is UTF-16 with a byte-order mark: its NUL bytes had it refused as binary content
+    (tmp_path / "wifi.md").write_bytes(f"# Wifi\r\n\r\n{_para('password')}\r\n".encode("utf-16"))
+    (tmp_path / "big.md").write_bytes(codecs.BOM_UTF16_BE + f"# Router\n\n{_para('bookshelf')}\n".encode("utf-16-be"))
+    (tmp_path / "wide.md").write_bytes(f"# Wide\n\n{_para('thirtytwo')}\n".encode("utf-32"))
+    (tmp_path / "cut.md").write_bytes("# Cut\n\ntext".encode("utf-16")[:-1])  # an odd byte at the end
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    report = index_priors(ltm, tmp_path, progress=False)
+    assert sorted(report.added) == ["big.md", "wide.md", "wifi.md"]
+    assert report.errors == ["cut.md: not UTF-16 (byte 22) (skipped)"]
+    assert sorted(m.meta["breadcrumb"] for m in ltm) == ["big.md > Router", "wide.md > Wide", "wifi.md > Wifi"]
+    assert ltm.query("password", mode="bm25")[0].text.startswith("# Wifi\n")
+    assert index_priors(ltm, tmp_path, progress=False).skipped == ["big.md", "wide.md", "wifi.md"]
 
 
 def test_a_folder_gone_says_what_it_removed(tmp_path: Path) -> None:

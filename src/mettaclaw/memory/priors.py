@@ -8,6 +8,7 @@ chunks must go.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import re
@@ -163,18 +164,29 @@ def _shown(name: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
+# the encodings a byte-order mark names, the longer marks first (UTF-32-LE's begins with UTF-16-LE's)
+_MARKS = (("utf-32", codecs.BOM_UTF32_LE), ("utf-32", codecs.BOM_UTF32_BE),
+          ("utf-16", codecs.BOM_UTF16_LE), ("utf-16", codecs.BOM_UTF16_BE))
+
+
 def _read_markdown(path: Path) -> str:
     with path.open("rb") as file:  # one byte past the limit at most: a file of gigabytes is refused, not read
         raw = file.read(MAX_FILE_MB * 2**20 + 1)
         if len(raw) > MAX_FILE_MB * 2**20:
             size = max(os.fstat(file.fileno()).st_size, len(raw)) / 2**20
             raise ValueError(f"{size:,.1f} MB, over the {MAX_FILE_MB} MB a knowledge-prior file may hold; split it")
-    if b"\x00" in raw:
-        raise ValueError("not Markdown (binary content)")
+    # UTF-16 or -32 by its byte-order mark: what Windows editors save as "Unicode"; its NUL bytes had it
+    # refused as binary content
+    encoding = next((name for name, mark in _MARKS if raw.startswith(mark)), "utf-8-sig")
     try:  # a byte-order mark (Windows editors write one) would hide the first heading from the chunker
-        return raw.decode("utf-8-sig")
+        text = raw.decode(encoding)
     except UnicodeDecodeError as err:
-        raise ValueError(f"not UTF-8 (byte {err.start})") from None
+        if encoding == "utf-8-sig" and b"\x00" in raw:
+            raise ValueError("not Markdown (binary content)") from None
+        raise ValueError(f"not {encoding.upper().removesuffix('-SIG')} (byte {err.start})") from None
+    if "\x00" in text:
+        raise ValueError("not Markdown (binary content)")
+    return text
 
 
 def _walk(folder: Path) -> tuple[list[Path], list[Path], list[tuple[Path, OSError]]]:
