@@ -185,6 +185,15 @@ def test_a_folder_gone_says_what_it_removed(tmp_path: Path) -> None:
     report = index_priors(ltm, tmp_path / "typo", progress=False)
     assert report.removed == ["a.md"] and len(ltm) == 0
     assert report.summary() == "knowledge priors: no such folder, none loaded; the chunks of 1 file(s) loaded before removed"
+    index_priors(ltm, tmp_path, progress=False)
+    report = index_priors(ltm, tmp_path / "a.md", progress=False)  # a file named as the folder
+    assert report.summary() == (f"knowledge priors: {tmp_path / 'a.md'} is not a folder, none loaded; "
+                                "the chunks of 1 file(s) loaded before removed")
+    index_priors(ltm, tmp_path, progress=False)
+    report = index_priors(ltm, tmp_path / ("a" * 300), progress=False)  # a name past the system's limit
+    assert report.summary() == (f"knowledge priors: {tmp_path / ('a' * 300)} cannot be read (File name too long), "
+                                "none loaded; the chunks loaded from it before are kept")
+    assert len(ltm) == 1
 
 
 def test_a_long_file_moves_the_bar_and_a_start_stopped_inside_it_is_finished_at_the_next(tmp_path: Path,

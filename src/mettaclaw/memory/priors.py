@@ -71,12 +71,16 @@ class PriorsReport:
     errors: list[str] = field(default_factory=list)  # files refused, each with its cause
     chunks: int = 0  # chunks written in this run
     folder: str = ""  # where they were read from ("" when that folder does not exist)
+    unusable: str = ""  # why the folder the setting names is none: a file, or a path that cannot be read
+    kept: bool = False  # the folder could not be read: the chunks loaded from it before are kept
 
     def summary(self) -> str:
         """One line for start-up: what was loaded, kept, dropped and refused, and from where."""
         if not self.folder:  # the chunks of files loaded from it before are dropped: say so, or a typo is silent
             gone = f"; the chunks of {len(self.removed)} file(s) loaded before removed" if self.removed else ""
-            return f"knowledge priors: no such folder, none loaded{gone}"
+            gone += "; the chunks loaded from it before are kept" if self.kept else ""
+            # a file named as the folder (`knowledgePriorsDir=notes.md`) was said to be no such folder
+            return f"knowledge priors: {self.unusable or 'no such folder'}, none loaded{gone}"
         line = (f"knowledge priors from {self.folder}: {len(self.added) + len(self.replaced)} file(s) indexed "
                 f"({self.chunks} chunks), {len(self.skipped)} unchanged, {len(self.removed)} removed, "
                 f"{len(self.errors)} refused")
@@ -225,6 +229,13 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
     """Bring the priors in `memory` in line with `folder`: embed only new or changed files."""
     folder = Path(folder)
     report = PriorsReport()
+    try:  # a path past the system's limit, or under a folder this user may not enter, raised out of is_dir
+        is_dir, exists = folder.is_dir(), folder.exists()
+    except OSError as err:  # it may be there still: what it gave before is kept, as for a folder not listed
+        report.unusable, report.kept = f"{_shown(str(folder))} cannot be read ({err.strerror or err})", True
+        return report
+    if exists and not is_dir:
+        report.unusable = f"{_shown(str(folder))} is not a folder"
     # source -> {"hash": set of file hashes, "ids": [...], "rows": set of the row counts the file was written with}
     existing: dict[str, dict[str, Any]] = {}
     for memory_id in memory.ids_by(kind=PRIOR_KIND):
@@ -235,8 +246,8 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         if "file_rows" in item.meta:  # rows written before the count was kept count as complete
             entry["rows"].add(item.meta["file_rows"])
     # subfolders too (a team's notes under their own folder), each file known by its path in the folder
-    files, links, unread = _walk(folder) if folder.is_dir() else ([], [], [])
-    report.folder = str(folder) if folder.is_dir() else ""
+    files, links, unread = _walk(folder) if is_dir else ([], [], [])
+    report.folder = str(folder) if is_dir else ""
     # a link that leads to no file (broken, a loop) or to a folder (not followed: it may lead back up)
     # is said, not passed over in silence as if the user had never put it there
     report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: a link to a folder or to no file (skipped)"
