@@ -13,6 +13,7 @@ from conftest import CountingEmbedder, record_deletes
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.longterm import LongTermMemory
 from mettaclaw.memory.priors import MAX_FILE_MB, MAX_SECTION, chunk_markdown, index_priors
+from mettaclaw.memory.recall import render
 from mettaclaw.memory.vectors import InMemoryVectorStore
 
 REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"
@@ -315,3 +316,17 @@ def test_a_folder_that_cannot_be_listed_is_said_and_what_it_gave_before_is_kept(
     report = index_priors(ltm, tmp_path, progress=False)
     assert "team/: folder cannot be read: Permission denied (skipped)" in report.errors
     assert report.removed == [] and ltm.query("pager", mode="bm25")[0].source == "team/oncall.md"
+
+
+def test_query_names_the_file_and_section_a_prior_came_from(open_test_memory, tmp_path: Path) -> None:
+    # a prior was shown as "[longterm] (knowledge_prior) ... (id <uuid>)": which file said it, nobody could tell
+    priors = tmp_path / "priors"
+    (priors / "house").mkdir(parents=True)
+    (priors / "house" / "cabin.md").write_text(
+        "# Cabin\n\n## Wifi\n\nThe cabin wifi password is rhubarb-42; the router sits behind the bookshelf.\n")
+    (priors / "long.md").write_text("# " + "Heading " * 100 + "\n\nThe boiler manual says to bleed the radiators.\n")
+    memory = open_test_memory(f"knowledgePriorsDir={priors}")
+    shown = render(memory.query("what is the cabin wifi password", 5))
+    assert "(knowledge_prior: house/cabin.md > Cabin > Wifi) # Cabin" in shown, shown
+    shown = render(memory.query("how do I bleed the radiators", 5))
+    assert "(knowledge_prior: long.md > " + ("Heading " * 25)[:200 - len("long.md > ")] + " ...) # Heading" in shown, shown

@@ -38,6 +38,7 @@ FLOORS = {"hash": 0.3}  # relevance floor by embedder name (the 64-d hash embedd
 DEFAULT_FLOOR = 0.2  # all-MiniLM-L6-v2: unrelated sentences score about 0 to 0.15
 MAX_CITES_SHOWN = 5  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
 MAX_HIT_CHARS = 2_000  # of one hit's text shown: a pasted log a query finds must not crowd out the others
+MAX_SOURCE_CHARS = 200  # of a knowledge prior's file and headings shown with it (a heading may be a paragraph)
 
 
 def floor_for(embedder_name: str, settings: RecallSettings = DEFAULT_SETTINGS) -> float:
@@ -210,7 +211,13 @@ class Recall:
         meta = item.metadata
         cites = [c for c in str(meta.get("cites", "")).split("|") if c] if layer == "semantic" else \
             [item.id] if layer == "episodic" else []
-        return Hit(layer, key, item.document, score, cites, time=str(meta.get("time", "")))
+        when = str(meta.get("time", ""))
+        if meta.get("kind") == "prior" and meta.get("breadcrumb"):
+            # which file and section it came from (`cabin.md > Wifi`): a prior was shown with its row's
+            # id alone, so neither the model nor the person could say where the knowledge stood
+            crumb = " ".join(str(meta["breadcrumb"]).split())
+            when += ": " + (crumb if len(crumb) <= MAX_SOURCE_CHARS else crumb[:MAX_SOURCE_CHARS] + " ...")
+        return Hit(layer, key, item.document, score, cites, time=when)
 
     @staticmethod
     def _quoting_named(query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
