@@ -254,6 +254,9 @@ def test_links_to_folders_and_to_nothing_are_reported(tmp_path: Path) -> None:
     report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), priors, progress=False)
     assert report.added == ["near.md"]
     assert report.errors == [f"{name}: a link to a folder or to no file (skipped)" for name in ("gone.md", "loop.md", "team")]
+    os.mkfifo(priors / "pipe.md")  # passed over without a word
+    report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), priors, progress=False)
+    assert report.added == ["near.md"] and "pipe.md: not a file (a pipe, socket or device; skipped)" in report.errors
 
 
 def test_a_contents_section_of_prose_is_kept_a_list_of_the_files_headings_is_not() -> None:

@@ -193,14 +193,16 @@ def _read_markdown(path: Path) -> str:
     return text
 
 
-def _walk(folder: Path) -> tuple[list[Path], list[Path], list[tuple[Path, OSError]]]:
-    """(files, links that lead to a folder or to no file, subfolders that could not be listed with why)
+def _walk(folder: Path) -> tuple[list[Path], list[Path], list[Path], list[tuple[Path, OSError]]]:
+    """(files, links that lead to a folder or to no file, entries that are neither file nor folder,
+    subfolders that could not be listed with why)
     under `folder`, hidden ones left out, each kind told by what the listing says of it. Links to
     folders are not followed: one may lead back up. Not `rglob` and `is_file`: a subfolder whose path
     is past the system's limit raised out of them (ENAMETOOLONG), and the agent did not start, blamed
     on its memory; a folder it may not read (permissions) was passed over in silence."""
     files: list[Path] = []
     links: list[Path] = []
+    others: list[Path] = []
     unread: list[tuple[Path, OSError]] = []
     pending = [folder]
     while pending:
@@ -222,7 +224,9 @@ def _walk(folder: Path) -> tuple[list[Path], list[Path], list[tuple[Path, OSErro
                 links.append(top / entry.name)
             elif entry.is_dir(follow_symlinks=False):
                 pending.append(top / entry.name)
-    return sorted(files), sorted(links), sorted(unread, key=lambda pair: pair[0])
+            else:  # a pipe, socket or device: never read (a pipe blocks), but said, not passed over
+                others.append(top / entry.name)
+    return sorted(files), sorted(links), sorted(others), sorted(unread, key=lambda pair: pair[0])
 
 
 def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsReport:
@@ -246,12 +250,14 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         if "file_rows" in item.meta:  # rows written before the count was kept count as complete
             entry["rows"].add(item.meta["file_rows"])
     # subfolders too (a team's notes under their own folder), each file known by its path in the folder
-    files, links, unread = _walk(folder) if is_dir else ([], [], [])
+    files, links, others, unread = _walk(folder) if is_dir else ([], [], [], [])
     report.folder = str(folder) if is_dir else ""
     # a link that leads to no file (broken, a loop) or to a folder (not followed: it may lead back up)
     # is said, not passed over in silence as if the user had never put it there
     report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: a link to a folder or to no file (skipped)"
                          for p in links)
+    report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: not a file (a pipe, socket or device; skipped)"
+                         for p in others)
     seen: set[str] = set()
     for path, err in unread:  # its files may be there still: what they gave before is kept, as for a file
         under = path.relative_to(folder).as_posix()
