@@ -45,6 +45,22 @@ def test_unknown_keys_and_bad_values_are_refused_naming_the_key(args, key) -> No
         load_config(args, env={})
 
 
+@pytest.mark.parametrize("key", ["mcpHost", "chromaHost", "ircHost", "LLM", "embeddingModel", "apiKeyEnv",
+                                 "mcpTokenEnv", "uiTokenEnv", "ircSecretEnv"])
+@pytest.mark.parametrize("value", ["", " ", "\t"])
+def test_an_empty_host_or_name_is_refused(key: str, value: str) -> None:
+    # `host=` served the memory over MCP on every interface (asyncio's "" is all of them), not 127.0.0.1
+    with pytest.raises(ConfigError, match=repr(key)):
+        load_config([f"{key}={value}"], env={})
+    with pytest.raises(ConfigError, match=repr(key)):
+        load_config([], env={f"METTACLAW_{key}": value})
+    with pytest.raises(ConfigError, match="'mcpHost'"):
+        load_config(["mcpHost=127.0.0.1 8765"], env={})
+    with pytest.raises(ConfigError, match="'apiKeyEnv'"):
+        load_config(["apiKeyEnv=OPENAI_API_KEY=sk-123"], env={})
+    assert load_config(["mcpHost=::1", "LLM=llama 3.1 8b"], env={}).LLM == "llama 3.1 8b"
+
+
 def test_bad_environment_value_names_the_key() -> None:
     with pytest.raises(ConfigError, match="'maxCommands'"):
         load_config([], env={"METTACLAW_maxCommands": "many"})

@@ -49,6 +49,14 @@ PathText = Annotated[str, AfterValidator(_path_text)]
 Path_ = Annotated[PathText, Field(min_length=1, pattern=r"\S")]  # an empty path would mean "the current folder"
 
 
+# A host, a model's name, the name of a variable: an empty one was taken, and meant something else. An
+# empty mcpHost served the memory on every interface (asyncio's "" is all of them) where 127.0.0.1 was
+# meant; an empty LLM or embeddingModel failed every call; an empty variable name can name no variable.
+Host = Annotated[str, Field(min_length=1, pattern=r"^\S+$")]
+Name = Annotated[str, Field(min_length=1, pattern=r"\S")]
+VariableName = Annotated[str, Field(min_length=1, pattern=r"^[^\s=]+$")]
+
+
 SCOPE_NAME = r"^[a-z0-9][a-z0-9_.:#@-]{0,63}$"
 
 
@@ -125,9 +133,9 @@ class Config(_Settings):
 
     # --- model provider
     provider: Literal["auto", "openai", "anthropic", "ollama", "scripted", "console"] = "auto"
-    LLM: str = "gpt-4o-mini"
+    LLM: Name = "gpt-4o-mini"
     base_url: str | None = None
-    apiKeyEnv: str = "OPENAI_API_KEY"
+    apiKeyEnv: VariableName = "OPENAI_API_KEY"
     llmTimeout: float = Field(60.0, gt=0, le=HOUR)
     llmMaxTokens: int = Field(1024, gt=0, le=1_000_000)
     scriptFile: Path_ | None = None
@@ -151,9 +159,9 @@ class Config(_Settings):
     maxEpisodeRecallLines: int = Field(20, gt=0, le=10_000)
     recallMode: Literal["hybrid", "vector", "bm25"] = "hybrid"
     embeddingprovider: Literal["local", "openai", "hash"] = "local"
-    embeddingModel: str = "text-embedding-3-small"
+    embeddingModel: Name = "text-embedding-3-small"
     chromaMode: Literal["embedded", "server", "memory"] = "embedded"
-    chromaHost: str = "127.0.0.1"
+    chromaHost: Host = "127.0.0.1"
     chromaPort: int = Field(8000, gt=0, lt=65536)
     knowledgePriorsDir: Path_ = "knowledge-priors"
     knowledgeChars: int = Field(1500, ge=0, le=MAX_CHARS)
@@ -176,24 +184,24 @@ class Config(_Settings):
 
     # --- channel
     commchannel: Literal["terminal", "irc"] = "terminal"
-    ircHost: str = "127.0.0.1"
+    ircHost: Host = "127.0.0.1"
     ircPort: int = Field(6667, gt=0, lt=65536)
     ircChannel: str = Field("#mettaclaw", pattern=r"^[#&][^\s,]+$")
     ircNick: str = Field("mettaclaw", pattern=r"^[A-Za-z\[\]\\`_^{|}][A-Za-z0-9\[\]\\`_^{|}-]*$")
-    ircSecretEnv: str = "IRC_OWNER_SECRET"  # the owner's secret is read from this variable only
+    ircSecretEnv: VariableName = "IRC_OWNER_SECRET"  # the owner's secret is read from this variable only
 
     # --- memory over MCP (python -m mettaclaw.mcp)
     mcpTransport: Literal["stdio", "http"] = "stdio"
-    mcpHost: str = "127.0.0.1"
+    mcpHost: Host = "127.0.0.1"
     mcpPort: int = Field(8765, gt=0, lt=65536)
-    mcpTokenEnv: str = "MEMORY_MCP_TOKEN"  # HTTP clients must send this variable's value as a bearer token
+    mcpTokenEnv: VariableName = "MEMORY_MCP_TOKEN"  # HTTP clients must send this variable's value as a bearer token
     mcpScope: str = Field("agent", pattern=SCOPE_NAME)  # the one scope its tools read and write
     memoryServer: str = ""  # an agent's memory on that MCP server (http://127.0.0.1:8765/mcp), token from mcpTokenEnv
 
     # --- the inspector (a local web page over the running agent's memory; mettaclaw/inspector)
     ui: bool = False
     uiPort: int = Field(8766, gt=0, lt=65536)  # served on 127.0.0.1 only
-    uiTokenEnv: str = "INSPECTOR_TOKEN"  # the page asks for this variable's value; unset: a new one each start
+    uiTokenEnv: VariableName = "INSPECTOR_TOKEN"  # the page asks for this variable's value; unset: a new one each start
     uiReadOnly: bool = True  # false: a record's page may forget it (after a confirmation)
 
     # --- scopes and lenses (tables in mettaclaw.toml, or JSON objects as arguments)
