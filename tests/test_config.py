@@ -71,6 +71,12 @@ def test_malformed_argument_and_missing_or_broken_file(tmp_path) -> None:
         load_config(["verbose"], env={})
     with pytest.raises(ConfigError, match="does not exist"):
         load_config([f"config={tmp_path / 'none.toml'}"], env={})
+    with pytest.raises(ConfigError, match="is not a file"):  # it said 'does not exist'
+        load_config([f"config={tmp_path}"], env={})
+    with pytest.raises(ConfigError, match="'/dev/zero' is not a file"):
+        load_config([], env={"METTACLAW_CONFIG": "/dev/zero"})
+    with pytest.raises(ConfigError, match="cannot be read: File name too long"):  # was a traceback
+        load_config([f"config={tmp_path / ('c' * 300)}.toml"], env={})
     bad = tmp_path / "bad.toml"
     bad.write_text("maxHistory = = 3")
     with pytest.raises(ConfigError, match="not valid TOML"):

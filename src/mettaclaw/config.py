@@ -338,8 +338,12 @@ def load_config(
     file_values: dict[str, Any] = {}
     if path is not None or Path(DEFAULT_FILE).is_file():
         chosen = Path(path or DEFAULT_FILE)
-        if not chosen.is_file():
-            raise ConfigError(f"config file {str(chosen)!r} does not exist")
+        try:  # a name past the system's limit raised out of is_file: a traceback
+            regular, there = chosen.is_file(), chosen.exists()
+        except OSError as err:
+            raise ConfigError(f"config file {str(chosen)!r} cannot be read: {err.strerror or err}") from None
+        if not regular:  # a folder or a device was said not to exist; a device is not read (/dev/zero never ends)
+            raise ConfigError(f"config file {str(chosen)!r} " + ("is not a file" if there else "does not exist"))
         try:
             file_values = tomllib.loads(chosen.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
