@@ -62,7 +62,9 @@ def test_skill_files_that_cannot_be_read_are_reported_and_the_others_load(make_a
 
 
 @pytest.mark.parametrize("name, what", [("skills.metta", "is not a folder"), ("skils", "does not exist"),
-                                        ("empty", None)])
+                                        ("empty", None),
+                                        pytest.param("s" * 300, "cannot be read (File name too long)",
+                                                     id="name-too-long")])  # was a traceback
 def test_a_skills_dir_that_is_no_folder_is_said_and_the_agent_starts(make_agent, tmp_path, name, what) -> None:
     # a file or a missing folder named by skillsDir loaded no skill and said nothing
     (tmp_path / "skills.metta").write_text('(skill greet "NAME" "say hello")\n', encoding="utf-8")

@@ -144,10 +144,10 @@ def user_skill_files(folder: Path) -> tuple[list[Path], str | None]:
     """The `.metta` files of the user's skill folder (`skillsDir`), and a line for the user when it is
     no folder to read: a typo or a file named there loaded no skill and said nothing."""
     shown = f"skillsDir {str(folder)!r}"
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        return [], f"{shown} {what}; no user skills loaded"
-    try:
+    try:  # is_dir raised for a name past the system's limit: the agent did not start, a traceback
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            return [], f"{shown} {what}; no user skills loaded"
         next(folder.iterdir(), None)  # glob passes over a folder it may not list, as if it were empty
     except OSError as err:
         return [], f"{shown} cannot be read ({err.strerror or err}); no user skills loaded"
