@@ -403,3 +403,7 @@ def test_exporting_a_memory_folder_that_is_not_there_is_refused_and_makes_nothin
     missing.write_text("a file")
     done = cli("export", *settings(missing))
     assert done.returncode == 2 and "is not a folder, so there is no memory to export" in done.stderr, done.stderr
+    too_long = tmp_path / ("m" * 300)  # was a traceback (is_dir raised)
+    done = cli("export", *settings(too_long))
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == f"error: memoryDir {str(too_long)!r} cannot be used: File name too long\n"

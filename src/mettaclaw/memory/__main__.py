@@ -46,8 +46,14 @@ def main(argv: list[str]) -> int:
     from . import transfer
 
     if command == "export":
-        if not (folder := config.memory_path()).is_dir():  # was made, and an empty memory exported, exit 0
-            why = "is not a folder" if folder.exists() else "does not exist"
+        folder = config.memory_path()
+        try:  # a name past the system's limit raised out of is_dir: a traceback
+            is_dir, exists = folder.is_dir(), folder.exists()
+        except OSError as err:
+            entry.unusable(folder, err)
+            return 2
+        if not is_dir:  # was made, and an empty memory exported, exit 0
+            why = "is not a folder" if exists else "does not exist"
             print(f"error: memoryDir {str(folder)!r} {why}, so there is no memory to export", file=sys.stderr)
             return 2
         if entry.log_to(config, "agent.log") is None:
