@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import threading
 import time
@@ -293,6 +294,14 @@ def test_scripted_replies_from_a_file(tmp_path) -> None:
     assert llm.complete("p", "m") == ""
     with pytest.raises(ConfigError, match="scriptFile"):
         make_llm(load_config(["provider=scripted"], env={}), lambda: None, print)
+    with pytest.raises(ConfigError, match="'/dev/zero' holds more than 64 MB"):  # read until memory ran out
+        make_llm(load_config(["provider=scripted", "scriptFile=/dev/zero"], env={}), lambda: None, print)
+    reader, writer = os.pipe()  # a pipe is a script too: scriptFile=<(...)
+    os.write(writer, b"send piped\r\n---\r\nsend two\n")
+    os.close(writer)
+    llm = make_llm(load_config(["provider=scripted", f"scriptFile=/dev/fd/{reader}"], env={}), lambda: None, print)
+    os.close(reader)
+    assert [llm.complete("p", "m") for _ in range(3)] == ["send piped", "send two", ""]
 
 
 def test_console_reads_lines_until_an_empty_one() -> None:

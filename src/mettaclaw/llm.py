@@ -23,6 +23,7 @@ from mettaclaw.config import Config, ConfigError, clear_text_host
 log = logging.getLogger(__name__)
 
 SCRIPT_SEPARATOR = "---"
+MAX_SCRIPT_MB = 64  # a script read past this is refused: /dev/zero (or a runaway pipe) was read until memory ran out
 
 
 class LLMError(RuntimeError):
@@ -230,10 +231,15 @@ class Scripted:
 
     @classmethod
     def from_file(cls, path: Path) -> Scripted:
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # a pipe is read (`scriptFile=<(...)`), but at most one byte past the limit
+            with path.open("rb") as file:
+                raw = file.read(MAX_SCRIPT_MB * 2**20 + 1)
+            text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:  # missing, a folder, unreadable, not text
             raise ConfigError(f"scriptFile {str(path)!r} cannot be read as text: {getattr(err, 'strerror', None) or err}") from None
+        if len(raw) > MAX_SCRIPT_MB * 2**20:
+            raise ConfigError(f"scriptFile {str(path)!r} holds more than {MAX_SCRIPT_MB} MB; a script of replies is not that long")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines did
         blocks, current = [], []
         for line in text.splitlines():
             if line.strip() == SCRIPT_SEPARATOR:
