@@ -66,6 +66,13 @@ def test_bad_environment_value_names_the_key() -> None:
         load_config([], env={"METTACLAW_maxCommands": "many"})
 
 
+def test_a_config_file_with_a_byte_order_mark_is_read(tmp_path) -> None:
+    windows = tmp_path / "mettaclaw.toml"  # Notepad's UTF-8: refused as 'Invalid statement (at line 1, column 1)'
+    windows.write_bytes(b"\xef\xbb\xbfmaxTurns = 3\r\nLLM = \"caf\xc3\xa9\"\r\n")
+    config = load_config([f"config={windows}"], env={})
+    assert config.maxTurns == 3 and config.LLM == "caf\u00e9"
+
+
 def test_malformed_argument_and_missing_or_broken_file(tmp_path) -> None:
     with pytest.raises(ConfigError, match="not of the form key=value"):
         load_config(["verbose"], env={})

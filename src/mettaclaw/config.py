@@ -345,7 +345,9 @@ def load_config(
         if not regular:  # a folder or a device was said not to exist; a device is not read (/dev/zero never ends)
             raise ConfigError(f"config file {str(chosen)!r} " + ("is not a file" if there else "does not exist"))
         try:
-            file_values = tomllib.loads(chosen.read_text(encoding="utf-8"))
+            # utf-8-sig: Windows editors begin a file with a byte-order mark, and TOML has it as an
+            # "Invalid statement (at line 1, column 1)" the person cannot see
+            file_values = tomllib.loads(chosen.read_text(encoding="utf-8-sig"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise ConfigError(f"config file {str(chosen)!r} is not valid TOML: {err}") from None
         except RecursionError:
