@@ -60,3 +60,11 @@ def test_a_reply_no_store_can_encode_is_still_logged(make_agent, capsys) -> None
     records = list(read(agent.config.memory_path("turns.jsonl")))
     assert len(records) == 1 and "\ufffd" in records[0]["reply"]
     assert "Logging error" not in capsys.readouterr().err
+
+
+def test_tail_of_a_log_that_cannot_be_read_says_so_in_one_line(tmp_path) -> None:
+    folder = tmp_path / ("m" * 300)  # a name past the system's limit: a traceback
+    done = subprocess.run([sys.executable, "-c", "import sys; from mettaclaw.turns import main; sys.exit(main(sys.argv[1:]))",
+                           "tail", f"memoryDir={folder}"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == f"error: the turn log {str(folder / 'turns.jsonl')!r} cannot be read: File name too long\n"

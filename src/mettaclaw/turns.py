@@ -169,7 +169,11 @@ def main(argv: list[str]) -> int:
         print(f"config error: {err}", file=sys.stderr)
         return 2
     path = config.memory_path("turns.jsonl")
-    records = list(read(path))[-count:] if count > 0 else []
+    try:
+        records = list(read(path))[-count:] if count > 0 else []
+    except OSError as err:  # memoryDir a name past the system's limit, a log unreadable: it was a traceback
+        print(f"error: the turn log {str(path)!r} cannot be read: {err.strerror or err}", file=sys.stderr)
+        return 2
     if not records:
         print(f"no turns logged in {path}")
     for record in records:
