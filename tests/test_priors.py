@@ -329,7 +329,9 @@ def test_query_names_the_file_and_section_a_prior_came_from(open_test_memory, tm
         "# Cabin\n\n## Wifi\n\nThe cabin wifi password is rhubarb-42; the router sits behind the bookshelf.\n")
     (priors / "long.md").write_text("# " + "Heading " * 100 + "\n\nThe boiler manual says to bleed the radiators.\n")
     memory = open_test_memory(f"knowledgePriorsDir={priors}")
-    shown = render(memory.query("what is the cabin wifi password", 5))
-    assert "(knowledge_prior: house/cabin.md > Cabin > Wifi) # Cabin" in shown, shown
+    hits = memory.query("what is the cabin wifi password", 5)
+    assert "(knowledge_prior: house/cabin.md > Cabin > Wifi) # Cabin" in render(hits), render(hits)
+    # its own field (MCP's query gives it as `source`), the time left a time
+    assert (hits[0].time, hits[0].source) == ("knowledge_prior", "house/cabin.md > Cabin > Wifi")
     shown = render(memory.query("how do I bleed the radiators", 5))
     assert "(knowledge_prior: long.md > " + ("Heading " * 25)[:200 - len("long.md > ")] + " ...) # Heading" in shown, shown

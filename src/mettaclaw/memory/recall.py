@@ -56,6 +56,7 @@ class Hit:
     shows: bool = True  # its text carries what its episodes said (an episode, memory, fact or summary),
     # unlike a concept's name, which merely points at them; only a hit that shows its episodes covers them
     time: str = ""
+    source: str = ""  # where a knowledge prior stood: its file and headings
 
     @property
     def covers(self) -> list[str]:
@@ -211,13 +212,13 @@ class Recall:
         meta = item.metadata
         cites = [c for c in str(meta.get("cites", "")).split("|") if c] if layer == "semantic" else \
             [item.id] if layer == "episodic" else []
-        when = str(meta.get("time", ""))
+        source = ""
         if meta.get("kind") == "prior" and meta.get("breadcrumb"):
             # which file and section it came from (`cabin.md > Wifi`): a prior was shown with its row's
             # id alone, so neither the model nor the person could say where the knowledge stood
             crumb = " ".join(str(meta["breadcrumb"]).split())
-            when += ": " + (crumb if len(crumb) <= MAX_SOURCE_CHARS else crumb[:MAX_SOURCE_CHARS] + " ...")
-        return Hit(layer, key, item.document, score, cites, time=when)
+            source = crumb if len(crumb) <= MAX_SOURCE_CHARS else crumb[:MAX_SOURCE_CHARS] + " ..."
+        return Hit(layer, key, item.document, score, cites, time=str(meta.get("time", "")), source=source)
 
     @staticmethod
     def _quoting_named(query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
@@ -375,7 +376,7 @@ def render(hits: list[Hit], explain: bool = False) -> str:
     for n, hit in enumerate(hits, start=1):
         src = f", from {', '.join(hit.cites[:MAX_CITES_SHOWN])}{' ...' if len(hit.cites) > MAX_CITES_SHOWN else ''}" \
             if hit.cites and hit.cites != [hit.id] else ""
-        when = f" ({hit.time})" if hit.time else ""
+        when = f" ({': '.join(p for p in (hit.time, hit.source) if p)})" if hit.time or hit.source else ""
         line = f"{n}. [{hit.layer}]{when} {cap_head(hit.text, MAX_HIT_CHARS, 'text')} (id {hit.id}{src})"
         if explain and hit.parts:
             line += " {" + ", ".join(f"{k}={v:.3g}" for k, v in sorted(hit.parts.items())) + "}"
