@@ -146,3 +146,13 @@ def test_episodic_recall_through_the_real_long_term_memory(mem):
     out = skills.recall(mem, "hybrid: broken kettle", episodic=skills.episodic_search(longterm)).splitlines()
     assert out[0].startswith("1. [fact") and "The kettle is broken" in out[0]
     assert out[1].startswith("2. [episode 2026-01-02 09:00:00] we talked about the broken kettle (id ")
+
+
+def test_facts_of_no_word_are_not_one_another(mem):
+    """Their content key is empty, shared by every such record: `learn ❤️` was "reinforced" into an
+    earlier `learn 🎉🎉` and its text was lost."""
+    first = ids_in(skills.learn(mem, "🎉🎉"))[0]
+    out = skills.learn(mem, "❤️")
+    assert out.startswith("LEARN-SUCCESS created") and ids_in(out)[0] != first
+    assert mem.get(ids_in(out)[0]).content == "❤️" and mem.get(first).content == "🎉🎉"
+    assert skills.learn(mem, "🎉🎉").startswith(f"LEARN-SUCCESS reinforced {first}")  # the same text still is

@@ -110,6 +110,10 @@ def decide(store: SemanticStore, vectors: VectorStore, cand: Candidate, th: Thre
     if found is not None:
         return found
     for rec in store.find_by_key(content_key=cand.content_key, current_only=True):
+        # a content of no word ("?", "🎉", "the") has the empty key, which every such record shares: only
+        # the same text is the same fact (`learn ❤️` was "reinforced" into `learn 🎉🎉` and lost)
+        if not cand.content_key and rec.content != cand.content:
+            continue
         if rec.kind == cand.kind and INDEX_TAG not in rec.tags and scopes.of_tags(rec.tags) == cand.scope:
             return Decision("reinforce", [rec], 1.0, reason="same normalised content")
     if cand.kind in NAMED_KINDS and cand.name_norm:
