@@ -156,3 +156,18 @@ def test_facts_of_no_word_are_not_one_another(mem):
     assert out.startswith("LEARN-SUCCESS created") and ids_in(out)[0] != first
     assert mem.get(ids_in(out)[0]).content == "❤️" and mem.get(first).content == "🎉🎉"
     assert skills.learn(mem, "🎉🎉").startswith(f"LEARN-SUCCESS reinforced {first}")  # the same text still is
+
+
+def test_recall_as_of_takes_its_whole_time_or_refuses_it(mem):
+    """A zone or fractions of a second were left in the query as words, and `as_of=` alone recalled
+    the current facts as if no time had been asked for."""
+    mem.learn("Alice lives in Paris", valid_from="2026-01-01 12:00:00")
+    for when in ("2026-01-02T13:00:00+01:00", "2026-01-01 12:00:00.5", "2026-01-01T12:30:00.25"):
+        assert skills.recall(mem, f"Alice as_of={when}").startswith("1. [fact c=0.60] Alice lives in Paris")
+    for when in ("2025-12-31T11:00:00+00:00", "2026-01-01 11:59:59.5"):
+        assert skills.recall(mem, f"Alice as_of={when}") == "RECALL: nothing found for 'Alice' (semantic)"
+    assert skills.recall(mem, "as_of=2026-01-01 12:00 Alice").startswith("1. [fact")
+    with pytest.raises(SkillError, match=r"not a time: '2026-01-01 12:00:00\+99'"):
+        skills.recall(mem, "Alice as_of=2026-01-01 12:00:00+99")
+    with pytest.raises(SkillError, match="as_of= takes a time"):
+        skills.recall(mem, "Alice as_of=")

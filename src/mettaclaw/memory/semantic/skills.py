@@ -23,7 +23,9 @@ EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, lim
 
 _TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
 _OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
-_AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?|\S*)")  # any value: a bad one is refused
+# the value is one word, or a date, a space and a time with what follows it (fractions of a second, a
+# zone): taken whole, so parse_time reads or refuses all of it (a zone or `.5` was left in the query)
+_AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2} \d{2}:\d{2}\S*|\S*)")
 _MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+")
 
 
@@ -132,6 +134,8 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     if m:
         mode, text = m[1] or m[2], text[m.end() :]
     as_of = _AS_OF.search(text)
+    if as_of and not as_of[1]:  # parse_time reads "" as no time: the recall went on over current facts
+        raise SkillError("as_of= takes a time, e.g. as_of=2026-02-28 or as_of=2026-02-28 13:05")
     text = _AS_OF.sub("", text)
     query, opts, tags, excluded = _options(text)
     if not query and not tags:
