@@ -135,6 +135,30 @@ def test_superseded_versions_are_never_pruned():
     assert sem.get(old) is not None  # history stays
 
 
+@pytest.mark.parametrize("late", [False, True])
+def test_the_current_version_a_history_leads_to_is_never_pruned_or_capped(late):
+    """Dropped for disuse, it left its closed versions superseded by a record that was gone, and
+    `supersede` of one of them named that record to supersede instead. `late`: the old value was
+    learned after the new one (a past version pointing at a first record)."""
+    sem, clock = setup()
+    first = sem.learn("Alice lives in Rome." if late else "Alice lives in Paris.", source_episodes=["ep-1"]).id
+    clock.now = T0 + DAY
+    if late:
+        second = sem.learn("Alice lives in Paris.", source_episodes=["ep-2"], valid_from=T0 - DAY).id
+        head, closed = first, second
+    else:
+        head, closed = sem.supersede(first, "Alice lives in Rome.").id, first
+    assert sem.get(closed).superseded_by == head and sem.get(head).current
+    lone = sem.learn("The blue mug has a chip on the rim.", source_episodes=["ep-5"]).id
+    clock.now = T0 + 900 * DAY
+    result = consolidate(sem, clock.now, Policy(max_records=None))
+    assert result.pruned == [lone] and sem.get(head).current and sem.get(closed) is not None
+    other = sem.learn("The kettle is new.", source_episodes=["ep-6"]).id
+    result = consolidate(sem, clock.now + DAY, Policy(max_records=1))
+    assert result.capped == [other] and sem.get(head) is not None
+    assert sem.supersede(head, "Alice lives in Oslo.").superseded == [head]
+
+
 @pytest.mark.parametrize("idle_days,half_life,expected", [(0, 7, 1.0), (7, 7, 0.5), (14, 7, 0.25), (30, 30, 0.5)])
 def test_decay_factor(idle_days, half_life, expected):
     assert math.isclose(decay_factor(idle_days * DAY, half_life), expected)

@@ -10,7 +10,8 @@ records at a time. Association edges decay through the semantic graph's own rule
 
 Pruning drops records whose strength fell under a floor; capping then drops the least valuable
 (confidence, strength, access frequency) until the layer fits. Neither ever touches a current fact
-that was reinforced (confirmed at least twice) nor a closed version (history is kept).
+that was reinforced (confirmed at least twice), a closed version, nor the current version its
+closed versions lead to (history is kept, whole).
 """
 
 from __future__ import annotations
@@ -75,6 +76,13 @@ def protected(rec: Any) -> bool:
     return not rec.current or confirmations(rec) >= 2
 
 
+def heads_history(store: Any, rec: Any) -> bool:
+    """Whether `rec` is the current version of a fact that has closed versions: they stay (history is
+    kept) and name it as what superseded them, so dropping it left them pointing at nothing (and
+    `supersede` of an old version sent the model to a record that was gone)."""
+    return bool(rec.current and rec.lineage) and len(store.by_lineage(rec.lineage)) > 1
+
+
 def keep_score(rec: Any, now: float) -> float:
     """What capping keeps: confidence, relevance (current strength) and how often it was recalled."""
     frequency = min(1.0, math.log1p(len(rec.access_times)) / math.log(21))
@@ -110,7 +118,7 @@ def consolidate(semantic: Any, now: float, policy: Policy | None = None, lock: A
                     out.decayed += 1
                 if protected(rec):
                     continue
-                if rec.strength < policy.prune_below and semantic.remove(rec.id):
+                if rec.strength < policy.prune_below and not heads_history(store, rec) and semantic.remove(rec.id):
                     out.pruned.append(rec.id)
                 else:
                     kept.append((keep_score(rec, now), rec.id))
@@ -120,7 +128,14 @@ def consolidate(semantic: Any, now: float, policy: Policy | None = None, lock: A
         with lock:
             excess = store.count(current_only=True) - policy.max_records
         if excess > 0:
-            doomed = [record_id for _, record_id in sorted(kept)[:excess]]
+            doomed = []
+            for _, record_id in sorted(kept):
+                if len(doomed) >= excess:
+                    break
+                with lock:
+                    rec = store.get(record_id)
+                    if rec is not None and not heads_history(store, rec):
+                        doomed.append(record_id)
             for start in range(0, len(doomed), chunk):
                 with lock:
                     out.capped += [i for i in doomed[start : start + chunk] if semantic.remove(i)]
