@@ -305,6 +305,21 @@ def test_forgetting_reaches_the_trace_record_of_a_remember_and_the_turn_log(make
     assert "the weather is fine" in shown and "[forgotten]" in shown and "noted" in shown
 
 
+def test_forgetting_a_memory_reaches_its_remember_after_the_clock_went_back(make_agent) -> None:
+    """The turn that stored it was looked up by its time with one bisection of the trace, which
+    assumed times never decrease: after the clock went back, the remember kept the text."""
+    agent, llm, channel, clock = make_agent(["remember my bank pin is 4921"], ["note it"])
+    agent.turn()
+    clock.advance(-400 * 86400)
+    for i in range(60):
+        channel.put(f"message {i}")
+        agent.turn()
+        clock.advance(60)
+    row = next(m.id for m in agent.memory.index if m.kind == "memory" and "4921" in m.text)
+    assert agent.use_skill("forget", row).startswith("FORGET-SUCCESS")
+    assert "4921" not in (agent.memory.turn_log.parent / "history.metta").read_text()
+
+
 def test_forgetting_one_of_the_turns_that_said_a_fact_keeps_it_for_the_others(tmp_path) -> None:
     """The wifi password said in three turns is one fact citing the three. Forgetting the first turn
     deleted the fact, and no later dream made it again (the dream had read the other two already):

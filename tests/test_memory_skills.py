@@ -229,3 +229,23 @@ def test_spread_starts_from_an_episode_and_says_what_it_takes(open_test_memory) 
         with pytest.raises(SkillError) as err:
             skills.spread(ref)
         assert str(err.value) == f"{said_first}: {takes}"
+
+
+
+def test_episodes_finds_turns_by_time_and_alone_the_last_ones_after_the_clock_went_back(make_agent) -> None:
+    """The trace was bisected as if its times never decreased: after the clock went back a year,
+    `episodes <a time of the second run>` showed turns of the first, and the other way round."""
+    agent, llm, channel, clock = make_agent([], [], maxEpisodeRecallLines=2)
+    starts = {}
+    for name in ("first", "second"):  # the second run of turns is a year before the first
+        starts[name] = agent.now_text()
+        for i in range(30):
+            channel.put(f"{name} run {i}")
+            agent.turn()
+            clock.advance(3600)
+        clock.advance(-2 * 365 * 86400)
+    for name in ("first", "second"):
+        shown = agent.use_skill("episodes", starts[name])  # two before its time, it and two after
+        assert all(f'"{name} run {i}"' in shown for i in range(3)) and f'"{name} run 3"' not in shown, shown
+    last = agent.use_skill("episodes", "")  # what just happened, not what the latest time holds
+    assert '"second run 29"' in last and '"first run' not in last

@@ -61,6 +61,28 @@ def test_around_finds_records_by_time_and_get_by_id(tmp_path) -> None:
     assert trace.get("ep-5") is None and trace.get("nonsense") is None
 
 
+def test_around_finds_records_by_time_where_the_clock_went_back(tmp_path) -> None:
+    """One bisection over the file assumed its times never decrease: after the clock went back a day,
+    a time of the first day found the second day's records and the other way round."""
+    trace = EpisodicTrace(tmp_path / "h.metta")
+    for i in range(40):
+        trace.append(stamp(86400 + i * 60), f"late{i}", [])
+    for i in range(40):  # the clock set back a day
+        trace.append(stamp(i * 60), f"early{i}", [])
+    trace.append(stamp(86400 + 50 * 60), "late50", [])  # and forward again
+    assert [e.message for e in trace.around(stamp(20 * 60), 1)] == ["early19", "early20", "early21"]
+    assert [e.message for e in trace.around(stamp(86400 + 20 * 60), 1)] == ["late19", "late20", "late21"]
+    assert [e.message for e in trace.around(stamp(86400 + 45 * 60), 1)] == ["late39", "late50"]
+    assert [e.message for e in trace.around("2026-03-01", 1)] == ["early0", "early1"]
+    assert [e.message for e in trace.around("2026-03-02", 1)] == ["early39", "late0", "late1"]
+    again = EpisodicTrace(tmp_path / "h.metta")  # the runs are kept beside the trace
+    assert [e.message for e in again.around(stamp(30 * 60), 0)] == ["early30"]
+    runs = (tmp_path / "h.metta.runs").read_text()
+    (tmp_path / "h.metta.runs").unlink()
+    again.note_runs()  # what an import does with the trace it wrote
+    assert (tmp_path / "h.metta.runs").read_text() == runs
+
+
 def test_a_torn_last_record_is_skipped_and_the_next_write_is_clean(tmp_path) -> None:
     path = tmp_path / "h.metta"
     trace = EpisodicTrace(path)

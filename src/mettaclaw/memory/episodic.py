@@ -29,6 +29,7 @@ from .trace_records import (
 )
 
 _CHUNK = 64 * 1024
+RUNS_SUFFIX = ".runs"  # beside the trace: the offsets of records earlier than the record before them
 
 
 class EpisodicTrace(Announcer):
@@ -42,6 +43,8 @@ class EpisodicTrace(Announcer):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch(exist_ok=True)
         self._readable_cache: dict[str, bool] = {}
+        self.runs_path = self.path.with_name(self.path.name + RUNS_SUFFIX)
+        self._last_time: str | None = None  # the last record's time, read at the first append
 
     # --- writing
     def append(self, time: str, message: str, commands: list[Command], errors: str | None = None,
@@ -57,17 +60,49 @@ class EpisodicTrace(Announcer):
         check_time(time)
         outcomes = list(outcomes) if len(outcomes) == len(commands) else []
         line = format_record(time, message, commands, errors, who, channel, outcomes)
+        if self._last_time is None:
+            last = next((raw for raw in self._lines_backwards() if self._readable(raw)), None)
+            self._last_time = last[2 : 2 + TIME_LEN] if last else ""
         with open(self.path, "ab") as fh:
             offset = fh.tell()
             if offset and not self._ends_with_newline(offset):
                 fh.write(b"\n")  # a torn record stays on its own (skipped) line
                 offset += 1
+            if time < self._last_time:  # the clock went back: a new run of times starts here (around)
+                self._note_run(offset)
             fh.write(line.encode("utf-8") + b"\n")
             fh.flush()
             os.fsync(fh.fileno())
+        self._last_time = time
         episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line, tuple(who), channel, outcomes)
         self.announce_capture(episode.id, episode)
         return episode
+
+    def _note_run(self, offset: int) -> None:
+        """Note (synced, before the record is written) that the record at `offset` starts a new run."""
+        with open(self.runs_path, "a", encoding="utf-8") as fh:
+            fh.write(f"{offset}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def note_runs(self) -> None:
+        """Note every run of the whole trace, read once (an import writes the trace as it was exported,
+        whose clock may have gone back)."""
+        last = ""
+        for episode in self:
+            if episode.time < last:
+                self._note_run(episode.offset)
+            last = episode.time
+        self._last_time = last
+
+    def _runs(self, size: int) -> list[tuple[int, int]]:
+        """The trace's runs of non-decreasing times, as (start, end) byte ranges."""
+        try:
+            text = self.runs_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return [(0, size)]
+        starts = sorted({0, *(int(n) for n in text.split() if n.isdigit() and int(n) < size)})
+        return list(zip(starts, [*starts[1:], size], strict=True))
 
     def _ends_with_newline(self, size: int) -> bool:
         with open(self.path, "rb") as fh:
@@ -216,21 +251,40 @@ class EpisodicTrace(Announcer):
                 return offset, line
 
     def around(self, time: str, each_side: int) -> list[Episode]:
-        """Records nearest `time` (`YYYY-MM-DD HH:MM:SS`, a prefix such as a date works too), by bisection."""
-        size = self.path.stat().st_size
+        """Records nearest `time` (`YYYY-MM-DD HH:MM:SS`, a prefix such as a date works too), oldest
+        first, by bisection of each run of non-decreasing times: where the clock went back between
+        turns, one bisection over the whole file found records of another time (`episodes`, and
+        forgetting a memory, which looks up the turn that stored it, missed theirs)."""
+        runs = self._runs(self.path.stat().st_size)
+        if len(runs) == 1:
+            return self._around_in(time, each_side, *runs[0])
+        found = sorted((e for run in runs for e in self._around_in(time, each_side, *run)),
+                       key=lambda e: (e.time, e.offset))
+        at = sum(1 for e in found if e.time < time)
+        return found[max(0, at - each_side) : at + each_side + 1]
+
+    def latest(self, count: int) -> list[Episode]:
+        """The last `count` records written, oldest first: what just happened, whatever times the clock
+        gave them (`around` a time after all of them gives the latest by time)."""
+        return self._before(self.path.stat().st_size, count)
+
+    def _around_in(self, time: str, each_side: int, start: int, end: int) -> list[Episode]:
+        """`around` within the records starting in [start, end), whose times do not decrease."""
         with open(self.path, "rb") as fh:
-            lo, hi = 0, size
+            lo, hi = start, end
             while lo < hi:  # first record whose time >= target
                 mid = (lo + hi) // 2
                 offset, line = self._record_start_at_or_after(fh, mid)
-                if line is None or line[2 : 2 + TIME_LEN] >= time:
+                if line is None or offset >= end or line[2 : 2 + TIME_LEN] >= time:
                     hi = mid
                 else:
                     lo = offset + 1
-            pivot, _ = self._record_start_at_or_after(fh, lo)
-        before = self._before(pivot, each_side)
+            pivot = min(self._record_start_at_or_after(fh, lo)[0], end)
+        before = [e for e in self._before(pivot, each_side) if e.offset >= start]
         after = []
         for pos, line in self._lines_from(pivot):
+            if pos >= end:
+                break
             episode = parse_record(line, pos)
             if episode:
                 after.append(episode)

@@ -149,6 +149,10 @@ class Memory(Forgetting):
         """The trace records nearest a time (`episodes`), those of other scopes left out."""
         return [e for e in self.trace.around(when, each_side) if scopes.may_read(visible, e)]
 
+    def latest(self, count: int, visible: frozenset[str] | None = None) -> list[Any]:
+        """The last trace records written (`episodes` alone), those of other scopes left out."""
+        return [e for e in self.trace.latest(count) if scopes.may_read(visible, e)]
+
     def readable_episode(self, ref: str, visible: frozenset[str] | None = None) -> Any:
         """The trace record an episode id (`ep-N` or `act-N`) names, if there is one and a reader of
         the `visible` scopes may read it; else None."""

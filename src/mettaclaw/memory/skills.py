@@ -129,7 +129,10 @@ class MemorySkills:
         when = when.strip() or LATEST
         if when != LATEST and not is_time_prefix(when):
             raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it) on the calendar")
-        found = self.memory.around(when, self.max_episode_lines, self.visible)
+        if when == LATEST:  # the turns written last, not those of the latest time: the clock may have gone back
+            found = self.memory.latest(self.max_episode_lines, self.visible)
+        else:
+            found = self.memory.around(when, self.max_episode_lines, self.visible)
         return "\n".join(cap_head(e.text, MAX_HIT_CHARS, "record") for e in found) or "no episodes recorded yet"
 
     def forget(self, ref: str) -> str:

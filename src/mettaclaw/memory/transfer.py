@@ -20,6 +20,7 @@ from typing import IO, Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from . import scopes
+from .episodic import EpisodicTrace
 from .filters import tag_keys
 from .priors import PRIOR_KIND
 from .rows import RESERVED_KEYS
@@ -371,6 +372,7 @@ def prepare_folder(config: Any, items: list[dict[str, Any]]) -> None:
         for item in items:
             if item["type"] == "trace":
                 fh.write(item["line"].encode("utf-8", errors="surrogateescape") + b"\n")
+    EpisodicTrace(trace).note_runs()  # where its clock went back, as appending would have noted
     for item in items:
         if item["type"] == "dream_state":
             state = config.memory_path("dream", "state.json")
