@@ -320,6 +320,20 @@ def test_forgetting_a_memory_reaches_its_remember_after_the_clock_went_back(make
     assert "4921" not in (agent.memory.turn_log.parent / "history.metta").read_text()
 
 
+def test_forgetting_a_belief_reaches_its_remember_written_in_other_numbers(make_agent) -> None:
+    """A belief is stored as its atom's text, `(stv 1.0 0.9)` for the model's `(stv 1 0.9)`: the
+    remember was looked for by the stored text, so its record and log line kept the belief."""
+    agent, *_ = make_agent(["remember (--> sam spy) (stv 1 0.9)\nremember (--> ann cook) (stv 1 0.9)"], ["note"])
+    agent.turn()
+    row = next(m.id for m in agent.memory.index if m.kind == "belief" and "spy" in m.text)
+    assert agent.use_skill("forget", row).startswith("FORGET-SUCCESS")
+    folder = agent.memory.turn_log.parent
+    for name in ("history.metta", "turns.jsonl"):
+        assert "spy" not in (folder / name).read_text(), name
+    [record] = list(agent.memory.trace)
+    assert [c.args for c in record.commands] == [("[forgotten]",), ("(--> ann cook) (stv 1 0.9)",)]
+
+
 def test_forgetting_one_of_the_turns_that_said_a_fact_keeps_it_for_the_others(tmp_path) -> None:
     """The wifi password said in three turns is one fact citing the three. Forgetting the first turn
     deleted the fact, and no later dream made it again (the dream had read the other two already):

@@ -104,8 +104,22 @@ class Forgetting:
     def _forget_remembering(self, text: str, stored_at: str) -> None:
         """A forgotten memory's text also stands in the `remember` of the turn that stored it: taken out
         of that trace record (HISTORY, `episodes`) and that turn's log line."""
+        from mettaclaw.reasoning.atoms import AtomError
+
+        from .skills import stored_text
+
         said = text.strip()
-        stored = lambda c: c.skill == "remember" and " ".join(c.args).strip() == said  # noqa: E731
+
+        def stored(command: Any) -> bool:
+            """Whether this command stored `text`: a belief is stored as its atom's text, which is not
+            the model's words (`(stv 1 0.9)` became `(stv 1.0 0.9)`), so its remember kept them."""
+            if command.skill != "remember":
+                return False
+            try:
+                return stored_text(" ".join(command.args)) == said
+            except AtomError:
+                return False
+
         for episode in self.trace.around(stored_at, 50):  # the records of the second it was stored in
             if episode.time == stored_at and self.trace.redact(episode.id, stored):
                 self.erase_turn_log([message_id(episode.offset), action_id(episode.offset)])

@@ -39,11 +39,20 @@ def is_time_prefix(text: str) -> bool:
     return True
 
 
+def stored_text(text: str) -> str:
+    """What `remember` stores for its argument: a belief as its atom's text (`(stv 1 0.9)` is kept as
+    `(stv 1.0 0.9)`), anything else stripped; AtomError for a malformed belief."""
+    from mettaclaw.reasoning.atoms import looks_like_belief, parse_belief
+
+    text = text.strip()
+    return parse_belief(text).text() if looks_like_belief(text) else text
+
+
 def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = (),
                   scope: str = scopes.DEFAULT) -> tuple[Any, str | None]:
     """Store `text` in long-term memory (the agent's `remember` and the MCP tool): a belief such as
     `(--> sam human) (stv 1.0 0.9)` is kept as an atom for reasoning. The store's result and the atom."""
-    from mettaclaw.reasoning.atoms import AtomError, looks_like_belief, parse_belief
+    from mettaclaw.reasoning.atoms import AtomError, looks_like_belief
 
     text = text.strip()
     if not text:
@@ -55,7 +64,7 @@ def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = ()
     atom, kind = None, "memory"
     if looks_like_belief(text):
         try:
-            atom, kind = parse_belief(text).text(), "belief"
+            atom, kind = stored_text(text), "belief"
         except AtomError as err:
             raise SkillError(f"not stored: the belief is malformed: {err}") from None
     try:
