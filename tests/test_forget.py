@@ -334,6 +334,28 @@ def test_forgetting_a_belief_reaches_its_remember_written_in_other_numbers(make_
     assert [c.args for c in record.commands] == [("[forgotten]",), ("(--> ann cook) (stv 1 0.9)",)]
 
 
+def test_forgetting_a_memory_reaches_every_remember_of_it_whenever_its_turn_was_recorded(make_agent,
+                                                                                          monkeypatch) -> None:
+    """The remember was looked for among the records of the second the memory was stored in: a turn
+    recorded in a later second (its other commands took the time) kept the text, and so did an earlier
+    turn that stored it too (remembering it again moved the memory's time to the later turn)."""
+    agent, llm, channel, clock = make_agent(["remember my locker code is 5813", "remember my locker code is 5813"],
+                                            ["note it"])
+    agent.turn()
+    channel.put("again")
+    clock.advance(60)
+    from mettaclaw.textutil import now_text
+
+    monkeypatch.setattr(agent, "now_text", lambda: now_text(clock() + 1))  # the turn ends a second later
+    agent.turn()
+    row = next(m for m in agent.memory.index if m.kind == "memory" and "5813" in m.text)
+    assert [e.time == row.time for e in agent.memory.trace] == [False, False]
+    assert agent.use_skill("forget", row.id).startswith("FORGET-SUCCESS")
+    folder = agent.memory.turn_log.parent
+    for name in ("history.metta", "turns.jsonl"):
+        assert "5813" not in (folder / name).read_text(), name
+
+
 def test_forgetting_one_of_the_turns_that_said_a_fact_keeps_it_for_the_others(tmp_path) -> None:
     """The wifi password said in three turns is one fact citing the three. Forgetting the first turn
     deleted the fact, and no later dream made it again (the dream had read the other two already):

@@ -263,6 +263,20 @@ class EpisodicTrace(Announcer):
         at = sum(1 for e in found if e.time < time)
         return found[max(0, at - each_side) : at + each_side + 1]
 
+    def holding(self, skill: str) -> list[Episode]:
+        """The readable records with a `skill` command, oldest first, in one pass over the file that
+        parses only the lines naming it."""
+        needle, found = f"({skill} ".encode(), []
+        with open(self.path, "rb") as fh:
+            pos = 0
+            for raw in fh:
+                if needle in raw:
+                    episode = parse_record(raw.decode("utf-8", errors="replace").rstrip("\n"), pos)
+                    if episode and any(c.skill == skill for c in episode.commands):
+                        found.append(episode)
+                pos += len(raw)
+        return found
+
     def latest(self, count: int) -> list[Episode]:
         """The last `count` records written, oldest first: what just happened, whatever times the clock
         gave them (`around` a time after all of them gives the latest by time)."""

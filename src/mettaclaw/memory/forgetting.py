@@ -61,7 +61,7 @@ class Forgetting:
                                      "edit or remove that file in knowledgePriorsDir")
                 if not row.meta.get("semantic_id"):
                     self.index.forget(ref)
-                    self._forget_remembering(row.text, row.time)
+                    self._forget_remembering(row.text, scopes.of_tags(row.tags))
                     return [ref]
                 ref = str(row.meta["semantic_id"])
             record = self.semantic.resolve(ref, visible)
@@ -101,9 +101,12 @@ class Forgetting:
                 self.dreamer.save_erasures()
             return gone
 
-    def _forget_remembering(self, text: str, stored_at: str) -> None:
-        """A forgotten memory's text also stands in the `remember` of the turn that stored it: taken out
-        of that trace record (HISTORY, `episodes`) and that turn's log line."""
+    def _forget_remembering(self, text: str, scope: str) -> None:
+        """A forgotten memory's text also stands in the `remember` of each turn of its scope that stored
+        it: taken out of those trace records (HISTORY, `episodes`) and those turns' log lines. Every
+        record is looked at: the turn was looked for by the memory's time, the second the remember ran,
+        so a turn recorded in a later second (its other commands took the time) and every earlier turn
+        that stored it (remembering it again moves its time) kept it."""
         from mettaclaw.reasoning.atoms import AtomError
 
         from .skills import stored_text
@@ -120,8 +123,8 @@ class Forgetting:
             except AtomError:
                 return False
 
-        for episode in self.trace.around(stored_at, 50):  # the records of the second it was stored in
-            if episode.time == stored_at and self.trace.redact(episode.id, stored):
+        for episode in self.trace.holding("remember"):
+            if scopes.of_episode(episode.who, episode.channel) == scope and self.trace.redact(episode.id, stored):
                 self.erase_turn_log([message_id(episode.offset), action_id(episode.offset)])
 
     def erase_turn_log(self, episode_ids: list[str]) -> None:
