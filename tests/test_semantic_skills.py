@@ -171,3 +171,20 @@ def test_recall_as_of_takes_its_whole_time_or_refuses_it(mem):
         skills.recall(mem, "Alice as_of=2026-01-01 12:00:00+99")
     with pytest.raises(SkillError, match="as_of= takes a time"):
         skills.recall(mem, "Alice as_of=")
+
+
+def test_episodic_recall_holds_episodes_to_as_of_and_refuses_filters_it_cannot_apply(mem):
+    """as_of= was ignored for episodes (`recall episodic: Alice as_of=2020-01-01` listed those of
+    2026), and so were #tags, kind= and category=, every episode listed as if it matched them."""
+    mem.learn("Alice lives in Paris #person", valid_from="2026-01-01 12:00:00")
+    said = [("2025-06-01 09:00:00", "Alice said hello", "ep-0"), ("2026-03-01 09:00:00", "Alice moved", "ep-90")]
+    episodic = lambda q, n: said[:n]  # noqa: E731
+    out = skills.recall(mem, "episodic: Alice as_of=2025-12-31", episodic=episodic)
+    assert out == "1. [episode 2025-06-01 09:00:00] Alice said hello (id ep-0)"
+    assert skills.recall(mem, "episodic: Alice as_of=2020-01-01", episodic=episodic).startswith("RECALL: nothing")
+    assert len(skills.recall(mem, "episodic: Alice", episodic=episodic).splitlines()) == 2
+    hybrid = skills.recall(mem, "hybrid: Alice as_of=2026-02-01 12:00", episodic=episodic).splitlines()
+    assert len(hybrid) == 2 and "Alice lives in Paris" in hybrid[0] and "Alice said hello" in hybrid[1]
+    for option in ("#person", "-#person", "kind=fact", "category=place"):
+        with pytest.raises(SkillError, match="filter facts and concepts"):
+            skills.recall(mem, f"episodic: Alice {option}", episodic=episodic)

@@ -17,7 +17,7 @@ from mettaclaw.skills import SkillError
 
 from .memory import SemanticMemory
 from .reading import MAX_RECALL_LIMIT
-from .records import KINDS, SemanticRecord, format_time
+from .records import KINDS, SemanticRecord, format_time, parse_time
 
 EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, limit) -> [(time, text, id)]
 
@@ -143,6 +143,11 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     if mode != "semantic" and episodic is None:
         raise SkillError(f"{mode} recall is not available here (no episodic memory is connected); use semantic")
     limit = _limit(opts)
+    if mode == "episodic" and (tags or excluded or "kind" in opts or "category" in opts):
+        # what was said and done has no kind, category or fact tags: they were ignored, and every
+        # episode listed as if it matched them
+        raise SkillError("#tags, -#tags, kind= and category= filter facts and concepts; `recall episodic:` takes "
+                         "a query, as_of= and limit= (`recall hybrid:` filters its facts and lists episodes too)")
     try:
         lines = []
         if mode in ("semantic", "hybrid"):
@@ -156,7 +161,9 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
                 old = "" if rec.current else f", valid until {format_time(rec.valid_to)}"
                 lines.append(f"[{rec.kind} c={rec.confidence:.2f}] {rec.content} (id {rec.id}{src}{old})")
         if mode in ("episodic", "hybrid") and episodic is not None:
-            eps = [f"[episode {t}] {txt} (id {i})" for t, txt, i in episodic(query, limit)]
+            until = parse_time(as_of[1]) if as_of else None  # as of a time: what had happened by then
+            eps = [f"[episode {t}] {txt} (id {i})" for t, txt, i in episodic(query, limit)
+                   if until is None or ((when := parse_time(t)) is not None and when <= until)]
             lines = eps if mode == "episodic" else _interleave(lines, eps)
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
