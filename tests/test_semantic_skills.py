@@ -188,3 +188,12 @@ def test_episodic_recall_holds_episodes_to_as_of_and_refuses_filters_it_cannot_a
     for option in ("#person", "-#person", "kind=fact", "category=place"):
         with pytest.raises(SkillError, match="filter facts and concepts"):
             skills.recall(mem, f"episodic: Alice {option}", episodic=episodic)
+
+
+@pytest.mark.parametrize("prefix", ["Episodic:", "EPISODIC: ", "mode=Episodic "])
+def test_recall_reads_its_layer_in_any_case_as_query_does(mem, prefix):
+    """`recall Episodic: Alice` searched facts for the words "Episodic: Alice"."""
+    mem.learn("Alice lives in Paris")
+    episodic = lambda q, n: [("2026-01-01 10:00:00", f"talked about {q}", "ep-5")]  # noqa: E731
+    assert skills.recall(mem, f"{prefix}Alice", episodic=episodic) == \
+        "1. [episode 2026-01-01 10:00:00] talked about Alice (id ep-5)"

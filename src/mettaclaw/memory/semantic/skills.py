@@ -26,7 +26,8 @@ _OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
 # the value is one word, or a date, a space and a time with what follows it (fractions of a second, a
 # zone): taken whole, so parse_time reads or refuses all of it (a zone or `.5` was left in the query)
 _AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2} \d{2}:\d{2}\S*|\S*)")
-_MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+")
+# any case, as `query` reads its layer (`recall Episodic: ...` searched facts for the word "Episodic:")
+_MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+", re.IGNORECASE)
 
 
 def _visible(scope: str, visible: frozenset[str] | None) -> frozenset[str]:
@@ -132,7 +133,7 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     mode = "semantic"
     m = _MODE.match(text)
     if m:
-        mode, text = m[1] or m[2], text[m.end() :]
+        mode, text = (m[1] or m[2]).lower(), text[m.end() :]
     as_of = _AS_OF.search(text)
     if as_of and not as_of[1]:  # parse_time reads "" as no time: the recall went on over current facts
         raise SkillError("as_of= takes a time, e.g. as_of=2026-02-28 or as_of=2026-02-28 13:05")
