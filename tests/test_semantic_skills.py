@@ -197,3 +197,13 @@ def test_recall_reads_its_layer_in_any_case_as_query_does(mem, prefix):
     episodic = lambda q, n: [("2026-01-01 10:00:00", f"talked about {q}", "ep-5")]  # noqa: E731
     assert skills.recall(mem, f"{prefix}Alice", episodic=episodic) == \
         "1. [episode 2026-01-01 10:00:00] talked about Alice (id ep-5)"
+
+
+def test_supersede_does_not_split_an_atoms_arrow(mem):
+    """`->` was looked for before `|`, and found inside the old fact's `(--> ...)`: the old record
+    was read as `(-`."""
+    old = mem.learn("(--> sam mortal)").id
+    out = skills.supersede(mem, "(--> sam mortal) | (--> sam immortal)")
+    assert out.startswith(f"SUPERSEDE-SUCCESS {old} -> ") and mem.get(ids_in(out)[1]).content == "(--> sam immortal)"
+    out = skills.supersede(mem, "(--> sam immortal) -> Sam lives forever")
+    assert mem.get(ids_in(out)[1]).content == "Sam lives forever"

@@ -26,6 +26,8 @@ _OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
 # the value is one word, or a date, a space and a time with what follows it (fractions of a second, a
 # zone): taken whole, so parse_time reads or refuses all of it (a zone or `.5` was left in the query)
 _AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2} \d{2}:\d{2}\S*|\S*)")
+# `=>`, else `->` that is no atom's `-->` (`supersede (--> sam mortal) | ...` was split inside it), else `|`
+_SUPERSEDE_SEPARATORS = (re.compile("=>"), re.compile(r"(?<!-)->"), re.compile(r"\|"))
 # any case, as `query` reads its layer (`recall Episodic: ...` searched facts for the word "Episodic:")
 _MODE = re.compile(r"^(semantic|episodic|hybrid)\s*:\s*|^mode=(semantic|episodic|hybrid)\s+", re.IGNORECASE)
 
@@ -192,9 +194,10 @@ def _interleave(a: list[str], b: list[str]) -> list[str]:
 
 def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
               visible: frozenset[str] | None = None) -> str:
-    for sep in ("=>", "->", "|"):
-        if sep in (arg or ""):
-            old, new = (p.strip() for p in arg.split(sep, 1))
+    arg = arg or ""
+    for sep in _SUPERSEDE_SEPARATORS:
+        if found := sep.search(arg):
+            old, new = arg[: found.start()].strip(), arg[found.end() :].strip()
             break
     else:
         raise SkillError("use `supersede <id or name> => <new fact>`")
