@@ -207,3 +207,12 @@ def test_supersede_does_not_split_an_atoms_arrow(mem):
     assert out.startswith(f"SUPERSEDE-SUCCESS {old} -> ") and mem.get(ids_in(out)[1]).content == "(--> sam immortal)"
     out = skills.supersede(mem, "(--> sam immortal) -> Sam lives forever")
     assert mem.get(ids_in(out)[1]).content == "Sam lives forever"
+
+
+def test_superseding_an_old_version_names_the_current_one(mem):
+    """It named the next version, itself superseded down a chain: the model went version by version."""
+    first = mem.learn("The door code is 1111").id
+    second = mem.supersede(first, "The door code is 2222").id
+    third = mem.supersede(second, "The door code is 3333").id
+    with pytest.raises(SkillError, match=f"already superseded by {second}; its current version is {third}: "):
+        skills.supersede(mem, f"{first} => The door code is 4444")

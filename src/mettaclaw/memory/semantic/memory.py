@@ -269,7 +269,12 @@ class SemanticMemory(SemanticReading, Announcer):
         (the new version keeps the old one's scope)."""
         target = self.resolve(old, visible)
         if not target.current:
-            raise ValueError(f"record {target.id} is already superseded by {target.superseded_by}; supersede that one")
+            # the current version, not the next one: down a chain that one was superseded too, and the
+            # model was sent from version to version
+            now = next((r for r in self.records.by_lineage(target.lineage) if r.current), None) if target.lineage else None
+            raise ValueError(f"record {target.id} is already superseded by {target.superseded_by}"
+                             + (f"; its current version is {now.id}: supersede that one" if now else
+                                "; the fact has no current version: learn the new one"))
         cand, extra = self._candidate(new_content, target.name or None, target.kind, target.category, target.tags, None,
                                       (), "direct_ingestion", valid_from, target.properties, None)
         with self.records.transaction():
