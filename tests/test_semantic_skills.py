@@ -216,3 +216,17 @@ def test_superseding_an_old_version_names_the_current_one(mem):
     third = mem.supersede(second, "The door code is 3333").id
     with pytest.raises(SkillError, match=f"already superseded by {second}; its current version is {third}: "):
         skills.supersede(mem, f"{first} => The door code is 4444")
+
+
+def test_a_reference_that_is_a_concepts_name_and_a_facts_text_is_refused_as_ambiguous(mem):
+    """The name was looked at alone when it matched: `forget`/`supersede Tea is hot` acted on a concept
+    named "tea is hot" and left the fact, without a word."""
+    fact = ids_in(skills.learn(mem, "Tea is hot"))[0]
+    concept = ids_in(skills.learn(mem, "concept tea is hot: a phrase"))[0]
+    for skill in (skills.history, lambda m, a: skills.supersede(m, f"{a} => Tea is cold")):
+        with pytest.raises(SkillError, match=f"'Tea is hot' names 2 records: .*{fact}|'Tea is hot' names 2 records: .*{concept}"):
+            skill(mem, "Tea is hot")
+    assert mem.get(fact).current and mem.get(concept).current
+    assert skills.history(mem, fact).endswith(f"Tea is hot (id {fact}, c=0.60)")
+    skills.learn(mem, "concept coffee: coffee")  # its name and its text: one record, no ambiguity
+    assert "(id " in skills.history(mem, "coffee")

@@ -61,10 +61,12 @@ class SemanticReading:
             return rec
         name, text = normalize_name(ref), content_key(ref)
         for current in (True, False):
-            # a key that normalises to nothing ("?", "...") names nothing: unnamed records share that empty key
-            found = [r for r in ((name and self.records.find_by_key(name_norm=name, current_only=current))
-                                 or (text and self.records.find_by_key(content_key=text, current_only=current)) or [])
-                     if scopes.allows(visible, r.tags)]
+            # a key that normalises to nothing ("?", "...") names nothing: unnamed records share that empty key.
+            # A concept's name and another record's text are both what `ref` names: the name alone was
+            # looked at when it matched, so `forget Tea is hot` deleted a concept named so and kept the fact
+            matched = [*(self.records.find_by_key(name_norm=name, current_only=current) if name else []),
+                       *(self.records.find_by_key(content_key=text, current_only=current) if text else [])]
+            found = list({r.id: r for r in matched if scopes.allows(visible, r.tags)}.values())
             if len(found) == 1 or (found and not current):
                 return max(found, key=lambda r: r.recorded_at)
             if found:
