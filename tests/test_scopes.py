@@ -296,3 +296,20 @@ def test_learn_cites_only_episodes_there_are_and_the_speaker_may_read(make_agent
     with pytest.raises(SkillError, match=f"no episode {alices}"):
         learn(f"Bob likes tea episodes={bobs},{alices}")
     assert learn(f"Bob likes tea episodes={bobs}").startswith("LEARN-SUCCESS")
+
+
+def test_a_turn_supersedes_only_its_own_scopes_facts(open_test_memory) -> None:
+    """A turn answering bob reads the agent's own facts, and `supersede` replaced them there, for
+    everyone: alice was then told the wifi password bob had written."""
+    memory = open_test_memory()
+    skills = memory.skills(lambda: "2026-01-01 10:00:00", 10, 20)
+    agents = skills.run("learn", "The office wifi password is tulip42")
+    skills.scope = "user:bob"
+    with pytest.raises(SkillError, match="in scope 'agent', which this turn \\(scope 'user:bob'\\) reads but does not"):
+        skills.run("supersede", "The office wifi password is tulip42 => The office wifi password is hacked")
+    own = skills.run("learn", "Bob's desk is by the window")
+    assert skills.run("supersede", "Bob's desk is by the window => Bob's desk is by the door").startswith(
+        f"SUPERSEDE-SUCCESS {own.split()[2]} -> ")
+    skills.scope = "user:alice"
+    assert "tulip42" in skills.run("recall", "office wifi password") and agents.split()[2] in skills.run(
+        "history", "The office wifi password is tulip42")

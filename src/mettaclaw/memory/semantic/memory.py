@@ -264,10 +264,15 @@ class SemanticMemory(SemanticReading, Announcer):
                          [{"kind": r.kind, "name": r.name_norm} for r in recs])
 
     def supersede(self, old: str, new_content: str, *, valid_from: str | float | None = None,
-                  visible: frozenset[str] | None = None) -> LearnResult:
+                  visible: frozenset[str] | None = None, scope: str | None = None) -> LearnResult:
         """Replace a fact explicitly: the agent decided, so no similarity test; the old one is closed
-        (the new version keeps the old one's scope)."""
+        (the new version keeps the old one's scope). `scope`: the writer's, whose records alone it may
+        replace (as `learn` and `relate` write only there): a turn answering bob read the agent's own
+        facts and replaced them for everyone, in the agent's scope."""
         target = self.resolve(old, visible)
+        if scope is not None and (owner := scopes.of_tags(target.tags)) != scopes.check(scope):
+            raise ValueError(f"record {target.id} is in scope {owner!r}, which this turn (scope {scope!r}) reads but "
+                             "does not change; learn the new fact to keep it in this scope")
         if not target.current:
             # the current version, not the next one: down a chain that one was superseded too, and the
             # model was sent from version to version

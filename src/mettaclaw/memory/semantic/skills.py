@@ -204,7 +204,7 @@ def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
     if not old or not new:
         raise SkillError("both the old record and the new fact are needed")
     try:
-        res = mem.supersede(old, new, visible=_visible(scope, visible))
+        res = mem.supersede(old, new, visible=_visible(scope, visible), scope=scope)
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     return f"SUPERSEDE-SUCCESS {', '.join(res.superseded)} -> {res.id}"
