@@ -356,6 +356,23 @@ def test_forgetting_a_memory_reaches_every_remember_of_it_whenever_its_turn_was_
         assert "5813" not in (folder / name).read_text(), name
 
 
+def test_forgetting_a_premise_takes_the_inferences_drawn_from_it(make_agent) -> None:
+    """An inferred fact keeps its proof trail, which quotes each premise's belief: forgetting a premise
+    left its text there (the inspector's trail, the export), linked to a memory that was gone."""
+    agent, *_ = make_agent(["remember (--> sam spy) (stv 1 0.9)\nremember (--> spy liar) (stv 1 0.9)",
+                            "infer is sam a liar?"], ["go"])
+    agent.turn()
+    agent.channel.put("well?")
+    kept = agent.turn().results[0].split("[kept as fact ")[1].split("]")[0]
+    premise = next(m.id for m in agent.memory.index if m.kind == "belief" and "sam spy" in m.text)
+    other = next(m.id for m in agent.memory.index if m.kind == "belief" and "spy liar" in m.text)
+    gone = agent.use_skill("forget", premise)
+    assert gone == f"FORGET-SUCCESS {premise}, {kept}" and agent.memory.semantic.get(kept) is None
+    assert agent.memory.index.get(other) is not None  # the other premise stays
+    assert not any("sam spy" in str(r.properties) for r in agent.memory.semantic.records.iter_records())
+    assert not any(e.dst == premise for e in agent.memory.semantic.records.iter_edges())
+
+
 def test_forgetting_one_of_the_turns_that_said_a_fact_keeps_it_for_the_others(tmp_path) -> None:
     """The wifi password said in three turns is one fact citing the three. Forgetting the first turn
     deleted the fact, and no later dream made it again (the dream had read the other two already):

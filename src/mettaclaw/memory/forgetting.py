@@ -60,15 +60,37 @@ class Forgetting:
                     raise ValueError(f"{ref} is a chunk of the knowledge prior {row.source!r}: "
                                      "edit or remove that file in knowledgePriorsDir")
                 if not row.meta.get("semantic_id"):
+                    conclusions = self._conclusions_of([ref])
                     self.index.forget(ref)
                     self._forget_remembering(row.text, scopes.of_tags(row.tags))
-                    return [ref]
+                    gone = [ref, *self._forget_records(conclusions)]
+                    self._mirror.sync()
+                    return gone
                 ref = str(row.meta["semantic_id"])
             record = self.semantic.resolve(ref, visible)
+            versions = [v.id for v in self.semantic.records.by_lineage(record.lineage)] if record.lineage else [record.id]
+            conclusions = [c for c in self._conclusions_of(versions) if c not in versions]
             gone = self.semantic.forget(record.id)
+            gone += self._forget_records(conclusions)
             self._mirror.sync()
             evidence = [o for o in map(offset_of, record.source_episodes) if o is not None] if record.kind == "fact" else []
             return gone + (self._forget_turns(sorted(set(evidence))) if evidence else [])
+
+    def _conclusions_of(self, premises: list[str]) -> list[str]:
+        """The agent's inferences drawn from these premises (keep_inference links each DERIVED_FROM to
+        them): their proof trails quote the premises' beliefs, so a forgotten premise's text stayed in
+        them (the inspector's trail, the export) with a link to nothing."""
+        found = []
+        for premise in premises:
+            for edge in self.semantic.records.edges_of(premise):
+                if edge.type == "DERIVED_FROM" and edge.dst == premise and (
+                        (rec := self.semantic.get(edge.src)) is not None and rec.provenance == "agent_inference"):
+                    found.append(rec.id)
+        return list(dict.fromkeys(found))
+
+    def _forget_records(self, ids: list[str]) -> list[str]:
+        """Forget these semantic records (each with its versions), those still there."""
+        return [g for i in ids if self.semantic.get(i) is not None for g in self.semantic.forget(i)]
 
     def forget_scope(self, scope: str) -> int:
         """Forget everything of one scope (its episodes, memories, records and what was derived from
