@@ -230,3 +230,14 @@ def test_a_reference_that_is_a_concepts_name_and_a_facts_text_is_refused_as_ambi
     assert skills.history(mem, fact).endswith(f"Tea is hot (id {fact}, c=0.60)")
     skills.learn(mem, "concept coffee: coffee")  # its name and its text: one record, no ambiguity
     assert "(id " in skills.history(mem, "coffee")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: skills.learn(m, "Bob likes tea category= drinks"), lambda m: skills.learn(m, "Bob likes tea kind="),
+    lambda m: skills.learn(m, "Bob likes tea episodes= ep-0"), lambda m: skills.relate(m, "tea IS_A drink weight="),
+    lambda m: skills.recall(m, "Bob limit= 5")])
+def test_an_option_with_no_value_is_refused_not_kept_as_words(mem, call):
+    """`category= drinks` was no option: "category=" and "drinks" were stored as words of the fact."""
+    with pytest.raises(SkillError, match=r"= takes its value right after the =, e\.g\. "):
+        call(mem)
+    assert len(mem) == 0

@@ -22,7 +22,9 @@ from .records import KINDS, SemanticRecord, format_time, parse_time
 EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, limit) -> [(time, text, id)]
 
 _TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
-_OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S+)")
+_OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S*)")
+_EXAMPLES = {"category": "category=place", "kind": "kind=concept", "weight": "weight=0.5", "episodes": "episodes=ep-12",
+             "limit": "limit=5"}
 # the value is one word, or a date, a space and a time with what follows it (fractions of a second, a
 # zone): taken whole, so parse_time reads or refuses all of it (a zone or `.5` was left in the query)
 _AS_OF = re.compile(r"(?<!\S)as_of=(\d{4}-\d{2}-\d{2} \d{2}:\d{2}\S*|\S*)")
@@ -42,6 +44,9 @@ def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
     tags = [t for neg, t in _TAG.findall(arg) if not neg]
     excluded = [t for neg, t in _TAG.findall(arg) if neg]
     opts = {k: v for k, v in _OPTION.findall(arg)}
+    if empty := [k for k, v in _OPTION.findall(arg) if not v]:
+        # `category= place` kept "category=" and "place" as words of the fact (or the query)
+        raise SkillError(f"{empty[0]}= takes its value right after the =, e.g. {_EXAMPLES[empty[0]]}")
     text = _OPTION.sub("", _TAG.sub("", arg))
     return " ".join(text.split()), opts, tags, excluded
 
