@@ -241,3 +241,10 @@ def test_an_option_with_no_value_is_refused_not_kept_as_words(mem, call):
     with pytest.raises(SkillError, match=r"= takes its value right after the =, e\.g\. "):
         call(mem)
     assert len(mem) == 0
+
+
+@pytest.mark.parametrize("arg", ["| IS_A |", "tea | IS_A |", " | IS_A | drink"])
+def test_relate_with_an_empty_side_names_what_is_missing(mem, arg):
+    """It said "nothing to learn: the content is empty", the words of the learn that makes a concept."""
+    with pytest.raises(SkillError, match="relate needs a name or id on each side"):
+        skills.relate(mem, arg)

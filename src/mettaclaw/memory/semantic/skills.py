@@ -112,6 +112,8 @@ def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
         if len(parts) != 3:
             raise SkillError("use `relate a | RELATION | b` or `relate a RELATION b`")
         a, rel, b = parts
+        if not a or not b:  # was "nothing to learn: the content is empty", the words of a new concept's learn
+            raise SkillError("relate needs a name or id on each side, e.g. relate coffee mug | IS_A | container")
     else:
         tokens = text.split()
         known = mem.relations.types()
