@@ -376,6 +376,21 @@ def test_an_index_saved_with_fewer_rows_than_its_capacity_is_not_taken_for_a_dam
         again.close()
 
 
+def test_rows_with_a_vector_of_no_direction_are_not_taken_for_a_damaged_index(tmp_path) -> None:
+    """The hash embedder gives a text of no word ("👍", "?") the zero vector, which no search finds at
+    distance 0, not even itself: two such rows among the probed ones made the folder unopenable,
+    "the vector index cannot be read"."""
+    store = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
+    vectors = np.vstack([_rows(3), np.zeros((2, _rows(1).shape[1]), dtype=np.float32)])
+    store.add([f"r{i}" for i in range(5)], vectors, ["d"] * 5, [{"v": 1}] * 5)
+    store.close()
+    again = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
+    try:
+        assert again.vectors_lost is None and again.count() == 5
+    finally:
+        again.close()
+
+
 def test_an_index_mostly_of_deleted_rows_is_built_anew_with_the_live_ones(tmp_path) -> None:
     """Chroma 1.5.9 keeps deleted rows in its graph, and after many deletes and upserts live rows drop
     out of every search (chroma-core/chroma#7758). An index whose graph is mostly deleted rows is

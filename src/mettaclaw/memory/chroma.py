@@ -232,8 +232,14 @@ class ChromaVectorStore:
             if not total:
                 return None
             starts = {max(0, total - PROBE_ROWS // 2), random.randrange(max(1, total - PROBE_ROWS // 2))}
+            # a vector of no direction (an embedder's answer for a text of no word: the hash one's for
+            # "👍") is at no cosine distance from anything, itself included: not a sign of damage, and
+            # two such rows made the folder unopenable as "damaged"
             vectors = [v for start in starts
-                       for v in self._col.get(limit=PROBE_ROWS // 2, offset=start, include=["embeddings"])["embeddings"]]
+                       for v in self._col.get(limit=PROBE_ROWS // 2, offset=start, include=["embeddings"])["embeddings"]
+                       if np.any(v)]
+            if not vectors:
+                return None
             found = self._col.query(query_embeddings=vectors, n_results=1, include=["distances"])
         except Exception as err:  # chromadb.errors.InternalError
             if any(sign in str(err) for sign in DAMAGED_VECTOR_INDEX):
