@@ -248,3 +248,13 @@ def test_relate_with_an_empty_side_names_what_is_missing(mem, arg):
     """It said "nothing to learn: the content is empty", the words of the learn that makes a concept."""
     with pytest.raises(SkillError, match="relate needs a name or id on each side"):
         skills.relate(mem, arg)
+
+
+def test_recall_reads_tags_in_any_case_as_learn_keeps_them(mem):
+    """learn keeps tags in lower case; recall filtered by them as typed, so `#Person` found nothing and
+    `-#Person` kept what was tagged so."""
+    alice = ids_in(skills.learn(mem, "Alice lives in Paris #Person"))[0]
+    bob = ids_in(skills.learn(mem, "Bob lives in Rome #Work"))[0]
+    assert ids_in(skills.recall(mem, "#PERSON")) == [alice]
+    assert ids_in(skills.recall(mem, "lives in -#Person")) == [bob]
+    assert ids_in(mem.recall(None, 5, mode="logical", tags_any=["WORK"])[0].id) == [bob]

@@ -116,7 +116,10 @@ class SemanticReading:
         # a kind no record has is a mistake, as in learn: `recall sky kind=facts` answered "nothing found"
         if unknown := [k for k in as_tuple(kind) if k not in KINDS]:
             raise ValueError(f"kind {unknown[0]!r} is not one of {', '.join(KINDS)}")
-        tags_all, tags_any, tags_none = self.scope_filter_parts(visible, as_tuple(tags_all), as_tuple(tags_any), as_tuple(tags_none))
+        # tags are kept in lower case (learn): `recall #Person` found nothing and `-#Person` left in
+        # what `learn ... #Person` had tagged
+        as_tags = lambda v: tuple(str(t).strip().lower() for t in as_tuple(v))  # noqa: E731
+        tags_all, tags_any, tags_none = self.scope_filter_parts(visible, as_tags(tags_all), as_tags(tags_any), as_tags(tags_none))
         f = RecordFilter(tags_all, tags_any, tags_none, as_tuple(kind), category,
                          min_confidence, parse_time(time_from), parse_time(time_to), name_pattern, parse_time(as_of),
                          include_history)
