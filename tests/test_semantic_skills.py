@@ -258,3 +258,17 @@ def test_recall_reads_tags_in_any_case_as_learn_keeps_them(mem):
     assert ids_in(skills.recall(mem, "#PERSON")) == [alice]
     assert ids_in(skills.recall(mem, "lives in -#Person")) == [bob]
     assert ids_in(mem.recall(None, 5, mode="logical", tags_any=["WORK"])[0].id) == [bob]
+
+
+def test_an_id_written_as_prose_writes_it_names_its_record_and_never_a_new_concept(mem):
+    """`relate <id>. IS_A ...`, a quoted, cut or capitalised id, `id <id>`: each but the capitalised one
+    made a new concept named by its text, linked instead of the record; history and forget said no record."""
+    mug = ids_in(skills.learn(mem, "concept mug: a cup"))[0]
+    for ref in (f"{mug}.", f'"{mug}"', mug.upper(), f"({mug}),"):
+        assert skills.history(mem, ref).endswith(f"a cup (id {mug}, c=0.60)")
+        assert skills.relate(mem, f"{ref} IS_A container").startswith("RELATE-SUCCESS")
+    for ref in (mug[:-1], f"id {mug}"):
+        with pytest.raises(SkillError, match="no fact or concept with id"):
+            skills.relate(mem, f"{ref} IS_A container")
+    assert sorted(r.name for r in mem) == ["container", "mug"]
+    assert [e.dst for e in mem.records.edges_of(mug) if e.type == "IS_A"] == [mem.resolve("container").id]

@@ -18,7 +18,7 @@ from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
 from .recall import MODES, gather, score
 from .recall import touch as touch_records
-from .records import KINDS, RecallResult, SemanticRecord, looks_like_id, parse_time
+from .records import KINDS, RecallResult, SemanticRecord, bare_id, mentions_id, parse_time
 from .store import RecordFilter
 
 MAX_RECALL_LIMIT = 1000  # the most records one recall returns (the `recall` skill's limit= is checked against it)
@@ -57,6 +57,8 @@ class SemanticReading:
         if not ref:
             raise LookupError("no record named: the reference is empty")
         rec = self.records.get(ref)
+        if rec is None and (bare := bare_id(ref)) is not None:  # `"<id>".`, an id in capitals: the id
+            rec = self.records.get(bare)
         if rec is not None and scopes.allows(visible, rec.tags):
             return rec
         name, text = normalize_name(ref), content_key(ref)
@@ -84,7 +86,7 @@ class SemanticReading:
         except AmbiguousRef:
             raise
         except LookupError:
-            if looks_like_id(ref):
+            if mentions_id(ref):  # `<id>.`, `id <id>`, a cut id: each was made a concept named by it
                 raise LookupError(f"no fact or concept with id {ref.strip()!r} here: relate links facts and "
                                   "concepts by id, name or text, and only a name of no record becomes a new "
                                   "concept") from None

@@ -74,8 +74,25 @@ def new_id() -> str:
 _ID_SHAPE = re.compile(r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|(?:ep|act)-\d+)$", re.IGNORECASE)
 
 
+_UUID_IN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4,}", re.IGNORECASE)
+_AROUND_ID = "\"'`()[]<>.,;:!? "  # what prose puts around an id: `forget "<id>".`
+
+
 def looks_like_id(ref: str) -> bool:
     return bool(_ID_SHAPE.match((ref or "").strip()))
+
+
+def bare_id(ref: str) -> str | None:
+    """The id `ref` is once the quotes, brackets and punctuation prose puts around one are gone, in
+    lower case as ids are written (`"<ID>".` is `<id>`); None when it is no id."""
+    bare = (ref or "").strip(_AROUND_ID)
+    return bare.lower() if _ID_SHAPE.match(bare) else None
+
+
+def mentions_id(ref: str) -> bool:
+    """Whether `ref` is or holds something shaped like a record's id, cut short or among other words
+    (`<id>.`, `id <id>`): text no new concept should be named by."""
+    return looks_like_id(ref) or bare_id(ref) is not None or bool(_UUID_IN.search(ref or ""))
 
 
 @dataclass
