@@ -272,3 +272,12 @@ def test_an_id_written_as_prose_writes_it_names_its_record_and_never_a_new_conce
             skills.relate(mem, f"{ref} IS_A container")
     assert sorted(r.name for r in mem) == ["container", "mug"]
     assert [e.dst for e in mem.records.edges_of(mug) if e.type == "IS_A"] == [mem.resolve("container").id]
+
+
+def test_two_concepts_of_the_same_definition_stay_two(mem):
+    """The same definition was "the same normalised content": `learn concept dog: an animal` reinforced
+    the concept cat, and no concept dog was made."""
+    cat = ids_in(skills.learn(mem, "concept cat: an animal"))[0]
+    out = skills.learn(mem, "concept dog: an animal")
+    assert out.startswith("LEARN-SUCCESS created") and mem.resolve("dog").id == ids_in(out)[0] != cat
+    assert skills.learn(mem, "concept cat: an animal").startswith(f"LEARN-SUCCESS reinforced {cat}")

@@ -114,6 +114,8 @@ def decide(store: SemanticStore, vectors: VectorStore, cand: Candidate, th: Thre
         # the same text is the same fact (`learn ❤️` was "reinforced" into `learn 🎉🎉` and lost)
         if not cand.content_key and rec.content != cand.content:
             continue
+        if cand.kind in NAMED_KINDS and cand.name_norm and rec.name_norm and rec.name_norm != cand.name_norm:
+            continue  # two named concepts are the same only by name: `concept dog: an animal` reinforced cat
         if rec.kind == cand.kind and INDEX_TAG not in rec.tags and scopes.of_tags(rec.tags) == cand.scope:
             return Decision("reinforce", [rec], 1.0, reason="same normalised content")
     if cand.kind in NAMED_KINDS and cand.name_norm:
