@@ -281,3 +281,10 @@ def test_two_concepts_of_the_same_definition_stay_two(mem):
     out = skills.learn(mem, "concept dog: an animal")
     assert out.startswith("LEARN-SUCCESS created") and mem.resolve("dog").id == ids_in(out)[0] != cat
     assert skills.learn(mem, "concept cat: an animal").startswith(f"LEARN-SUCCESS reinforced {cat}")
+
+
+def test_a_concept_name_is_held_to_what_a_content_holds(mem):
+    """Only the definition was held to MAX_CONTENT: a name of 50,000 characters was kept whole."""
+    with pytest.raises(SkillError, match="the name is 50000 chars; a name holds at most 4000"):
+        skills.learn(mem, "concept " + "n" * 50_000 + ": a definition")
+    assert len(mem) == 0

@@ -142,6 +142,8 @@ class SemanticMemory(SemanticReading, Announcer):
             raise ValueError("nothing to learn: the content is empty")
         if len(text) > MAX_CONTENT:
             raise ValueError(f"content is {len(text)} chars; a fact holds at most {MAX_CONTENT} (split it)")
+        if name and len(name.strip()) > MAX_CONTENT:  # a name was unbounded: 50,000 characters went into every listing
+            raise ValueError(f"the name is {len(name.strip())} chars; a name holds at most {MAX_CONTENT} (a few words)")
         if kind not in KINDS:
             raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
         if provenance not in PROVENANCES:
