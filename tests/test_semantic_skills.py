@@ -288,3 +288,12 @@ def test_a_concept_name_is_held_to_what_a_content_holds(mem):
     with pytest.raises(SkillError, match="the name is 50000 chars; a name holds at most 4000"):
         skills.learn(mem, "concept " + "n" * 50_000 + ": a definition")
     assert len(mem) == 0
+
+
+@pytest.mark.parametrize("name", ["ep-0", "act-12", "123e4567-e89b-12d3-a456-426614174000"])
+def test_a_concept_is_not_named_like_a_records_id(mem, name):
+    """`learn concept ep-0: ...` made a concept that `forget ep-0` and `spread ep-0` never reach (they
+    take the episode), as relate already refuses such a name."""
+    with pytest.raises(SkillError, match="is shaped like a record's id"):
+        skills.learn(mem, f"concept {name}: a thing")
+    assert len(mem) == 0

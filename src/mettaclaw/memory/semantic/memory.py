@@ -43,6 +43,7 @@ from .records import (
     SemanticRecord,
     confidence_from,
     confirmations_from,
+    looks_like_id,
     new_id,
     parse_time,
 )
@@ -142,6 +143,9 @@ class SemanticMemory(SemanticReading, Announcer):
             raise ValueError("nothing to learn: the content is empty")
         if len(text) > MAX_CONTENT:
             raise ValueError(f"content is {len(text)} chars; a fact holds at most {MAX_CONTENT} (split it)")
+        if name and looks_like_id(name):  # `forget ep-5` and `spread ep-5` reach the episode, never the concept
+            raise ValueError(f"the name {name.strip()!r} is shaped like a record's id (ep-N, act-N, a uuid), which "
+                             "skills take for that record; give the concept a name of words")
         if name and len(name.strip()) > MAX_CONTENT:  # a name was unbounded: 50,000 characters went into every listing
             raise ValueError(f"the name is {len(name.strip())} chars; a name holds at most {MAX_CONTENT} (a few words)")
         if kind not in KINDS:
