@@ -168,6 +168,11 @@ def test_the_recall_skill_holds_its_hits_to_the_floor_query_does(make_agent):
     found = agent.use_skill("recall", "cabin wifi password")
     assert found.startswith("1. [fact") and "pinecone-42" in found and "mayor" not in found
     assert "mayor" in agent.use_skill("recall", "#town")  # a listing by filters alone has no floor
+    # the answer names the query by its start: a query of thousands of characters came back whole
+    long = " ".join(f"zq{n}x" for n in range(2000))
+    for skill in ("query", "recall"):
+        answer = agent.use_skill(skill, long)
+        assert len(answer) < 300 and f"(+{len(long) - 200} characters)" in answer, (skill, len(answer))
 
 
 def test_what_only_spreading_reaches_faces_the_same_floor(open_test_memory):

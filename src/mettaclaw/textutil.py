@@ -44,6 +44,12 @@ def cap_head(text: str, limit: int, what: str = "output") -> str:
     return text[:limit] + f"\n[... {what} truncated: {len(text) - limit} more characters not shown ...]"
 
 
+def quoted(text: str, limit: int = 200) -> str:
+    """`text` quoted for an answer that names it (`no memories match '...'`), its start only: a query of
+    20,000 characters came back whole, into the next prompt's results."""
+    return repr(text[:limit]) + (f" (+{len(text) - limit} characters)" if len(text) > limit else "")
+
+
 def cap_tail(text: str, limit: int) -> str:
     """Keep the end of text (newest results matter most), marking the cut."""
     if len(text) <= limit:

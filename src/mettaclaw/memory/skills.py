@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from mettaclaw.skills import SkillError
-from mettaclaw.textutil import TIME_FORMAT, cap_head
+from mettaclaw.textutil import TIME_FORMAT, cap_head, quoted
 
 from . import scopes
 from .priors import MAX_SECTION
@@ -130,7 +130,7 @@ class MemorySkills:
             hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible, lens=lens)
         except ValueError as err:  # what recall refuses to look for (a query past text.MAX_QUERY_CHARS)
             raise SkillError(str(err)) from None
-        return render(hits) or f"no memories match {phrase!r}"
+        return render(hits) or f"no memories match {quoted(phrase)}"
 
     def episodes(self, when: str) -> str:
         """`episodes TIME`: the trace around TIME; `episodes` alone: the latest records (what a model

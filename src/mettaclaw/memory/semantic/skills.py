@@ -14,6 +14,7 @@ from typing import Any
 
 from mettaclaw.memory import scopes
 from mettaclaw.skills import SkillError
+from mettaclaw.textutil import quoted
 
 from .memory import SemanticMemory
 from .reading import MAX_RECALL_LIMIT
@@ -178,7 +179,7 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     if not lines:
-        return f"RECALL: nothing found for {query!r} ({mode})"
+        return f"RECALL: nothing found for {quoted(query)} ({mode})"
     return "\n".join(f"{i}. {line}" for i, line in enumerate(lines[:limit], start=1))
 
 
