@@ -82,6 +82,15 @@ def test_recall_modes_and_formats(mem):
         skills.recall(mem, "episodic: Alice")
     with pytest.raises(SkillError, match="give a query"):
         skills.recall(mem, "  ")
+    # filters alone list the facts they pass, whichever filter: only #tag did (-#tag, kind= were refused,
+    # and `hybrid: #tag` failed as "an empty query"); episodes need a query
+    skills.learn(mem, "concept Paris: the capital of France")
+    assert "Paris: the capital of France" in skills.recall(mem, "kind=concept")
+    assert "Alice lives in Paris" in skills.recall(mem, "-#draft")
+    assert "Alice lives in Paris" in skills.recall(mem, "hybrid: #person", episodic=episodic)
+    assert skills.recall(mem, "#nosuchtag") == "RECALL: nothing found for those filters (semantic)"
+    with pytest.raises(SkillError, match="`recall episodic:` needs a query"):
+        skills.recall(mem, "episodic: as_of=2026-01-01", episodic=episodic)
     assert skills.recall(mem, "Alice as_of=2020-01-01").startswith("RECALL: nothing found")
     for bad in ("notadate", "2026-13-45"):  # refused, not read as words of the query
         with pytest.raises(SkillError, match=f"not a time: '{bad}'"):

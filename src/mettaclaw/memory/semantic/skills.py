@@ -149,8 +149,11 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
         raise SkillError("as_of= takes a time, e.g. as_of=2026-02-28 or as_of=2026-02-28 13:05")
     text = _AS_OF.sub("", text)
     query, opts, tags, excluded = _options(text)
-    if not query and not tags:
-        raise SkillError("give a query, e.g. recall where does Alice live")
+    # filters alone list the facts they pass (`recall kind=concept`, `recall -#draft`); only #tag did
+    filters = bool(tags or excluded or "kind" in opts or "category" in opts or as_of)
+    if not query and (not filters or mode == "episodic"):
+        raise SkillError("give a query, e.g. recall where does Alice live" if mode != "episodic" else
+                         "`recall episodic:` needs a query, e.g. recall episodic: the trip to Rome")
     if mode != "semantic" and episodic is None:
         raise SkillError(f"{mode} recall is not available here (no episodic memory is connected); use semantic")
     limit = _limit(opts)
@@ -170,8 +173,11 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
                 rec = h.record
                 src = f", from {', '.join(rec.source_episodes[:3])}" if rec.source_episodes else ""
                 old = "" if rec.current else f", valid until {format_time(rec.valid_to)}"
-                lines.append(f"[{rec.kind} c={rec.confidence:.2f}] {rec.content} (id {rec.id}{src}{old})")
-        if mode in ("episodic", "hybrid") and episodic is not None:
+                # a named record by its name too (`concept Paris: the capital of France` listed only
+                # "the capital of France", which names nothing)
+                named = f"{rec.name}: " if rec.name and rec.name.strip().lower() != rec.content.strip().lower() else ""
+                lines.append(f"[{rec.kind} c={rec.confidence:.2f}] {named}{rec.content} (id {rec.id}{src}{old})")
+        if mode in ("episodic", "hybrid") and episodic is not None and query:  # (episodes need one)
             until = parse_time(as_of[1]) if as_of else None  # as of a time: what had happened by then
             eps = [f"[episode {t}] {txt} (id {i})" for t, txt, i in episodic(query, limit)
                    if until is None or ((when := parse_time(t)) is not None and when <= until)]
@@ -179,7 +185,7 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
     if not lines:
-        return f"RECALL: nothing found for {quoted(query)} ({mode})"
+        return f"RECALL: nothing found for {quoted(query) if query else 'those filters'} ({mode})"
     return "\n".join(f"{i}. {line}" for i, line in enumerate(lines[:limit], start=1))
 
 
