@@ -263,15 +263,16 @@ class EpisodicTrace(Announcer):
         at = sum(1 for e in found if e.time < time)
         return found[max(0, at - each_side) : at + each_side + 1]
 
-    def holding(self, skill: str) -> list[Episode]:
+    def holding(self, skill: str, word: str = "") -> list[Episode]:
         """The readable records with a `skill` command, oldest first, in one pass over the file that
-        parses only the lines naming it."""
-        needle, found = f"({skill} ".encode(), []
+        parses only the lines naming it (and holding `word`, in any case, when one is given: parsing
+        every remember of a 76 MB trace took 1.2 s under the memory's lock)."""
+        needle, found, folded = f"({skill} ".encode(), [], word.casefold()
         with open(self.path, "rb") as fh:
             pos = 0
             for raw in fh:
-                if needle in raw:
-                    episode = parse_record(raw.decode("utf-8", errors="replace").rstrip("\n"), pos)
+                if needle in raw and folded in (line := raw.decode("utf-8", errors="replace")).casefold():
+                    episode = parse_record(line.rstrip("\n"), pos)
                     if episode and any(c.skill == skill for c in episode.commands):
                         found.append(episode)
                 pos += len(raw)

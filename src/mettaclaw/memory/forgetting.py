@@ -5,6 +5,7 @@ log), a whole scope at once, and per-scope retention. A mixin of Memory, kept ap
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,10 @@ class Forgetting:
             except AtomError:
                 return False
 
-        for episode in self.trace.holding("remember"):
+        # a word of letters the stored text and the model's words share (a belief's numbers are
+        # written anew: 1 became 1.0), to skip the records that cannot hold it
+        word = max(re.findall(r"[^\W\d_]+", said), key=len, default="")
+        for episode in self.trace.holding("remember", word):
             if scopes.of_episode(episode.who, episode.channel) == scope and self.trace.redact(episode.id, stored):
                 self.erase_turn_log([message_id(episode.offset), action_id(episode.offset)])
 
