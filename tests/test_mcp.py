@@ -165,6 +165,18 @@ def test_http_without_a_token_is_refused_before_anything_opens(tmp_path) -> None
     assert bad.returncode == 2 and "mcpPort" in bad.stderr
 
 
+@pytest.mark.parametrize("host, warned", [("127.0.0.1", False), ("localhost", False), ("::1", False),
+                                           ("0.0.0.0", True), ("192.168.1.20", True), ("::", True)])
+def test_http_beyond_this_machine_is_warned_of(tmp_path, host, warned) -> None:
+    # mcpHost=0.0.0.0 served the token and every memory to the network in clear text without a word
+    from mettaclaw.mcp.__main__ import exposure_warning
+
+    warning = exposure_warning(load_config(["mcpTransport=http", f"mcpHost={host}", *settings(tmp_path)], env={}))
+    assert (warning is not None) == warned
+    if warned:
+        assert warning.startswith(f"warning: the memory is served on {host}, reachable from other machines")
+
+
 def test_concurrent_clients_over_http_lose_and_duplicate_nothing(tmp_path) -> None:
     """Four MCP clients write at once through one HTTP server: every acknowledged write is found
     afterwards, exactly once, with its own text."""

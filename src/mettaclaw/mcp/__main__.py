@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import signal
 import sys
+from typing import Any
 
 from mettaclaw import entry
+from mettaclaw.config import clear_text_host
 
 entry.offline()
 
@@ -57,12 +59,26 @@ def main(argv: list[str]) -> int:
         if config.mcpTransport == "http":
             print(f"mettaclaw memory over MCP at http://{config.mcpHost}:{config.mcpPort}/mcp "
                   f"(bearer token from {config.mcpTokenEnv})", file=sys.stderr, flush=True)
+            if (warning := exposure_warning(config)) is not None:
+                print(warning, file=sys.stderr, flush=True)
         serve(memory, config)
     except KeyboardInterrupt:
         pass
     finally:
         memory.close()
     return 0
+
+
+def exposure_warning(config: Any) -> str | None:
+    """A warning when the HTTP server listens beyond this machine (mcpHost=0.0.0.0, a LAN address):
+    the token and every memory then cross the network in clear text, which mcpHost=0.0.0.0 did
+    without a word (the default, 127.0.0.1, and any loopback address are quiet)."""
+    host = config.mcpHost
+    if clear_text_host(f"http://{f'[{host}]' if ':' in host else host}:{config.mcpPort}/") is None:
+        return None
+    return (f"warning: the memory is served on {host}, reachable from other machines, over plain http: the bearer "
+            "token and every memory sent travel in clear text; keep mcpHost=127.0.0.1 and reach it through an "
+            "SSH tunnel or a TLS proxy")
 
 
 if __name__ == "__main__":
