@@ -362,6 +362,15 @@ def test_a_rebuild_cut_short_is_done_again_at_the_next_open(tmp_path, monkeypatc
     assert not (tmp_path / "mem" / "chroma" / "mettaclaw.rebuilding").exists()
 
 
+def _assert_opens_whole(folder, rows: int) -> None:
+    """The store in `folder` opens again with all its `rows`, its vector index not taken for damaged."""
+    again = ChromaVectorStore.embedded(folder, embedder_signature=SIG)
+    try:
+        assert again.vectors_lost is None and again.count() == rows
+    finally:
+        again.close()
+
+
 def test_an_index_saved_with_fewer_rows_than_its_capacity_is_not_taken_for_a_damaged_one(tmp_path) -> None:
     """A new index Chroma saves (here after 105 writes to 35 rows) writes its whole capacity: its files
     are longer than its rows, which is no damage (the crash campaign's reopen repaired it each time)."""
@@ -369,11 +378,7 @@ def test_an_index_saved_with_fewer_rows_than_its_capacity_is_not_taken_for_a_dam
     for version in range(3):
         store.add([f"r{i}" for i in range(35)], _rows(35, version), ["d"] * 35, [{"v": version}] * 35)
     store.close()
-    again = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
-    try:
-        assert again.vectors_lost is None and again.count() == 35
-    finally:
-        again.close()
+    _assert_opens_whole(tmp_path / "chroma", 35)
 
 
 def test_rows_with_a_vector_of_no_direction_are_not_taken_for_a_damaged_index(tmp_path) -> None:
@@ -384,11 +389,7 @@ def test_rows_with_a_vector_of_no_direction_are_not_taken_for_a_damaged_index(tm
     vectors = np.vstack([_rows(3), np.zeros((2, _rows(1).shape[1]), dtype=np.float32)])
     store.add([f"r{i}" for i in range(5)], vectors, ["d"] * 5, [{"v": 1}] * 5)
     store.close()
-    again = ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
-    try:
-        assert again.vectors_lost is None and again.count() == 5
-    finally:
-        again.close()
+    _assert_opens_whole(tmp_path / "chroma", 5)
 
 
 def test_an_index_mostly_of_deleted_rows_is_built_anew_with_the_live_ones(tmp_path) -> None:
