@@ -44,6 +44,13 @@ def cap_head(text: str, limit: int, what: str = "output") -> str:
     return text[:limit] + f"\n[... {what} truncated: {len(text) - limit} more characters not shown ...]"
 
 
+def one_line(text: str) -> str:
+    """`text` with every character that is not printable (a line end, a tab, a terminal escape) shown as
+    its escape: a name from outside (a file's, a process's command line) put in a one-line message
+    keeps it one line and cannot drive the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def quoted(text: str, limit: int = 200) -> str:
     """`text` quoted for an answer that names it (`no memories match '...'`), its start only: a query of
     20,000 characters came back whole, into the next prompt's results."""

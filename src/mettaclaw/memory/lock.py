@@ -13,7 +13,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from mettaclaw.textutil import atomic_write
+from mettaclaw.textutil import atomic_write, one_line
 
 HOLDER = "agent.lock.holder"  # who holds agent.lock, in a file beside it: filelock up to 3.29.7 (the pin
 # allows 3.13) truncates the lock file at every attempt, so a refused process would erase what it came to read
@@ -74,8 +74,8 @@ def _started(pid: int) -> int | None:
 
 def _holder(path: Path) -> str:
     """Who holds the lock, as its holder wrote it: `process 123 (python run.py, since ...)`. A process
-    that is gone (killed before it removed the file, its pid perhaps reused since), or a holder that has not written it yet, is no
-    one to name: then the kinds of process it may be."""
+    that is gone (killed before it removed the file, its pid perhaps reused since), or a holder that has
+    not written it yet, is no one to name: then the kinds of process it may be."""
     unknown = "another process (an agent, the MCP memory server, an export or an import)"
     try:
         said = json.loads(path.read_text(encoding="utf-8"))
@@ -93,5 +93,4 @@ def _holder(path: Path) -> str:
     started = said.get("started")
     if isinstance(started, int) and _started(pid) not in (None, started):
         return unknown  # the holder is gone and its pid belongs to another process now
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in program[:200])  # one line, no terminal escapes
-    return f"process {pid} ({shown}, since {since[:19]})"
+    return f"process {pid} ({one_line(program[:200])}, since {since[:19]})"

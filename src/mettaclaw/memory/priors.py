@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mettaclaw.progress import label, progress_bar
+from mettaclaw.textutil import one_line
 
 from .filters import PRIOR_TIME
 
@@ -165,7 +166,7 @@ def _shown(name: str) -> str:
     characters (a newline, a terminal escape sequence) escaped, so the line stays one line and the
     terminal is not driven by a file name."""
     name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
+    return one_line(name)
 
 
 # the encodings a byte-order mark names, the longer marks first (UTF-32-LE's begins with UTF-16-LE's)
