@@ -268,9 +268,10 @@ class ChromaVectorStore:
             ) from None
         try:
             rebuilding = folder / REBUILDING
-            damaged = {seg: why for seg in _saved_vector_segments(folder) if (why := _cut_short(folder / seg))}
+            saved = _saved_vector_segments(folder)
+            damaged = {seg: why for seg in saved if (why := _cut_short(folder / seg))}
             if rebuilding.exists():  # a rebuild was cut short: the index may hold only some of the rows
-                damaged = {**dict.fromkeys(_saved_vector_segments(folder), "its rebuild was cut short"), **damaged}
+                damaged = {**dict.fromkeys(saved, "its rebuild was cut short"), **damaged}
             moved = _set_aside(folder, list(damaged))
             client = chromadb.PersistentClient(path=str(folder), settings=_settings())
             store = cls(client, embedder_signature=embedder_signature, collection=collection, hnsw=hnsw,
@@ -420,8 +421,6 @@ def claimed_by(client: Any, memory_dir: Path) -> set[str]:
 def folder_id(memory_dir: Path) -> str:
     """The memory folder's own id (made once, kept in `store-id`): what its server collections are
     claimed with, so that moving the folder keeps them and a new folder does not take them over."""
-    from mettaclaw.textutil import atomic_write
-
     path = Path(memory_dir) / STORE_ID
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
