@@ -139,5 +139,6 @@ def _import(config: Any, items: list[dict[str, Any]], lock: FolderLock) -> bool:
           file=sys.stderr)
     return True
 
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -44,8 +44,9 @@ def _options(arg: str) -> tuple[str, dict[str, str], list[str], list[str]]:
     """Split `#tags`, `-#excluded` and `key=value` options off the free text."""
     tags = [t for neg, t in _TAG.findall(arg) if not neg]
     excluded = [t for neg, t in _TAG.findall(arg) if neg]
-    opts = {k: v for k, v in _OPTION.findall(arg)}
-    if empty := [k for k, v in _OPTION.findall(arg) if not v]:
+    found = _OPTION.findall(arg)
+    opts = dict(found)
+    if empty := [k for k, v in found if not v]:
         # `category= place` kept "category=" and "place" as words of the fact (or the query)
         raise SkillError(f"{empty[0]}= takes its value right after the =, e.g. {_EXAMPLES[empty[0]]}")
     text = _OPTION.sub("", _TAG.sub("", arg))
@@ -149,15 +150,15 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
         raise SkillError("as_of= takes a time, e.g. as_of=2026-02-28 or as_of=2026-02-28 13:05")
     text = _AS_OF.sub("", text)
     query, opts, tags, excluded = _options(text)
+    fact_filters = bool(tags or excluded or "kind" in opts or "category" in opts)
     # filters alone list the facts they pass (`recall kind=concept`, `recall -#draft`); only #tag did
-    filters = bool(tags or excluded or "kind" in opts or "category" in opts or as_of)
-    if not query and (not filters or mode == "episodic"):
+    if not query and (not (fact_filters or as_of) or mode == "episodic"):
         raise SkillError("give a query, e.g. recall where does Alice live" if mode != "episodic" else
                          "`recall episodic:` needs a query, e.g. recall episodic: the trip to Rome")
     if mode != "semantic" and episodic is None:
         raise SkillError(f"{mode} recall is not available here (no episodic memory is connected); use semantic")
     limit = _limit(opts)
-    if mode == "episodic" and (tags or excluded or "kind" in opts or "category" in opts):
+    if mode == "episodic" and fact_filters:
         # what was said and done has no kind, category or fact tags: they were ignored, and every
         # episode listed as if it matched them
         raise SkillError("#tags, -#tags, kind= and category= filter facts and concepts; `recall episodic:` takes "
