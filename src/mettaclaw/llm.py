@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from mettaclaw.config import Config, ConfigError, clear_text_host
+from mettaclaw.textutil import read_capped
 
 log = logging.getLogger(__name__)
 
@@ -232,13 +233,13 @@ class Scripted:
     @classmethod
     def from_file(cls, path: Path) -> Scripted:
         try:  # a pipe is read (`scriptFile=<(...)`), but at most one byte past the limit
-            with path.open("rb") as file:
-                raw = file.read(MAX_SCRIPT_MB * 2**20 + 1)
+            raw = read_capped(path, MAX_SCRIPT_MB * 2**20)
+            if raw is None:
+                raise ConfigError(f"scriptFile {str(path)!r} holds more than {MAX_SCRIPT_MB} MB; a script of replies "
+                                  "is not that long")
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as err:  # missing, a folder, unreadable, not text
             raise ConfigError(f"scriptFile {str(path)!r} cannot be read as text: {getattr(err, 'strerror', None) or err}") from None
-        if len(raw) > MAX_SCRIPT_MB * 2**20:
-            raise ConfigError(f"scriptFile {str(path)!r} holds more than {MAX_SCRIPT_MB} MB; a script of replies is not that long")
         text = text.replace("\r\n", "\n").replace("\r", "\n")  # as read_text's universal newlines did
         blocks, current = [], []
         for line in text.splitlines():

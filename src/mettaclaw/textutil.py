@@ -51,6 +51,14 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def read_capped(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `limit`: at most one byte past it is read, so
+    a file of gigabytes, /dev/zero or a pipe that never ends is refused without being read whole."""
+    with path.open("rb") as file:
+        raw = file.read(limit + 1)
+    return raw if len(raw) <= limit else None
+
+
 def quoted(text: str, limit: int = 200) -> str:
     """`text` quoted for an answer that names it (`no memories match '...'`), its start only: a query of
     20,000 characters came back whole, into the next prompt's results."""

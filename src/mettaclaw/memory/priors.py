@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mettaclaw.progress import label, progress_bar
-from mettaclaw.textutil import one_line
+from mettaclaw.textutil import one_line, read_capped
 
 from .filters import PRIOR_TIME
 
@@ -175,11 +175,10 @@ _MARKS = (("utf-32", codecs.BOM_UTF32_LE), ("utf-32", codecs.BOM_UTF32_BE),
 
 
 def _read_markdown(path: Path) -> str:
-    with path.open("rb") as file:  # one byte past the limit at most: a file of gigabytes is refused, not read
-        raw = file.read(MAX_FILE_MB * 2**20 + 1)
-        if len(raw) > MAX_FILE_MB * 2**20:
-            size = max(os.fstat(file.fileno()).st_size, len(raw)) / 2**20
-            raise ValueError(f"{size:,.1f} MB, over the {MAX_FILE_MB} MB a knowledge-prior file may hold; split it")
+    raw = read_capped(path, MAX_FILE_MB * 2**20)
+    if raw is None:
+        size = max(path.stat().st_size, MAX_FILE_MB * 2**20 + 1) / 2**20
+        raise ValueError(f"{size:,.1f} MB, over the {MAX_FILE_MB} MB a knowledge-prior file may hold; split it")
     # UTF-16 or -32 by its byte-order mark: what Windows editors save as "Unicode"; its NUL bytes had it
     # refused as binary content
     encoding = next((name for name, mark in _MARKS if raw.startswith(mark)), "utf-8-sig")
