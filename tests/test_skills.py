@@ -436,3 +436,24 @@ def test_the_infer_help_says_its_best_conclusions_are_kept(tmp_path) -> None:
     usage = declared["infer"].usage
     assert "nothing is stored" not in usage  # it was, while infer keeps its best conclusions as facts
     assert f"up to {reasoning.KEEP}, confidence at least {reasoning.KEEP_CONFIDENCE}" in usage and "kept as facts" in usage
+
+
+@pytest.mark.parametrize("body, why", [
+    ("(" + " ".join(f"x{i}" for i in range(1023)) + ")", "holds 1,023 items, at most 1,000"),
+    ("(" + " ".join("(" + " ".join(f"a{j}" for j in range(50)) + ")" for _ in range(800)) + ")",
+     "holds 40,805 atoms, at most 20,000"),
+], ids=["1023-items", "40805-atoms"])
+def test_a_skill_file_form_hyperon_would_die_on_is_refused_by_file_and_line(make_agent, tmp_path, body, why) -> None:
+    """A 1,023-item list (evaluated) or a form of 40,000 atoms killed the agent at start-up: a Rust panic
+    or a segfault, no file or line named, no other skill loaded."""
+    from mettaclaw.skillfiles import check_skill_file
+
+    folder = write_skills(tmp_path / "skills", {
+        "big.metta": f'(skill table "" "the table")\n(= (do table) (rows))\n\n(= (rows) {body})\n',
+        "ok.metta": '(skill hallo "NAME" "greet")\n(= (do hallo $n) $n)\n'})
+    with pytest.raises(ValueError, match=why):
+        check_skill_file(folder / "big.metta", {})
+    agent, llm, channel, _ = make_agent(["hallo Ada\ntable"], ["hi"], skillsDir=str(folder))
+    [error] = agent.skill_errors
+    assert error.startswith(f"{folder / 'big.metta'}:4: ") and why in error
+    assert agent.turn().results[0] == '(hallo "Ada") -> Ada'

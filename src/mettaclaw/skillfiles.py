@@ -7,15 +7,19 @@ is reported by file and line, and never stops the other files from loading.
 from __future__ import annotations
 
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mettaclaw.sexpr import Expr, SexprError, Str, Sym, read_forms
+from mettaclaw.sexpr import Expr, Node, SexprError, Str, Sym, read_forms
 
 # what the runtime will call: a name outside it was listed in the prompt but answered "unknown skill"
 SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
+# hyperon 0.2.10 kills the process on an expression of 1,023 items evaluated (1,024 added to a space),
+# and overflows the 8 MB stack adding one form of about 37,000 atoms: a skill file stopped the agent's
+# start-up with a panic or a segfault, no file or line named. Kept well below both.
+MAX_ITEMS, MAX_FORM_ATOMS = 1000, 20_000
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
     functions: set[str] = set()
     for start, node in forms:
         where = f"{path}:{_line_of(text, start)}"
+        nodes = list(_nodes(node))
+        _check_size(nodes, where)
         if isinstance(node, Expr) and node.items and node.items[0] == Sym("skill"):
             items = node.items
             if len(items) != 4 or not isinstance(items[1], Sym) or not all(isinstance(i, Str) for i in items[2:]):
@@ -115,7 +121,7 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
             functions.add(function)
         elif isinstance(node, Sym) and node.text == "!" and not trusted:
             raise ValueError(f"{where}: skill files may not run code at load time ('!')")
-        if not trusted and "pragma!" in _symbols(node):
+        if not trusted and Sym("pragma!") in nodes:
             raise ValueError(f"{where}: (pragma! ...) would change the interpreter's settings, such as the "
                              "depth limit a skill runs under (skillStackDepth); refused")
     for name in declared:
@@ -126,11 +132,23 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
     return declared, text, functions
 
 
-def _symbols(node: Any) -> set[str]:
-    """Every symbol in a form, however deeply nested."""
-    if isinstance(node, Sym):
-        return {node.text}
-    return set().union(*map(_symbols, node.items)) if isinstance(node, Expr) else set()
+def _nodes(node: Node) -> Iterator[Node]:
+    """The form and every atom in it, however deeply nested (the reader's depth limit bounds the recursion)."""
+    yield node
+    if isinstance(node, Expr):
+        for item in node.items:
+            yield from _nodes(item)
+
+
+def _check_size(nodes: list[Node], where: str) -> None:
+    """Refuse a form hyperon would die on (MAX_ITEMS, MAX_FORM_ATOMS) before it reaches the runner."""
+    if len(nodes) > MAX_FORM_ATOMS:
+        raise ValueError(f"{where}: this form holds {len(nodes):,} atoms, at most {MAX_FORM_ATOMS:,} (hyperon's stack "
+                         "overflows on one of about 37,000 and the agent dies); split it into smaller definitions")
+    widest = max((len(n.items) for n in nodes if isinstance(n, Expr)), default=0)
+    if widest > MAX_ITEMS:
+        raise ValueError(f"{where}: an expression here holds {widest:,} items, at most {MAX_ITEMS:,} (hyperon kills "
+                         "the agent on one of 1,023); split the list")
 
 
 def _error_line(text: str, message: str) -> int:
