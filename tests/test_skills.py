@@ -205,6 +205,19 @@ def test_shell_reports_exit_status(tmp_path) -> None:
     assert "[exit status 3]" in run_shell("echo oops; exit 3", tmp_path, timeout=5, max_output=100)
 
 
+def test_a_command_past_the_systems_argument_limit_is_a_skill_error(make_agent) -> None:
+    """A command of 128 KiB or more failed to start (E2BIG): 'internal error OSError: [Errno 7] Argument list
+    too long' with a traceback in the log, which told the model nothing it could do."""
+    from mettaclaw.skills.shell import MAX_COMMAND_BYTES
+
+    agent, *_ = make_agent([])
+    script = "true " + "#" * (MAX_COMMAND_BYTES - 5)
+    assert agent.use_skill("shell", script) == "(no result)"  # the longest that runs, runs
+    assert agent.use_skill("shell", script + "é") == (
+        f"ERROR: shell: the command is {MAX_COMMAND_BYTES + 2:,} bytes, at most {MAX_COMMAND_BYTES:,} (the system's "
+        "limit on one argument); write the script with write-file and run it with `bash FILE`")
+
+
 def test_metta_skill_runs_in_a_fresh_sandbox_not_the_agent_space(make_agent) -> None:
     agent, llm, channel, _ = make_agent(
         ["metta (= (secret) 42) !(secret)", "metta !(secret)", "metta !(+ 1"], ["go"]

@@ -36,6 +36,9 @@ from mettaclaw.skills import SkillError, landlock
 
 MEMORY_MB = 2048  # address space of the command and each child
 MORE_PROCESSES = 256  # processes the command may add to what its user already runs
+# Linux's limit on one argument of a program (MAX_ARG_STRLEN, its NUL included): `bash -c` takes the
+# command as one, and a longer one failed to start as an internal error with a traceback in the log
+MAX_COMMAND_BYTES = 128 * 1024 - 1
 
 
 @functools.cache
@@ -126,6 +129,10 @@ def run_shell(command: str, cwd: Path, timeout: float, max_output: int, confine_
     `cwd` and a private temporary folder."""
     if not command.strip():
         raise SkillError("no command given")
+    size = len(command.encode("utf-8"))
+    if size > MAX_COMMAND_BYTES:
+        raise SkillError(f"the command is {size:,} bytes, at most {MAX_COMMAND_BYTES:,} (the system's limit on one "
+                         "argument); write the script with write-file and run it with `bash FILE`")
     Path(cwd).mkdir(parents=True, exist_ok=True)
     if not (confine_files and files_confined()):
         return _run(command, cwd, timeout, max_output, (), None)
