@@ -249,3 +249,24 @@ def test_episodes_finds_turns_by_time_and_alone_the_last_ones_after_the_clock_we
         assert all(f'"{name} run {i}"' in shown for i in range(3)) and f'"{name} run 3"' not in shown, shown
     last = agent.use_skill("episodes", "")  # what just happened, not what the latest time holds
     assert '"second run 29"' in last and '"first run' not in last
+
+
+LONG = "9" * 100_000
+
+
+@pytest.mark.parametrize("skill, arg, said", [
+    ("forget", f"ep-{LONG}", "no record with id, name or text 'ep-99"), ("history", LONG, "no record with id"),
+    ("spread", f"ep-{LONG}", "no record with id"), ("supersede", f"{LONG} => a new fact", "no record with id"),
+    ("episodes", f"2024-{LONG}", "time '2024-99"), ("dream", LONG, "unknown argument '99"),
+    ("query", f"lens:{LONG} cabin", "no lens named '99"), ("recall", f"sky as_of={LONG}", "not a time: '99"),
+    ("recall", f"sky kind={LONG}", "kind '99"), ("relate", f"sky IS_{LONG} blue", "relation type 'IS_99"),
+    ("relate", f"{LONG[:3000]} IS_A {LONG[:3000]}", "cannot relate '99"),
+])
+def test_an_error_names_a_long_argument_by_its_start(make_agent, skill, arg, said) -> None:
+    """These errors quoted the argument whole: 100,000 characters came back into the next prompt's results,
+    where they crowded out the rest (maxFeedback), and into the trace's error feedback."""
+    agent, *_ = make_agent([])
+    agent.use_skill("learn", "the sky is blue")
+    answer = agent.use_skill(skill, arg)
+    assert answer.startswith(f"ERROR: {skill}: ") and said in answer and len(answer) < 600, answer[:300]
+    assert "characters)" in answer

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mettaclaw import turns
+from mettaclaw.textutil import quoted
 
 from . import scopes
 from .episode_index import action_id, message_id, offset_of
@@ -47,7 +48,7 @@ class Forgetting:
                 if visible is None or self.readable_episode(ref, visible) is not None:
                     return self._forget_turns([offset], ref)
                 if self.trace.has(message_id(offset)) or not self._rows_allowed(offset, visible):
-                    raise LookupError(f"no episode {ref!r}")  # another scope's
+                    raise LookupError(f"no episode {quoted(ref)}")  # another scope's
                 # erased already, by a forget cut short: whose it was is known only from what still
                 # cites it, so this reader finishes the forget within the records it may see
                 return self._forget_turns([offset], ref, visible)
@@ -55,7 +56,7 @@ class Forgetting:
             if row is not None and visible is not None and not scopes.allows(visible, row.tags):
                 row = None  # another scope's memory is no memory to this reader
                 if self.semantic.get(ref) is None:
-                    raise LookupError(f"no record with id, name or text {ref!r}")
+                    raise LookupError(f"no record with id, name or text {quoted(ref)}")
             if row is not None and self.semantic.get(ref) is None:
                 if row.kind == PRIOR_KIND:
                     raise ValueError(f"{ref} is a chunk of the knowledge prior {row.source!r}: "
@@ -193,5 +194,5 @@ class Forgetting:
         if self.dreamer is not None:
             self.dreamer.save_erasures()  # their sentences left the dream's theme window
         if asked is not None and not gone and not retired:
-            raise LookupError(f"no episode {asked!r}")
+            raise LookupError(f"no episode {quoted(asked)}")
         return gone + retired

@@ -118,7 +118,7 @@ class MemorySkills:
             lens = self.lenses.get(named[1])
             if lens is None:
                 known = ", ".join(sorted(self.lenses)) or "none are configured (setting `lenses`)"
-                raise SkillError(f"no lens named {named[1]!r}; lenses: {known}")
+                raise SkillError(f"no lens named {quoted(named[1])}; lenses: {known}")
             phrase = phrase[named.end():]
         mode = MODE_PREFIX.match(phrase)
         layer = None
@@ -137,7 +137,7 @@ class MemorySkills:
         that lost track of the time asks for)."""
         when = when.strip() or LATEST
         if when != LATEST and not is_time_prefix(when):
-            raise SkillError(f"time {when!r} is not YYYY-MM-DD HH:MM:SS (or a prefix of it) on the calendar")
+            raise SkillError(f"time {quoted(when)} is not YYYY-MM-DD HH:MM:SS (or a prefix of it) on the calendar")
         if when == LATEST:  # the turns written last, not those of the latest time: the clock may have gone back
             found = self.memory.latest(self.max_episode_lines, self.visible)
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mettaclaw.skills import SkillError
+from mettaclaw.textutil import quoted
 
 
 def dream_skill(dreamer: Any, arg: str = "") -> str:
@@ -20,4 +21,4 @@ def dream_skill(dreamer: Any, arg: str = "") -> str:
         return "DREAM-QUEUED: a dream is already running; another will follow it.\n" + dreamer.status()
     if word in ("status", "report", "last"):
         return dreamer.status()
-    raise SkillError(f"unknown argument {arg.strip()!r}; use `dream`, `dream now` or `dream status`")
+    raise SkillError(f"unknown argument {quoted(arg.strip())}; use `dream`, `dream now` or `dream status`")

@@ -10,6 +10,7 @@ import re
 from collections import defaultdict
 
 from mettaclaw.memory.ranking import Neighbours
+from mettaclaw.textutil import quoted
 
 from .records import INDEX_TAG, Edge
 from .store import SemanticStore
@@ -36,7 +37,7 @@ def canonical_relation(name: str) -> str:
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.strip())
     canon = re.sub(r"[^A-Za-z0-9]+", "_", spaced).strip("_").upper()
     if not _RELATION_NAME.match(canon):
-        raise ValueError(f"relation type {name!r} is not a name (use letters, digits, _; e.g. IS_A)")
+        raise ValueError(f"relation type {quoted(name)} is not a name (use letters, digits, _; e.g. IS_A)")
     return canon
 
 

@@ -19,6 +19,7 @@ from mettaclaw.memory.layers import Announcer
 from mettaclaw.memory.ranking import ActivationWeights, spread_with
 from mettaclaw.memory.vectorbuffer import FLUSH_EVERY, BufferedVectors, Row
 from mettaclaw.memory.vectors import VectorStore
+from mettaclaw.textutil import quoted
 
 from .graph import (
     CROSS_LAYER,
@@ -354,7 +355,7 @@ class SemanticMemory(SemanticReading, Announcer):
         src, dst = (rec or self.records.get(self.learn(ref, name=ref, kind="concept", scope=scope).id)
                     for rec, ref in zip(found, (a, b), strict=True))
         if src.id == dst.id:
-            raise ValueError(f"cannot relate {a!r} to itself")
+            raise ValueError(f"cannot relate {quoted(a)} to itself")
         s, d = edge_key(src.id, dst.id, rel, self.relations.is_symmetric(rel))
         now = self.clock()
         with self.records.transaction():

@@ -13,6 +13,7 @@ from typing import Any
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.text import MAX_QUERY_CHARS, STOPWORDS, check_query, words
+from mettaclaw.textutil import quoted
 
 from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
@@ -73,8 +74,8 @@ class SemanticReading:
                 return max(found, key=lambda r: r.recorded_at)
             if found:
                 ids = ", ".join(f"{r.id} ({r.content[:40]})" for r in found[:5])
-                raise AmbiguousRef(f"{ref!r} names {len(found)} records: {ids}; use an id")
-        raise LookupError(f"no record with id, name or text {ref!r}")
+                raise AmbiguousRef(f"{quoted(ref)} names {len(found)} records: {ids}; use an id")
+        raise LookupError(f"no record with id, name or text {quoted(ref)}")
 
     def named(self, ref: str, scope: str | None = None) -> SemanticRecord | None:
         """The record `ref` names in `scope` (None: any), or None for a name of no record (relate makes it
@@ -117,7 +118,7 @@ class SemanticReading:
         as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
         # a kind no record has is a mistake, as in learn: `recall sky kind=facts` answered "nothing found"
         if unknown := [k for k in as_tuple(kind) if k not in KINDS]:
-            raise ValueError(f"kind {unknown[0]!r} is not one of {', '.join(KINDS)}")
+            raise ValueError(f"kind {quoted(unknown[0])} is not one of {', '.join(KINDS)}")
         # tags are kept in lower case (learn): `recall #Person` found nothing and `-#Person` left in
         # what `learn ... #Person` had tagged
         as_tags = lambda v: tuple(str(t).strip().lower() for t in as_tuple(v))  # noqa: E731

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from mettaclaw.textutil import quoted
+
 KINDS = ("fact", "concept", "theme", "summary")
 INDEX_TAG = "index"  # a record stored as an index over episodes (learn(index=True)): kept out of the graph
 PROVENANCES = ("episodic_consolidation", "agent_inference", "direct_ingestion", "hybrid")
@@ -40,7 +42,7 @@ def parse_time(value: str | float | int | datetime | None) -> float | None:
     try:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
-        raise ValueError(f"not a time: {text!r} (use YYYY-MM-DD HH:MM:SS)") from None
+        raise ValueError(f"not a time: {quoted(text)} (use YYYY-MM-DD HH:MM:SS)") from None
 
 
 def format_time(ts: float | None) -> str:
