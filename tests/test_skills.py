@@ -158,6 +158,21 @@ def test_writing_to_a_pipe_is_refused_not_a_hang(tmp_path) -> None:
         os.close(reader)
 
 
+def test_reading_a_folder_or_a_pipe_says_what_it_is(tmp_path) -> None:
+    """read-file answered "no such file 'notes' in the workspace" for a folder (and for a pipe) that was
+    there, where write-file said "'notes' is a folder"."""
+    ws = Workspace(tmp_path / "ws")
+    ws.write("notes/a.txt", "one")
+    os.mkfifo(tmp_path / "ws" / "pipe")
+    for name in ("notes", "notes/", "."):
+        with pytest.raises(SkillError, match=f"^{name!r} is a folder, not a file$"):
+            ws.read(name)
+    with pytest.raises(SkillError, match="^'pipe' is not a regular file"):
+        ws.read("pipe")
+    with pytest.raises(SkillError, match="^'notes' is a folder, not a file$"):
+        ws.write("notes", "x")
+
+
 def test_outside_paths_allowed_only_when_configured(tmp_path) -> None:
     ws = Workspace(tmp_path / "ws", allow_outside=True)
     ws.write("../free.txt", "x")

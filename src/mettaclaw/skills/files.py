@@ -51,7 +51,8 @@ class Workspace:
     def read(self, name: str) -> str:
         path = self.resolve(name)
         try:
-            if not path.is_file():
+            _refuse_other_than_a_file(path, name)
+            if not path.exists():
                 raise SkillError(f"no such file {name!r} in the workspace")
             with open(path, "rb") as fh:  # only what can be shown: a 1 GB log took 2 GB and 4 s to show 20,000 chars
                 raw = fh.read(self.max_output * 4 + 4)  # max_output characters, at up to 4 bytes each
@@ -70,13 +71,20 @@ class Workspace:
     def write(self, name: str, text: str, append: bool = False) -> str:
         path = self.resolve(name)
         try:
-            if path.is_dir():
-                raise SkillError(f"{name!r} is a folder")
-            if path.exists() and not path.is_file():  # opening a FIFO (`shell mkfifo`) waited forever for a reader
-                raise SkillError(f"{name!r} is not a regular file (a pipe, socket or device)")
+            _refuse_other_than_a_file(path, name)
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a" if append else "w", encoding="utf-8") as fh:
                 fh.write(text if not append or text.endswith("\n") else text + "\n")
         except OSError as err:
             raise SkillError(f"cannot write {name!r}: {err.strerror or err}") from None
         return "APPEND-FILE-SUCCESS" if append else "WRITE-FILE-SUCCESS"
+
+
+def _refuse_other_than_a_file(path: Path, name: str) -> None:
+    """A folder or a pipe, socket or device is said to be one, for reading and writing alike: opening a
+    FIFO (`shell mkfifo`) to write waited forever for a reader, and read-file called a folder or a pipe
+    'no such file', so the model went looking for a file that was there."""
+    if path.is_dir():
+        raise SkillError(f"{name!r} is a folder, not a file")
+    if path.exists() and not path.is_file():
+        raise SkillError(f"{name!r} is not a regular file (a pipe, socket or device)")
