@@ -499,3 +499,18 @@ def test_a_skill_file_of_many_facts_is_checked_in_time_linear_in_its_size(tmp_pa
     with pytest.raises(ValueError, match=f"kb.metta:{100_003}: skill 'hallo' is already declared"):
         check_skill_file(path, {})
     assert time.monotonic() - began < 10
+
+
+def test_a_skill_is_listed_on_one_line_and_never_without_help(make_agent, tmp_path) -> None:
+    """A help text written over lines put its second line in the skill list as if it were a skill; an empty
+    one listed 'mute X : ', which told the model nothing."""
+    folder = write_skills(tmp_path / "skills", {
+        "long.metta": '(skill shout "TEXT\\n  LOUDNESS" "say TEXT loudly;\\n   LOUDNESS from 1 to 10")\n'
+                      '(= (do shout $t $l) $t)\n',
+        "mute.metta": '(skill mute "X" "  ")\n(= (do mute $x) $x)\n'})
+    agent, *_ = make_agent([], (), skillsDir=str(folder))
+    assert "shout TEXT LOUDNESS : say TEXT loudly; LOUDNESS from 1 to 10" in agent.skill_list().splitlines()
+    assert agent.skills["shout"].arity == 2
+    assert agent.skill_errors == [f"{folder / 'mute.metta'}:1: skill 'mute' has no help text; the model knows "
+                                  "what a skill does only from it"]
+    assert "mute" not in agent.skill_list()

@@ -109,7 +109,13 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
                                  "then letters, digits or _-!?|~")
             if name in known or name in declared:
                 raise ValueError(f"{where}: skill {name!r} is already declared")
-            declared[name] = SkillSpec(name, items[2].value, items[3].value, str(path))  # type: ignore[union-attr]
+            # one line a skill in the prompt's list: a help text over two lines showed its second line
+            # there as if it were a skill of its own
+            args, help_text = (" ".join(i.value.split()) for i in items[2:])  # type: ignore[union-attr]
+            if not help_text:
+                raise ValueError(f"{where}: skill {name!r} has no help text; the model knows what a skill does "
+                                 "only from it")
+            declared[name] = SkillSpec(name, args, help_text, str(path))
         elif isinstance(node, Expr) and (name := _defined_skill(node)):
             if not trusted and name in known:
                 raise ValueError(f"{where}: (do {name} ...) redefines the skill {name!r} of {known[name].file}; "
