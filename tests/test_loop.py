@@ -283,6 +283,21 @@ def test_episodes_alone_shows_the_latest_records(make_agent) -> None:
     assert not found.startswith("ERROR") and "message number 0" in found and "message number 2" in found
 
 
+def test_a_command_refused_before_it_runs_keeps_its_place_in_the_results_and_the_trace(make_agent) -> None:
+    """Too many arguments, or an unknown skill's several, were said when the reply was parsed: before the
+    results of the commands written above them, and in that order in the trace."""
+    reply = 'send one\n(send "two" "three")\n(fly "to" "moon")\nsend four'
+    agent, llm, channel, _ = make_agent([reply], ["go"])
+    outcome = agent.turn()
+    assert [r.split(" -> ")[0] for r in outcome.results] == ['(send "one")', '(send "two" "three")',
+                                                              '(fly "to" "moon")', '(send "four")']
+    assert "ERROR: send: takes 1 argument(s) (TEXT), got 2" in outcome.results[1]
+    assert "ERROR: fly: unknown skill" in outcome.results[2]
+    assert [c.skill for c in outcome.commands] == ["send", "send", "fly", "send"] and channel.sent == ["one", "four"]
+    [record] = list(agent.memory.trace)
+    assert [c.skill for c in record.commands] == ["send", "send", "fly", "send"]
+
+
 def test_a_call_with_the_wrong_arguments_is_told_the_skills_usage(make_agent) -> None:
     agent, _, _, _ = make_agent(["write-file notes.txt", "send fine"], ["go"])
     errors = "\n".join(agent.turn().errors)

@@ -310,22 +310,21 @@ class Agent:
                 f"ERROR: only the first {self.config.maxCommands} commands run (maxCommands); skipped: "
                 + " ".join(c.brief(80) for c in parsed.skipped[:SKIPPED_SHOWN]) + (f" and {more} more" if more > 0 else "")
             )
-        runnable = []
-        for command in parsed.commands:
-            spec = self.skills.get(command.skill)
-            if spec is not None and len(command.args) > max(spec.arity, 1):
-                self.turn_state.commands.append(command)
-                self.turn_state.outcomes.append((-1, 0.0))
-                self.turn_state.error(f"{command.brief()} -> " + skill_error(
-                    spec.name, f"takes {spec.arity} argument(s) ({spec.args}), got {len(command.args)}"))
-            elif spec is None and len(command.args) > 1:
-                self.turn_state.commands.append(command)
-                self.turn_state.outcomes.append((-1, 0.0))
-                self.turn_state.error(f"{command.brief()} -> {self._unknown(command.skill)}")
-            else:
-                runnable.append(command)  # argument counts stay small, so no huge expression reaches hyperon
-        self.turn_state.waiting = [bridges.command_atom(c.skill, c.args) for c in runnable]
+        # a refusal waits in its place among the commands: said here, it came before the results of
+        # the commands written above it, in the results and in the trace
+        self.turn_state.waiting = [(c, refusal) if (refusal := self._refusal(c)) else bridges.command_atom(c.skill, c.args)
+                                   for c in parsed.commands]
         return S("parsed")
+
+    def _refusal(self, command: Command) -> str | None:
+        """Why a command is not run, decided before it reaches hyperon: more arguments than its skill
+        takes, or any unknown skill's (argument counts stay small, so no huge expression reaches it)."""
+        spec = self.skills.get(command.skill)
+        if spec is not None and len(command.args) > max(spec.arity, 1):
+            return skill_error(spec.name, f"takes {spec.arity} argument(s) ({spec.args}), got {len(command.args)}")
+        if spec is None and len(command.args) > 1:
+            return self._unknown(command.skill)
+        return None
 
     def run_commands(self) -> Any:
         """Run the parsed commands in order, each through its MeTTa `do` definition; `done`. A bug of ours
@@ -337,6 +336,12 @@ class Agent:
         call and two equations a command) cost about 2.5 ms of a scripted turn of four commands."""
         while self.turn_state.waiting:
             command = self.turn_state.waiting.pop(0)
+            if isinstance(command, tuple):  # refused when parsed (_refusal)
+                refused, why = command
+                self.turn_state.commands.append(refused)
+                self.turn_state.outcomes.append((-1, 0.0))
+                self.turn_state.error(f"{refused.brief()} -> {why}")
+                continue
             try:
                 self.run_skill(command)
             except Exception as err:  # a bug of ours, not the model's: logged, reported, and the next command runs

@@ -20,7 +20,7 @@ class TurnState:
     messages: list[Message] = field(default_factory=list)
     new: bool = False
     commands: list[Command] = field(default_factory=list)
-    waiting: list[Any] = field(default_factory=list)  # parsed command atoms not run yet, in order
+    waiting: list[Any] = field(default_factory=list)  # parsed command atoms (or (Command, refusal)) not run yet, in order
     results: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     episode_id: str | None = None
