@@ -133,6 +133,31 @@ def test_a_damaged_export_is_refused_before_anything_is_written(tmp_path) -> Non
         assert not target.exists(), "nothing was written (the folder was made, with an agent.log in it)"
 
 
+def test_an_export_cut_short_is_refused_and_one_made_before_the_end_line_still_imports(tmp_path) -> None:
+    """An export is written a buffer of whole lines at a time, so one killed halfway (kill -9, a full
+    disk, a lost connection in `export | ssh host import -`) left a file that ended on a whole line: it
+    was imported without a word, as a memory holding part of the memories. Now its last line counts
+    the lines before it, and a file without it, or whose count is off, is refused before anything is written."""
+    original = tmp_path / "original"
+    fill(original)
+    lines = cli("export", *settings(original)).stdout.splitlines(keepends=True)
+    assert json.loads(lines[-1]) == {"type": "end", "lines": len(lines) - 1}
+    dump = tmp_path / "cut.jsonl"
+    for kept, said in ((lines[: len(lines) // 2], "is cut short: it has no end line"),
+                       (lines[:-1], "is cut short: it has no end line"),
+                       (lines[:3] + lines[4:], f"has {len(lines) - 2} lines before its end line, which counts {len(lines) - 1}"),
+                       (lines + lines[1:2], "goes on after its end line")):
+        dump.write_text("".join(kept))
+        target = tmp_path / "copy"
+        done = cli("import", str(dump), *settings(target))
+        assert done.returncode == 2 and f"error: {dump} {said}" in done.stderr, done.stderr
+        assert not target.exists(), "nothing was written"
+    older = [json.dumps({**json.loads(lines[0]), "format": "mettaclaw-memory/1"}) + "\n", *lines[1:-1]]
+    dump.write_text("".join(older))  # an export made before the end line: imported as it was
+    assert cli("import", str(dump), *settings(tmp_path / "copy")).returncode == 0
+    assert answers(tmp_path / "copy") == answers(original)
+
+
 def test_an_export_with_a_trace_record_at_an_impossible_time_is_refused(tmp_path) -> None:
     """Opening indexes every trace record, so an imported record at 2026-02-30 left a folder that never
     opened; the import stops at that line instead (a torn line stays, as readers skip it)."""

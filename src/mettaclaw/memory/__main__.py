@@ -76,6 +76,7 @@ def main(argv: list[str]) -> int:
             return 2
         with handle:
             items = list(transfer.read_export(handle))
+        transfer.check_whole(items, shown)
     except KeyboardInterrupt:  # was a traceback
         print(f"\nstopped: the import was interrupted while reading {shown}; nothing was written", file=sys.stderr)
         return INTERRUPTED

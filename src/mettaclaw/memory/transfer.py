@@ -25,7 +25,8 @@ from .filters import tag_keys
 from .priors import PRIOR_KIND
 from .rows import RESERVED_KEYS
 
-FORMAT = "mettaclaw-memory/1"
+FORMAT = "mettaclaw-memory/2"  # 2: the last line is an `end` line, so an export cut short is told apart
+FORMATS = ("mettaclaw-memory/1", FORMAT)  # 1: written before the end line; imported as it is
 UNFINISHED = "import-unfinished"  # in a folder an import is filling; removed when it is complete
 REBUILT_KINDS = frozenset({"episode", "derived", PRIOR_KIND})  # index rows that are derived, not stored
 
@@ -64,12 +65,16 @@ def export_lines(memory: Any, config: Any) -> Iterator[dict[str, Any]]:
 
 
 def write_export(memory: Any, config: Any, out: IO[str]) -> int:
-    """Write the export to `out`; the number of lines."""
+    """Write the export to `out`, ending with a line that counts the lines before it; the number of
+    lines. Why the end line: the output is written a buffer of whole lines at a time, so an export
+    killed or stopped halfway left a file that ended on a whole line and was imported as a memory
+    (a part of it) without a word."""
     count = 0
     for line in export_lines(memory, config):
         out.write(json.dumps(line) + "\n")  # ASCII escapes: a trace's undecodable bytes travel as \\udcXX
         count += 1
-    return count
+    out.write(json.dumps({"type": "end", "lines": count}) + "\n")
+    return count + 1
 
 
 def _on_calendar(value: Any) -> Any:
@@ -154,13 +159,18 @@ class _RelationType(_Line):
     builtin: bool
 
 
+class _End(_Line):
+    type: Literal["end"]
+    lines: int = Field(ge=1)  # the lines before it, the header included
+
+
 class _Other(_Line):
     model_config = ConfigDict(extra="allow")
     type: Literal["header", "record", "edge", "pins", "dream_state"]
 
 
 # tagged by `type`, so an error names the field of the line's own kind (not 38 errors, one per kind tried)
-_LINE: TypeAdapter[Any] = TypeAdapter(Annotated[_Trace | _Row | _Version | _RelationType | _Other,
+_LINE: TypeAdapter[Any] = TypeAdapter(Annotated[_Trace | _Row | _Version | _RelationType | _End | _Other,
                                                 Field(discriminator="type")])
 
 
@@ -218,7 +228,7 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             item = json.loads(text)
         except json.JSONDecodeError as err:
             raise ImportError_(f"line {number} is not JSON: {err}") from None
-        if number == 1 and (not isinstance(item, dict) or item.get("type") != "header" or item.get("format") != FORMAT):
+        if number == 1 and (not isinstance(item, dict) or item.get("type") != "header" or item.get("format") not in FORMATS):
             raise ImportError_(f"not a mettaclaw memory export (the first line must be a {FORMAT} header)")
         try:
             _LINE.validate_python(item)
@@ -240,6 +250,23 @@ def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             first = _cause(err)[:200]
             raise ImportError_(f"line {number} is not a valid {str(item.get('type', 'line'))[:20]!r}: {first}") from None
         yield item
+
+
+def check_whole(items: list[dict[str, Any]], shown: str) -> None:
+    """ImportError_ unless the export read from `shown` is whole: its last line, and only that, is the end
+    line, which counts the lines before it (an export of format 1, made before there was one, is taken
+    as it is)."""
+    if not items or items[0].get("format") != FORMAT:
+        return
+    ends = [n for n, item in enumerate(items) if item["type"] == "end"]
+    if not ends:
+        raise ImportError_(f"{shown} is cut short: it has no end line, so it holds only the start of an export "
+                           "(one stopped or killed before it finished, or a copy cut short); export again")
+    if ends != [len(items) - 1]:
+        raise ImportError_(f"{shown} goes on after its end line (two exports joined, or lines added); export again")
+    if items[-1]["lines"] != len(items) - 1:
+        raise ImportError_(f"{shown} has {len(items) - 1} lines before its end line, which counts "
+                           f"{items[-1]['lines']}: lines were lost or added; export again")
 
 
 def unfinished(config: Any) -> str | None:
@@ -407,4 +434,4 @@ def restore(memory: Any, items: list[dict[str, Any]]) -> dict[str, int]:
         for pins in by_type.get("pins", []):
             memory.working.pin(pins["text"], scopes.check(str(pins.get("scope", scopes.DEFAULT))))
     memory.sync_mirror()
-    return {kind: len(found) for kind, found in by_type.items() if kind != "header"}
+    return {kind: len(found) for kind, found in by_type.items() if kind not in ("header", "end")}
