@@ -159,3 +159,23 @@ def test_a_store_file_damaged_on_disk_is_one_line_saying_what_to_move_aside(tmp_
     started = run_py(*common, stdin="hi\n")  # a new, empty vector store: said, since remembered memories are gone
     assert started.returncode == 0 and f"warning: the vector store {vectors} is empty" in started.stderr, started.stderr
     assert "warning" not in run_py(*common, stdin="hi\n").stderr, "said once"
+
+
+def test_a_semantic_store_sqlite_cannot_open_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    """A folder where records.sqlite3 should be (or a semantic folder this user may not write) made
+    sqlite3 raise 'unable to open database file' at start: a traceback that named no file. Now one line
+    names the file and what it must be, and what was there is left as it was."""
+    script = tmp_path / "script.txt"
+    script.write_text("send hello\n")
+    common = ["provider=scripted", f"scriptFile={script}", f"memoryDir={tmp_path / 'm'}", "maxTurns=1",
+              "sleepInterval=0", f"knowledgePriorsDir={tmp_path / 'none'}", "embeddingprovider=hash"]
+    records = tmp_path / "m" / "semantic" / "records.sqlite3"
+    records.mkdir(parents=True)
+    (records / "mine.txt").write_text("kept")
+    proc = run_py(*common, stdin="hi\n")
+    said = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(said) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert said[0] == (f"error: the memory in {str(tmp_path / 'm')!r} cannot be opened: SQLite cannot open the "
+                       "semantic store (unable to open database file): it must be a file this user can read and "
+                       f"write, in a folder it can write ({records})")
+    assert (records / "mine.txt").read_text() == "kept"

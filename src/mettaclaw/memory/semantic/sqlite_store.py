@@ -8,6 +8,7 @@ may lose the last few commits (set `synchronous="FULL"` to trade latency for tha
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sqlite3
 import threading
@@ -40,6 +41,14 @@ def _row_to_record(row: sqlite3.Row) -> SemanticRecord:
     return SemanticRecord.from_dict(json.loads(row["data"]), vec)
 
 
+def unopenable(path: Path, err: sqlite3.Error) -> OSError:
+    """Why SQLite could not open or write the store at all (a folder in the file's place, a file or folder
+    this user may not write), as an OSError naming the file, which the entry points say in one line: it
+    came out of sqlite3 as a traceback that named no file."""
+    return OSError(errno.EACCES, f"SQLite cannot open the semantic store ({err}): it must be a file this user "
+                                 "can read and write, in a folder it can write", str(path))
+
+
 def count_upper_bound(store: SqliteSemanticStore, f: RecordFilter, cap: int) -> int:
     """At most how many records pass `f`, capped at cap + 1, from the tag index alone when tags filter
     (an index-only count), else by counting; deciding "too many to scan" needs no exact figure."""
@@ -60,7 +69,10 @@ class SqliteSemanticStore:
         self._lock = threading.RLock()
         self._depth = 0
         self._links: dict[str, tuple[Link, ...]] = {}  # node -> its links, read-through; writes only drop entries
-        self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        try:
+            self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        except sqlite3.OperationalError as err:
+            raise unopenable(self.path, err) from None
         try:
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -73,6 +85,8 @@ class SqliteSemanticStore:
         except sqlite3.DatabaseError as err:
             self._db.close()
             if getattr(err, "sqlite_errorcode", None) not in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+                if isinstance(err, sqlite3.OperationalError):
+                    raise unopenable(self.path, err) from None
                 raise
             from mettaclaw.memory.chroma import StoreDamaged
 
