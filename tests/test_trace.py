@@ -188,3 +188,28 @@ def test_a_trace_restored_from_an_older_copy_does_not_merge_new_turns_into_old_r
         assert memory.statistics.mark == len(kept)
     finally:
         memory.close()
+
+
+def test_turns_dropped_with_a_cut_trace_are_said_at_start_up(tmp_path, capsys) -> None:
+    """The open that finds the trace cut short drops the index rows of the turns beyond its end, the last
+    copy of what those turns said, and said so only in agent.log, which no one reads at start: the
+    agent started as if nothing had happened. Now start-up says it in a `warning:` line."""
+    from conftest import test_config
+
+    from mettaclaw import entry
+    from mettaclaw.messages import Message
+
+    config = test_config(tmp_path / "memory", "chromaMode=embedded")
+    memory = entry.open_memory(config, dream=False)
+    for n in range(4):
+        memory.record_turn(f"2026-11-24 10:0{n}:00", [Message(f"the boat {n} is blue", "bob", "irc:#c")], [])
+    memory.close()
+    trace = tmp_path / "memory" / "history.metta"
+    entry.open_memory(config, dream=False).close()
+    assert "warning" not in capsys.readouterr().err
+    trace.write_bytes(b"".join(trace.read_bytes().splitlines(keepends=True)[:1]))
+    entry.open_memory(config, dream=False).close()
+    said = capsys.readouterr().err.splitlines()
+    assert said == [f"warning: the trace {trace} ends at byte {trace.stat().st_size}, before 3 turns the index held (it "
+                    "was cut, or restored from an older copy): those turns are gone from memory (their 3 index rows "
+                    "were dropped with them)"]

@@ -120,8 +120,8 @@ class EpisodeIndex:
         """Index every trace record after the last one indexed; returns how many rows were written.
 
         Rows of turns beyond the trace's end (the file was cut, or restored from an older copy) are
-        dropped first, said in the log: their records are gone, and the next turn written at such an
-        offset was merged into the old row under the same id (another speaker's scope and words)."""
+        dropped first, said at start-up and in the log: their records are gone, and the next turn written
+        at such an offset was merged into the old row under the same id (another speaker's scope and words)."""
         self._drop_beyond(self.trace.path.stat().st_size)
         last = max(self._rows, default=-1)
         written = 0
@@ -138,9 +138,11 @@ class EpisodeIndex:
         if not beyond:
             return
         rows = [row_id for offset in beyond for row_id in self._rows[offset]]
-        log.warning("the trace %s ends at byte %d, before %d turns the index holds (it was cut, or restored "
-                    "from an older copy): their %d index rows are dropped with them", self.trace.path, end,
-                    len(beyond), len(rows))
+        said = (f"the trace {self.trace.path} ends at byte {end}, before {len(beyond)} turns the index held (it was "
+                f"cut, or restored from an older copy): those turns are gone from memory (their {len(rows)} index "
+                "rows were dropped with them)")
+        log.warning("%s", said)
+        self.index.notices.append(said)  # said at start-up too: the log alone is not read there
         self.index.forget_many(rows)
         for row_id in rows:
             self.forget(row_id)
