@@ -107,6 +107,22 @@ def test_the_statistics_count_as_they_happen_and_survive_a_restart(tmp_path, ope
     assert again.statistics.recall(kind="shell make")[0].n == 5
 
 
+def test_damaged_statistics_are_set_aside_and_recounted(tmp_path, open_test_memory) -> None:
+    """statistics.json that cannot be read was recounted from the trace and then written over at the next
+    save: the damaged file, which a user may want to look at, was gone. Now it is moved aside, as the
+    dream's state is, and the statistics are counted again."""
+    memory = open_test_memory(folder="m")
+    memory.record_turn("2026-03-01 02:00:00", [], [Command("shell", ("make test",))], None, [(2, 1500.0)])
+    memory.close()
+    damaged = b'{"mark": 0, "kinds": {"agent\tshell make": {"kind": "shell m'
+    (tmp_path / "m" / "statistics.json").write_bytes(damaged)
+    again = open_test_memory(folder="m")
+    assert again.statistics.recall(kind="shell make")[0].n == 1
+    again.close()  # saves the statistics
+    aside = list((tmp_path / "m").glob("statistics.json.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == damaged
+
+
 def test_action_kinds_and_the_arithmetic() -> None:
     assert action_kind(Command("shell", ("bash ./scripts/backup.sh --full",))) == "shell backup"
     assert action_kind(Command("shell", ("LANG=C sudo rsync -a a b",))) == "shell rsync"

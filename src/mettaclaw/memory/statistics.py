@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mettaclaw.parser import Command
-from mettaclaw.textutil import atomic_write
+from mettaclaw.textutil import atomic_write, move_aside
 
 from . import scopes
 from .layers import Announcer
@@ -216,8 +216,9 @@ class OutcomeStatistics(Announcer):
                 data = json.loads(self.path.read_text(encoding="utf-8"))
                 self.mark = int(data["mark"])
                 self.kinds = {k: KindStatistics(**v) for k, v in data["kinds"].items()}
-            except (ValueError, KeyError, TypeError) as err:
-                log.error("statistics %s unreadable (%s): recounting from the trace", self.path, err)
+            except (ValueError, KeyError, TypeError) as err:  # set aside, not written over: what was damaged is kept
+                aside = move_aside(self.path)
+                log.error("statistics %s unreadable (%s): moved to %s, recounting from the trace", self.path, err, aside)
                 self.mark, self.kinds = -1, {}
 
     # --- feeding
