@@ -213,3 +213,23 @@ def test_turns_dropped_with_a_cut_trace_are_said_at_start_up(tmp_path, capsys) -
     assert said == [f"warning: the trace {trace} ends at byte {trace.stat().st_size}, before 3 turns the index held (it "
                     "was cut, or restored from an older copy): those turns are gone from memory (their 3 index rows "
                     "were dropped with them)"]
+
+
+def test_forgetting_a_memory_keeps_the_records_around_one_holding_bytes_that_are_not_utf8(tmp_path, open_test_memory) -> None:
+    """A trace record with bytes that are not UTF-8 (a disk error, an edit by hand) was written back by
+    the forget of a memory it had remembered with each such byte as a 3-byte replacement character:
+    longer than it was, it ran over the next record, and both turns were lost from the trace. Now the
+    record is rewritten byte for byte, and a rewrite that cannot fit is not made."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    damaged = b'("2026-11-24 10:00:00" "HUMAN_MESSAGE: " "caf\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8" (remember "kayak key"))\n'
+    hand = b'("2026-11-24 10:01:00" "HUMAN_MESSAGE: " "hi" (send ok) (remember hu))\n'  # written longer by the writer
+    after = b'("2026-11-24 10:02:00" "HUMAN_MESSAGE: " "the next turn" (send "ok"))\n'
+    (folder / "history.metta").write_bytes(damaged + hand + after)
+    memory = open_test_memory()
+    for text, when in (("kayak key", "2026-11-24 10:00:00"), ("hu", "2026-11-24 10:01:00")):
+        memory.forget(memory.remember(text, time=when).id)
+    data = (folder / "history.metta").read_bytes()
+    redacted = damaged.replace(b'(remember "kayak key"))', b'(remember ""))' + b" " * 9)  # the marker has no room
+    assert data == redacted + hand + after, data
+    assert [e.message for e in memory.trace][1:] == ["hi", "the next turn"]

@@ -9,6 +9,7 @@ that `erase` (forgetting an episode) blanks a record in place, keeping every off
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +28,8 @@ from .trace_records import (
     record_offset,
     senders_of,
 )
+
+log = logging.getLogger(__name__)
 
 _CHUNK = 64 * 1024
 RUNS_SUFFIX = ".runs"  # beside the trace: the offsets of records earlier than the record before them
@@ -356,23 +359,27 @@ class EpisodicTrace(Announcer):
     def redact(self, record_id: str, forgotten: Callable[[Command], bool], marker: str = "[forgotten]") -> bool:
         """Rewrite one record in place with the arguments of the commands `forgotten` picks replaced by
         `marker` (a memory forgotten after its `remember` was recorded), padded with spaces to the old
-        length so every other record keeps its offset; whether anything changed."""
+        length so every other record keeps its offset; whether anything changed.
+
+        The record is read again byte for byte (bytes that are not UTF-8 kept as they are), and a
+        rewrite that would still be longer than the record (a form written by hand that the writer
+        writes longer) is not made, said in the log: a record holding bytes that are not UTF-8 was
+        written back with each one as a 3-byte replacement character, ran over the next record, and
+        both were lost."""
         episode = self.get(record_id)
-        if episode is None:
-            return False
-        if not any(map(forgotten, episode.commands)):
+        if episode is None or not any(map(forgotten, episode.commands)):
             return False
         with open(self.path, "r+b") as fh:
             fh.seek(episode.offset)
-            length = len(fh.readline().rstrip(b"\n"))
-            for shown in (marker, ""):  # the marker when it fits where the text was (`remember hi` has no room)
-                commands = [Command(c.skill, tuple(shown for _ in c.args)) if forgotten(c) else c for c in episode.commands]
-                line = format_record(episode.time, episode.message, commands, episode.errors, episode.who,
-                                     episode.channel, episode.outcomes).encode("utf-8")
-                if len(line) <= length:
-                    break
+            raw = fh.readline().rstrip(b"\n")
+            exact = parse_record(raw.decode("utf-8", errors="surrogateescape"), episode.offset) or episode
+            line = _redacted(exact, forgotten, marker, len(raw))
+            if line is None:
+                log.error("trace record %s keeps what was forgotten: written again without it, it would be longer "
+                          "than its %d bytes and run over the next record", record_id, len(raw))
+                return False
             fh.seek(episode.offset)
-            fh.write(line + b" " * (length - len(line)))
+            fh.write(line + b" " * (len(raw) - len(line)))
             fh.flush()
             os.fsync(fh.fileno())
         self._readable_cache.clear()
@@ -400,3 +407,15 @@ class EpisodicTrace(Announcer):
     def stats(self) -> dict[str, Any]:
         first = next(iter(self), None)
         return {"records": len(self), "bytes": self.path.stat().st_size, "oldest": first.time if first else None}
+
+
+def _redacted(episode: Episode, forgotten: Callable[[Command], bool], marker: str, length: int) -> bytes | None:
+    """The record's line with the arguments `forgotten` picks replaced by `marker`, or by nothing when the
+    marker does not fit where the text was (`remember hi` has no room); None if neither fits in `length` bytes."""
+    for shown in (marker, ""):
+        commands = [Command(c.skill, tuple(shown for _ in c.args)) if forgotten(c) else c for c in episode.commands]
+        line = format_record(episode.time, episode.message, commands, episode.errors, episode.who,
+                             episode.channel, episode.outcomes).encode("utf-8", errors="surrogateescape")
+        if len(line) <= length:
+            return line
+    return None
