@@ -158,6 +158,21 @@ def test_an_export_cut_short_is_refused_and_one_made_before_the_end_line_still_i
     assert answers(tmp_path / "copy") == answers(original)
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (a disk that is always full)")
+def test_an_export_that_cannot_be_written_says_so_in_one_line(tmp_path) -> None:
+    """An export to a full disk (or into a pipe whose reader went away) ended in an OSError traceback,
+    and a second one when the interpreter flushed its output at exit. Now one line says why it stopped
+    and that what it wrote is no whole export."""
+    original = tmp_path / "original"
+    fill(original)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "mettaclaw.memory", "export", *settings(original)], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr == ("error: the export stopped: No space left on device (standard "
+                                                    "output); what it wrote is not a whole export, and import refuses "
+                                                    "it\n"), done.stderr
+
+
 def test_an_export_with_a_trace_record_at_an_impossible_time_is_refused(tmp_path) -> None:
     """Opening indexes every trace record, so an imported record at 2026-02-30 left a folder that never
     opened; the import stops at that line instead (a torn line stays, as readers skip it)."""

@@ -10,6 +10,8 @@ the memory folder, so neither runs beside an agent on the same folder.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +65,9 @@ def main(argv: list[str]) -> int:
             return 2
         try:
             lines = transfer.write_export(memory, config, sys.stdout)
+            sys.stdout.flush()
+        except OSError as err:  # a full disk, a pipe closed by its reader: was a traceback
+            return _export_stopped(err)
         finally:
             memory.close()
         print(f"exported {lines} lines from {config.memory_path()}", file=sys.stderr)
@@ -112,6 +117,18 @@ def main(argv: list[str]) -> int:
             print(f"\nstopped: the import was interrupted; what it wrote to {config.memory_path()} was taken "
                   "away, so the folder is as it was before", file=sys.stderr)
     return status
+
+
+def _export_stopped(err: OSError) -> int:
+    """Say in one line why the export stopped (the disk full, the reader of a pipe gone) and that what
+    it wrote is no whole export; the exit status. Standard output is pointed at /dev/null, so the
+    interpreter's own flush at exit does not fail a second time with a traceback of its own."""
+    where = err.filename or "standard output"
+    print(f"error: the export stopped: {err.strerror or err} ({where}); what it wrote is not a whole export, "
+          "and import refuses it", file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 2
 
 
 def _import(config: Any, items: list[dict[str, Any]], lock: FolderLock) -> bool:
