@@ -82,6 +82,12 @@ class FakeChat(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(odd[body["model"]])
             return
+        if body["model"] == "hugeerror":  # an error page of megabytes, its text in the JSON error's message
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": {"message": "upstream said: ' + b"E" * 3_000_000 + b'"}}')
+            return
         if body["model"] == "broken":
             self.send_response(500)
             self.end_headers()
@@ -128,6 +134,33 @@ def test_openai_compatible_errors_and_timeouts_become_llm_errors(server) -> None
         OpenAICompatible("broken", "k", server, timeout=10, max_tokens=5).complete("p", "m")
     with pytest.raises(LLMError, match="timed out"):
         OpenAICompatible("slow", "k", server, timeout=0.5, max_tokens=5).complete("p", "m")
+
+
+def test_an_endpoint_error_of_megabytes_is_cut_where_it_becomes_an_llm_error(tmp_path, server) -> None:
+    """A 500 whose message was 3 MB went whole into the trace record (3 MB a failed turn), the log and
+    the next prompt: every failure in a row of the turns a message grants wrote it again."""
+    from conftest import test_config
+
+    from mettaclaw.channels import QueueChannel
+    from mettaclaw.memory import open_memory
+    from mettaclaw.runtime import Agent
+
+    with pytest.raises(LLMError) as caught:
+        OpenAICompatible("hugeerror", "k", server, timeout=10, max_tokens=5).complete("p", "m")
+    reason = str(caught.value)
+    assert reason.startswith("InternalServerError: Error code: 500 - upstream said: EEE") and "truncated" in reason
+    assert len(reason) <= 2000 + 100
+    config = test_config(tmp_path / "memory", "provider=openai", f"base_url={server}", "LLM=hugeerror")
+    llm = make_llm(config, lambda: None, notice=print, env={"OPENAI_API_KEY": "k"})
+    memory = open_memory(config)
+    agent = Agent(config, llm, QueueChannel(["hello"]), memory)
+    try:
+        agent.turn()
+        [episode] = list(memory.trace)
+        assert episode.message == "hello" and len(episode.text) < 3000
+    finally:
+        agent.close()
+        memory.close()
 
 
 def test_a_redirect_is_not_followed_and_says_where_it_points(server) -> None:

@@ -19,20 +19,23 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from mettaclaw.config import Config, ConfigError, clear_text_host
-from mettaclaw.textutil import read_capped
+from mettaclaw.textutil import cap_head, read_capped
 
 log = logging.getLogger(__name__)
 
 SCRIPT_SEPARATOR = "---"
 MAX_SCRIPT_MB = 64  # a script read past this is refused: /dev/zero (or a runaway pipe) was read until memory ran out
+MAX_REASON = 2000  # characters of why a call failed: an endpoint's error text past this is cut
 
 
 class LLMError(RuntimeError):
-    """The model call failed (network, timeout, bad answer); the message says why. `retry_after` is the
-    wait in seconds the endpoint asked for (a 429's or 503's Retry-After), when it asked."""
+    """The model call failed (network, timeout, bad answer); the message says why, cut at MAX_REASON:
+    it goes into the trace record, the log and the next prompt at every failure, and an endpoint's
+    error message of 3 MB put 3 MB there each time. `retry_after` is the wait in seconds the endpoint
+    asked for (a 429's or 503's Retry-After), when it asked."""
 
     def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
+        super().__init__(cap_head(message, MAX_REASON, "error message"))
         self.retry_after = retry_after
 
 
