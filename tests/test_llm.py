@@ -75,7 +75,8 @@ class FakeChat(BaseHTTPRequestHandler):
                         b'"thinking": "hmm"}, {"type": "text", "text": "send "}, {"type": "text", "text": "hi"}]}}]}',
                "nullcontent": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": null}}]}',
                "intcontent": b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": 42}}]}',
-               "nomessage": b'{"choices": [{"index": 0}]}'}
+               "nomessage": b'{"choices": [{"index": 0}]}',
+               "deepjson": b"[" * 100_000 + b"]" * 100_000}
         if body["model"] in odd:  # a 200 whose body a client cannot read as a chat completion
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -220,8 +221,10 @@ def test_llm_timeout_bounds_the_whole_call_however_the_server_stalls(server) -> 
         assert time.monotonic() - began < 8, model  # not the 15 s of trickling or the 20 s the 429 asked for
 
 
-@pytest.mark.parametrize("model", ["badjson", "latin1", "intcontent", "nomessage"])
+@pytest.mark.parametrize("model", ["badjson", "latin1", "intcontent", "nomessage", "deepjson"])
 def test_a_200_body_that_is_no_chat_completion_is_an_llm_error(server, model: str) -> None:
+    """deepjson: JSON nested deeper than the decoder's recursion raised RecursionError, no LLMError, so
+    the dream's summariser (which falls back on LLMError) failed the whole dream."""
     with pytest.raises(LLMError):
         OpenAICompatible(model, "k", server, timeout=10, max_tokens=5).complete("p", "m")
 

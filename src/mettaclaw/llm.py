@@ -173,7 +173,7 @@ class OpenAICompatible:
             raise LLMError(f"{type(err).__name__}: {err}", retry_after(err.response.headers)) from err
         except openai.OpenAIError as err:
             raise LLMError(f"{type(err).__name__}: {err}") from err
-        except (ValueError, UnicodeError) as err:  # a body that is not JSON or not UTF-8
+        except (ValueError, UnicodeError, RecursionError) as err:  # a body not JSON, not UTF-8, or nested past the decoder
             raise LLMError(f"the endpoint's answer could not be read: {type(err).__name__}: {err}") from err
         choices = getattr(answer, "choices", None)  # a 200 with a body that is not JSON comes back as text
         if not isinstance(choices, list):
