@@ -218,6 +218,17 @@ def test_a_base_url_no_client_can_call_is_refused(url) -> None:
         load_config([f"base_url={url}"], env={})
 
 
+@pytest.mark.parametrize("url", [" http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1 x", "http://127.0.0.1:8080/\tv1"])
+def test_a_base_url_with_a_space_in_it_is_refused(url) -> None:
+    """urlsplit skips leading blanks, so ' http://...' (a space copied from a TOML file or a service's
+    environment) was taken, and every model call then failed with 'cannot reach  (UnsupportedProtocol:
+    Request URL is missing an 'http://' or 'https://' protocol.)', naming no host."""
+    with pytest.raises(ConfigError, match="'base_url'.*space"):
+        load_config([f"base_url={url}"], env={})
+    with pytest.raises(ConfigError, match="'memoryServer'.*space"):
+        load_config([f"memoryServer={url.replace('8080/v1', '8765/mcp')}"], env={})
+
+
 def test_values_nested_too_deeply_are_refused_not_a_recursion_traceback(tmp_path) -> None:
     with pytest.raises(ConfigError, match="'lenses'.*nested too deeply") as refused:
         load_config(["lenses=" + "[" * 100_000], env={})

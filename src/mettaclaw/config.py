@@ -92,7 +92,11 @@ class Lens(_Settings):
 
 
 def _http_url(url: str, example: str) -> urllib.parse.SplitResult:
-    """`url` split, when it is an http(s) URL with a host and a valid port; else ValueError saying so."""
+    """`url` split, when it is an http(s) URL with a host and a valid port; else ValueError saying so.
+    A space or control character anywhere is refused: urlsplit skips leading blanks, so ' http://...'
+    was taken and every call then failed in httpx as a URL with no http:// and no host."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        raise ValueError(f"{url!r} holds a space or control character; a URL such as {example} has none")
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
