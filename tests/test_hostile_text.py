@@ -64,7 +64,9 @@ def test_a_sender_name_with_separators_and_a_line_that_is_no_skill_name_keep_the
     outcome = agent.turn()
     assert any("is not a skill name" in e for e in outcome.errors)
     [episode] = list(agent.memory.trace)
-    assert episode.message == "Smith John admin: the gate code is 4711" and episode.who == ("Smith John admin",)
+    # the separators written as their hex code, so no two names become one (irc: `alice|` is not alice)
+    name = "Smith@2c. John @7c. @28.admin@29."
+    assert episode.message == f"{name}: the gate code is 4711" and episode.who == (name,)
     assert [c.skill for c in episode.commands] == ["send"]
     assert episode.id in {c for h in agent.memory.query("gate code", 3) for c in h.cites}
 

@@ -279,6 +279,23 @@ def test_nicks_that_differ_are_scopes_that_differ() -> None:
     assert scopes.of_episode(("Alice",), "irc:#c") == "user:alice"  # IRC nicks are case-insensitive
 
 
+def test_irc_nicks_with_a_separator_character_are_people_of_their_own(make_agent) -> None:
+    """`|` is a nick character on IRC (`alice|away`), and the sender's name dropped it as a separator of
+    the trace and the tags: `alice|` spoke as alice and was shown alice's pin and memories, `|` as the
+    anonymous `user`."""
+    nicks = ["alice", "alice|", "|alice", "alice||", "a|b", "a||b", "|", "||", "user", "x" * 62 + "|"]
+    who = [Message("hi", who=nick, channel="irc:#c").who for nick in nicks]
+    assert len(set(who)) == len(nicks) and None not in who, who
+    derived = {scopes.of_episode((w,), "irc:#c") for w in who}
+    assert len(derived) == len(nicks), derived
+    agent, _, channel, _ = make_agent(["pin alice's locker code is 1111", "send hi"])
+    channel.put(Message("my locker code is 1111", who="alice", channel="irc:#room"))
+    agent.turn()
+    channel.put(Message("what is my locker code?", who="alice|", channel="irc:#room"))
+    agent.turn()
+    assert "1111" not in agent.llm.prompts[1][0].split("PINNED:")[1]
+
+
 def test_learn_cites_only_episodes_there_are_and_the_speaker_may_read(make_agent) -> None:
     """`learn ... episodes=` stored any id as the fact's source: one of no episode, or one of another
     person's turns (which a forget of that turn would then take the fact with)."""

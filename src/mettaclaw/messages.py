@@ -32,14 +32,18 @@ class Message:
         return self.text if self.who is None else f"{self.who}: {self.text}"
 
 
-NOT_IN_NAMES = re.compile(r"[\s,|()]+")
+BLANKS = re.compile(r"\s+")
+SEPARATORS = re.compile(r"[,|()]")
 MAX_NAME = 64
 
 
 def sender_name(who: str) -> str | None:
-    """A sender's name as memory keeps it: one line of at most 64 characters without `,` `|` `(` `)`,
-    which the trace and the index use as separators (None when nothing is left: the anonymous user)."""
-    return NOT_IN_NAMES.sub(" ", who).strip()[:MAX_NAME].strip() or None
+    """A sender's name as memory keeps it: one line of at most 64 characters in which `,` `|` `(` `)`,
+    the trace's and the index's separators, are written as their hex code (`alice|` is `alice@7c.`,
+    as scopes write what a scope name cannot hold); None when nothing is left (the anonymous user).
+    Why not dropped: `|` is a nick character on IRC, and `alice|` became alice, with her scope."""
+    one_line = BLANKS.sub(" ", who).strip()
+    return SEPARATORS.sub(lambda m: f"@{ord(m[0]):x}.", one_line)[:MAX_NAME].strip() or None
 
 
 def shown(messages: list[Message]) -> str:
