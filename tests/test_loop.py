@@ -313,3 +313,25 @@ def test_a_reply_no_model_could_write_is_cut_and_so_is_the_list_of_skipped_comma
     second = agent.turn()
     [skipped] = [e for e in second.errors if "skipped" in e]
     assert re.search(r"and \d+ more$", skipped) and len(skipped) < 2_000 and "m14" in skipped and "m15" not in skipped
+
+
+def test_a_message_that_arrives_while_the_agent_stops_is_kept_in_the_trace(make_agent) -> None:
+    """The turn at start-up calls the model before anyone spoke; a line typed during that call, then
+    Ctrl-C or SIGTERM, ended the agent with the line still queued in the channel: it was never
+    written to history.metta, as if it had not been said."""
+    agent, llm, channel, _ = make_agent([], ())
+
+    class TypedThenStopped:
+        name = "scripted"
+
+        def complete(self, prompt: str, message: str) -> str:
+            channel.put("my door code is 4711, keep it")
+            agent.stop()
+            return "send too late"
+
+    agent.llm = TypedThenStopped()
+    agent.run()
+    agent.close()  # as run.py does when the loop ends, before the memory is closed
+    [kept] = [e for e in agent.memory.trace if e.message]
+    assert kept.message == "my door code is 4711, keep it" and not channel.pending()
+    assert kept.id in {c for h in agent.memory.query("door code", 3) for c in h.cites}  # an episode, as any

@@ -162,9 +162,25 @@ class Agent:
         self.stopping.set()
 
     def close(self) -> None:
-        """Stop the sandbox and the turn log; memory is its opener's to close."""
-        self.sandbox.close()
-        self.turn_log.close()
+        """Keep what was said but never read, stop the sandbox and the turn log; memory is its
+        opener's to close (after this)."""
+        try:
+            self._keep_unread()
+        finally:
+            self.sandbox.close()
+            self.turn_log.close()
+
+    def _keep_unread(self) -> None:
+        """Record the messages still queued in the channel as said and not answered. Why: a line typed
+        while the last turn's model call ran, then Ctrl-C, SIGTERM or maxTurns, ended the agent with
+        the line in the queue, and it never reached the trace, as if it had not been said."""
+        try:
+            messages = self.channel.receive()
+            if messages:
+                self.memory.record_turn(self.now_text(), messages, [],
+                                        "ERROR: not answered: the agent stopped before reading this")
+        except Exception:  # closing goes on; the log says what was not kept
+            log.exception("the messages that arrived as the agent stopped could not be recorded")
 
     @property
     def scope(self) -> str:
