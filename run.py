@@ -89,8 +89,9 @@ def main(argv: list[str]) -> int:
         if stopping.is_set():  # Ctrl-C or SIGTERM: end now; what was not consolidated is dreamt over at the next start
             memory.session_end_s = 0
         elif memory.session_end_s:
-            print(f"consolidating this session's memories (at most {memory.session_end_s:g} s)...", flush=True)
-        memory.close()
+            print(f"consolidating this session's memories (at most {memory.session_end_s:g} s; Ctrl-C ends it)...",
+                  flush=True)
+        memory.close(stopping)  # Ctrl-C now cuts the dream short; the rest is dreamt over at the next start
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         getattr(channel, "close", lambda: None)()

@@ -241,17 +241,17 @@ class Memory(Forgetting):
         return record.content if record is not None else None
 
     # --- lifecycle
-    def close(self) -> None:
+    def close(self, cancel: threading.Event | None = None) -> None:
         """End the session: a last dream over what was not consolidated yet (at most
-        `session_end_s`), then stop the dreamer after its current write, flush and close the stores
-        (the statistics saved), release the folder."""
+        `session_end_s`, cut short when `cancel` is set: Ctrl-C), then stop the dreamer after its
+        current write, flush and close the stores (the statistics saved), release the folder."""
         if self._closed:
             return
         self._closed = True
         try:
             if self.dreamer is not None:
                 try:
-                    self.dreamer.finish_session(self.session_end_s)
+                    self.dreamer.finish_session(self.session_end_s, cancel)
                 finally:
                     self.dreamer.stop()
                     self.dreamer.close()

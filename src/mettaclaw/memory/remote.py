@@ -220,7 +220,8 @@ class RemoteMemory:
         return str(self.caller.call("agent_predictions", context=context, time=now_text, scope=_scope(visible),
                                     recent=[{"skill": c.skill, "args": list(c.args)} for c in recent])["block"])
 
-    def close(self) -> None:
+    def close(self, cancel: threading.Event | None = None) -> None:
+        """As Memory.close; the server dreams, so there is no session-end dream here for `cancel` to cut."""
         if self._closed:
             return
         self._closed = True

@@ -159,15 +159,16 @@ class Dreamer:
             self._thread = threading.Thread(target=self._work, name="dreamer", daemon=True)
             self._thread.start()
 
-    def finish_session(self, timeout: float) -> DreamReport | None:
+    def finish_session(self, timeout: float, cancel: threading.Event | None = None) -> DreamReport | None:
         """At the end of a session: dream over the episodes not yet consolidated (promote, then
-        consolidate; each batch persisted as it finishes), waiting at most `timeout` s. What does not
-        fit is resumed from the last finished batch at the next start, so a cut or a crash loses nothing."""
+        consolidate; each batch persisted as it finishes), waiting at most `timeout` s, or until
+        `cancel` is set (Ctrl-C). What does not fit is resumed from the last finished batch at the
+        next start, so a cut or a crash loses nothing."""
         running = self._thread is not None and self._thread.is_alive()
         if not running or timeout <= 0 or not self.source.after(self.state.dream_mark, 1):
             return None
         self.request("session end")
-        return self.wait(timeout)
+        return self.wait(timeout, cancel)
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Stop after the current write (a dream in progress resumes from its last batch next time)."""
@@ -185,18 +186,22 @@ class Dreamer:
         if self.window is not None and (self._thread is None or not self._thread.is_alive()):
             self.window.close()
 
-    def wait(self, timeout: float | None = None) -> DreamReport | None:
+    def wait(self, timeout: float | None = None, cancel: threading.Event | None = None) -> DreamReport | None:
         """Block until the worker has nothing left to do: no wake-up unhandled (concepts of new
         episodes, a schedule check), no dream pending or running; the last report. Benchmarks and
-        tests pace their input with it, so what a dream sees does not depend on thread timing."""
+        tests pace their input with it, so what a dream sees does not depend on thread timing. A set
+        `cancel` ends the wait (looked at every 0.1 s) and asks the running dream to stop."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._done:
             while (self._wake.is_set() and self._thread is not None and self._thread.is_alive()) or self._handling \
                     or self._requested or self._dreaming.locked():
+                if cancel is not None and cancel.is_set():
+                    self._stop.set()
+                    break
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     break
-                self._done.wait(left if left is not None else 1.0)
+                self._done.wait(min(left if left is not None else 1.0, 0.1 if cancel is not None else 1.0))
         return self.last_report
 
     def _work(self) -> None:
@@ -295,7 +300,8 @@ class Dreamer:
                     return  # stopped: in_progress stays set, the next dream resumes here
                 batch = pending[start : start + self.batch_size]
                 self.progress = ("consolidating", start, total)
-                self._batch(batch, report)
+                if not self._batch(batch, report):
+                    return  # stopped inside the batch, before it wrote: it is dreamt whole next time
                 self._written()
                 self.state.dream_mark = batch[-1].mark
                 with self.lock:
@@ -359,21 +365,27 @@ class Dreamer:
             groups.extend([members[i] for i in g] for g in found)
         return groups
 
-    def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> None:
+    def _batch(self, batch: list[DreamEpisode], report: DreamReport) -> bool:
         """Cluster, summarise, reconcile each candidate, then promote the patterns this batch
-        confirmed. An episode erased since the dream read it is left out, and nothing citing it is
-        written (checked under the lock that erasing holds): a forgotten statement must not come back
-        as a fact the dream was distilling when it was forgotten."""
+        confirmed; False when the dream was stopped while its clusters were summarised (each may wait
+        for a model: a batch took minutes, and a stop waited them out), before anything was written.
+        An episode erased since the dream read it is left out, and nothing citing it is written
+        (checked under the lock that erasing holds): a forgotten statement must not come back as a
+        fact the dream was distilling when it was forgotten."""
         batch = [ep for ep in batch if ep.id not in self._erased]
         if not batch:
-            return
+            return True
         groups = self._groups(batch)
         report.clusters += len(groups)
         if self.window is not None:
             self.window.collect(batch, self._erased)
         # a participant's name is no content ("Yep, Caroline." said twenty times is no fact)
         ignore = themes.participant_names(self.state.theme_sentences, batch, self.group_by)
-        per_group = [self.summariser.summarise([batch[i] for i in group], ignore) for group in groups]
+        per_group = []
+        for group in groups:
+            if self._stop.is_set():
+                return False
+            per_group.append(self.summariser.summarise([batch[i] for i in group], ignore))
         embed_ahead(self.semantic.embedder, [c.content for cands in per_group for c in cands])
         scope_of = {ep.id: ep.meta.get("scope", scopes.DEFAULT) for ep in batch}
         for candidates in per_group:
@@ -392,6 +404,7 @@ class Dreamer:
                         valid_from=min(self._time_of(batch, e) for e in cand.episodes), scope=owners.pop())
                 report.record(result)
         pattern_rules.learn_confirmed(self.semantic, self.state, batch, report, self.lock)
+        return True
 
     def _themes(self, report: DreamReport) -> None:
         if self.window is not None:
