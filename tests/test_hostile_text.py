@@ -113,3 +113,12 @@ def test_bytes_that_are_not_utf8_typed_on_the_terminal_are_heard_under_any_local
         assert b"agent> got it" in proc.stdout
         trace = (folder / "m" / "history.metta").read_text(encoding="utf-8")
         assert "caf\ufffd\ufffd ok" in trace, trace
+
+
+def test_a_send_of_nothing_is_refused_not_reported_sent(make_agent) -> None:
+    """`send ""` printed an empty `agent> ` line on the terminal and sent `PRIVMSG #room :` on IRC,
+    which servers refuse (412 no text to send), while the model was told SENT."""
+    agent, _, channel, _ = make_agent(['send ""\nsend "   "\nsend ok'], ["hi"])
+    outcome = agent.turn()
+    assert channel.sent == ["ok"]
+    assert sum("ERROR: send: not sent: the message is empty" in e for e in outcome.errors) == 2, outcome.errors

@@ -447,6 +447,10 @@ class Agent:
         return self.memory.working.pin(text, self.scope)
 
     def send(self, text: str) -> str:
+        """Say `text` on the channel; an empty one is refused, not SENT: the terminal printed a bare
+        `agent> ` and an IRC server refuses an empty PRIVMSG (412), while the model was told it went."""
+        if not text.strip():
+            raise SkillError("not sent: the message is empty")
         if text == self.last_sent:
             return "NOT SENT: exact repeat of your last message"
         try:
