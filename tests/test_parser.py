@@ -73,6 +73,13 @@ def test_malformed_lines_give_an_error_naming_the_cause(reply: str, cause: str) 
     assert parsed.errors and cause in parsed.errors[0]
 
 
+def test_an_open_quote_on_a_first_argument_is_an_error_not_a_name() -> None:
+    """`write-file "notes text` wrote a file named `"notes` (its quote kept as part of the name)."""
+    parsed = parse_reply('write-file "notes text\nwrite-file "a b.txt" kept', arity={"write-file": 2})
+    assert parsed.errors == ["line 1: unterminated string starting at character 1"]
+    assert [c.args for c in parsed.commands] == [("a b.txt", "kept")]
+
+
 def test_a_bad_line_does_not_stop_the_good_ones() -> None:
     parsed = parse_reply('send first\n(send "broken\nsend last')
     assert [c.args for c in parsed.commands][0] == ("first",)

@@ -37,15 +37,16 @@ class ParsedReply:
     skipped: list[Command] = field(default_factory=list)
 
 
-def _split_first(text: str) -> tuple[str, str]:
-    """Split off the first argument: a quoted string or a whitespace-delimited word."""
+def _split_first(text: str, line_no: int) -> tuple[str, str]:
+    """Split off the first argument: a quoted string or a whitespace-delimited word. A quote left open
+    is an error, as in a one-argument skill: `write-file "notes text` wrote a file named `"notes`."""
     text = text.lstrip()
     if text.startswith('"'):
         try:
             value, end = read_string(text, 0)
-            return value, text[end:]
-        except SexprError:
-            pass
+        except SexprError as err:
+            raise ValueError(f"line {line_no}: {err}") from None
+        return value, text[end:]
     head, _, rest = text.partition(" ")
     return head, rest
 
@@ -82,7 +83,7 @@ def _plain_command(line: str, line_no: int, arity: Mapping[str, int]) -> Command
     if not rest:
         return Command(skill, ())
     if arity.get(skill, 1) >= 2:
-        first, text = _split_first(rest)
+        first, text = _split_first(rest, line_no)
         return Command(skill, (first, _unfence(text, line_no)) if text.strip() else (first,))
     return Command(skill, (_unfence(rest, line_no),))
 
