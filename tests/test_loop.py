@@ -256,6 +256,23 @@ def test_a_pin_too_long_for_every_prompt_is_refused_and_the_old_pin_stays(make_a
     assert "PINNED:\nstep 1: write the report" in llm.prompts[2][0]
 
 
+def test_a_pin_file_written_by_hand_is_shown_cut_and_a_folder_in_its_place_is_said(make_agent) -> None:
+    """A 60,000-character pins.txt went whole into every prompt (only `pin` is held to 5,000); a folder
+    where pins.txt goes made `pin` an internal error."""
+    agent, llm, _, _ = make_agent(["send ok", "pin next task", "send ok"], ["go"])
+    agent.memory.working.path.write_text("task: " + "y" * 60_000, encoding="utf-8")
+    agent.turn()
+    pinned = llm.prompts[0][0].split("PINNED:\n", 1)[1]
+    assert pinned.startswith("task: yyy") and "pin (its file is longer) truncated" in pinned
+    assert len(pinned) < 6_000
+    agent.memory.working.path.unlink()
+    agent.memory.working.path.mkdir()
+    agent.memory.working._texts.clear()  # as at a restart
+    result = agent.turn().results[0]
+    assert "ERROR: pin: not pinned:" in result and "pins.txt' cannot be written (Is a directory); the old pin stays" in result
+    assert agent.memory.working.path.is_dir()
+
+
 def test_results_are_tail_capped_at_max_feedback(make_agent) -> None:
     agent, llm, channel, _ = make_agent(["shell python3 -c \"print('x' * 5000)\"", "send ok"], ["go"], maxFeedback=1000)
     agent.turn()

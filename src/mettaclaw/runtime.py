@@ -444,7 +444,11 @@ class Agent:
         if len(text.strip()) > working.MAX_CHARS:
             raise SkillError(f"not pinned: {len(text.strip()):,} characters, at most {working.MAX_CHARS:,} (working memory "
                              "is in every prompt); keep the task and its next steps, `remember` or `write-file` the rest")
-        return self.memory.working.pin(text, self.scope)
+        try:
+            return self.memory.working.pin(text, self.scope)
+        except OSError as err:  # a folder where the pin's file goes, a read-only folder: was an internal error
+            raise SkillError(f"not pinned: {str(self.memory.working.file_of(self.scope))!r} cannot be written "
+                             f"({err.strerror or err}); the old pin stays") from None
 
     def send(self, text: str) -> str:
         """Say `text` on the channel; an empty one is refused, not SENT: the terminal printed a bare

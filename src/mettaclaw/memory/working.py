@@ -6,12 +6,15 @@ current task.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
-from mettaclaw.textutil import atomic_write
+from mettaclaw.textutil import atomic_write, cap_head
 
 from . import scopes
+
+log = logging.getLogger(__name__)
 
 MAX_CHARS = 5_000  # it is in every prompt: a task and its next steps, not a document (`remember` or `write-file` keep those)
 
@@ -31,9 +34,29 @@ class WorkingMemory:
 
     def text_of(self, scope: str = scopes.DEFAULT) -> str:
         if scope not in self._texts:
-            file = self.file_of(scope)
-            self._texts[scope] = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
+            self._texts[scope] = self._read(self.file_of(scope))
         return self._texts[scope]
+
+    @staticmethod
+    def _read(file: Path) -> str:
+        """A pin's file as the prompt shows it. Only `pin` is held to MAX_CHARS, so a file written by hand
+        is read no further than that and shown cut, with a marker (a 50 MB pins.txt went whole into
+        every prompt); one that cannot be read (a folder in its place, no permission) is no pin, said
+        in the log, where it stopped every turn's prompt."""
+        try:
+            with file.open("rb") as fh:
+                raw = fh.read(4 * MAX_CHARS + 4)  # MAX_CHARS characters at up to 4 bytes each, and a bit
+                more = bool(fh.read(1))
+        except FileNotFoundError:
+            return ""
+        except OSError as err:
+            log.error("the pin in %s cannot be read (%s): shown as no pin", file, err.strerror or err)
+            return ""
+        text = raw.decode("utf-8", errors="replace")
+        if more or len(text) > MAX_CHARS:
+            log.warning("the pin in %s is longer than %d characters (written by hand?): shown cut", file, MAX_CHARS)
+            return cap_head(text[: MAX_CHARS + 1] if more else text, MAX_CHARS, "pin (its file is longer)")
+        return text
 
     def pinned(self) -> dict[str, str]:
         """Every scope's pin that is not empty (an export carries them all)."""
