@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mettaclaw.irc import IRCChannel, LineBuffer, parse_line, said, split_utf8
+from mettaclaw.irc import MAX_SEND_LINES, IRCChannel, LineBuffer, Pacer, parse_line, said, split_utf8
 
 
 class FakeIRCServer:
@@ -221,6 +221,34 @@ def test_long_messages_are_split_into_irc_sized_lines(server) -> None:
         time.sleep(0.2)
         sent = [line for line in server.received if line.startswith("PRIVMSG")]
         assert "".join(line.split(" :", 1)[1] for line in sent) == "x" * 1000
+
+
+def test_the_pacer_allows_a_burst_of_five_then_a_line_every_two_seconds() -> None:
+    """RFC 1459 8.10: sent all at once, a long answer got the bot disconnected for Excess Flood."""
+    now = [100.0]
+    pacer = Pacer(clock=lambda: now[0])
+    waits = []
+    for _ in range(8):
+        waits.append(pacer.delay())
+        now[0] += waits[-1]
+        pacer.sent()
+    assert waits == [0.0] * 5 + [2.0] * 3
+    now[0] += 60.0  # quiet for a minute: a whole burst again
+    assert pacer.delay() == 0.0
+
+
+def test_a_message_longer_than_irc_takes_is_cut_and_the_model_told(server) -> None:
+    channel = IRCChannel("127.0.0.1", server.port, "#room", "agent", pacer=Pacer(cost=0.001, burst=0.005))
+    try:
+        assert channel.wait_joined(5)
+        note = channel.send("\n".join(f"line {n}" for n in range(40)))
+        assert note is not None and f"{MAX_SEND_LINES} lines" in note and "25 more were not sent" in note
+        assert channel.send("short") is None
+    finally:
+        channel.close()  # what was queued goes out before the bot quits
+    assert server.wait_for(lambda line: line == "PRIVMSG #room :short")
+    sent = [line.split(" :", 1)[1] for line in server.received if line.startswith("PRIVMSG")]
+    assert sent == [f"line {n}" for n in range(MAX_SEND_LINES)] + ["[... 25 more lines not sent: too long for IRC]", "short"]
 
 
 def test_a_cut_never_splits_a_character(server) -> None:

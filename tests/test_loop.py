@@ -168,6 +168,14 @@ def test_repeated_send_is_dropped(make_agent) -> None:
     assert any("NOT SENT" in r for r in outcome.results)
 
 
+def test_what_the_channel_could_not_carry_is_told_to_the_model(make_agent, monkeypatch) -> None:
+    """IRC cuts a message past its lines; the model was told SENT and went on as if all was read."""
+    agent, _, channel, _ = make_agent(["send a long answer\nsend short"], ["go"])
+    monkeypatch.setattr(channel, "send", lambda text: "cut: 3 more lines were not sent" if "long" in text else None)
+    assert agent.turn().results[:2] == ['(send "a long answer") -> SENT (cut: 3 more lines were not sent)',
+                                        '(send "short") -> SENT']
+
+
 def test_budget_runs_out_then_idle_then_wakes(make_agent) -> None:
     agent, llm, channel, clock = make_agent(["pin working"] * 20, ["task"], maxNewInputLoops=3, wakeupInterval=600, maxWakeLoops=1)
     acted = [agent.turn().acted for _ in range(5)]

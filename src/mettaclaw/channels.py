@@ -27,7 +27,9 @@ class Channel(Protocol):
         """All non-empty messages queued since the last call, oldest first ([] when none)."""
         ...
 
-    def send(self, text: str) -> None: ...
+    def send(self, text: str) -> str | None:
+        """Say `text`; what of it the channel could not carry, if anything (the model reads it)."""
+        ...
 
     def notice(self, text: str) -> None:
         """A line from the agent itself, not the model's (a failed model call): the person's to see."""

@@ -18,9 +18,12 @@ from __future__ import annotations
 import contextlib
 import hmac
 import logging
+import queue
 import re
 import socket
 import threading
+import time
+from collections.abc import Callable
 
 from mettaclaw.channels import QueueChannel
 
@@ -31,6 +34,12 @@ REJOIN_DELAY = 5.0  # seconds before joining again after a kick; doubles with ea
 MAX_REJOIN_DELAY = 300.0
 NICK_TRIES = 5  # nicks tried (`agent`, `agent_`, ...) before the connection is dropped and retried later
 RFC_NICKLEN = 9  # the nick length every server accepts, for one that refuses a longer nick (432)
+# What the bot says goes out paced as RFC 1459 (8.10) asks of a client: each line costs 2 s of a
+# timer that may run at most 10 s ahead of the clock (a burst of 5 lines, then one every 2 s). Sent at
+# once, a long answer got the bot disconnected for "Excess Flood" and the rest of it was lost.
+LINE_COST_S, BURST_S = 2.0, 10.0
+MAX_SEND_LINES = 15  # lines of one message (about 30 s paced); the rest is not sent, and the model is told
+CLOSE_FLUSH_S = 10.0  # how long closing waits for what is still paced out
 # C0 controls and DEL are dropped from what the bot says: \x01 would make a line a CTCP request
 # (`\x01DCC SEND ...\x01`), NUL cuts lines on some servers. Kept: tab and the formatting codes clients
 # only render (\x02 bold, \x03 colour, \x0f reset, \x1d italic, \x1f underline); line ends are split.
@@ -43,9 +52,26 @@ LINE_BREAKS = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1e\x85\u2028\u2029]")
 AUTH_LINE = re.compile(r"\s*\*?auth(\s|$)", re.IGNORECASE)
 
 
+class Pacer:
+    """RFC 1459's flood control, as servers apply it to clients, kept on our side: how long to wait
+    before the next line goes out."""
+
+    def __init__(self, cost: float = LINE_COST_S, burst: float = BURST_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.cost, self.burst, self.clock = cost, burst, clock
+        self._timer = clock()
+
+    def delay(self) -> float:
+        """Seconds to wait before a line may go (0: now)."""
+        return max(0.0, max(self._timer, self.clock()) - self.clock() - self.burst + self.cost)
+
+    def sent(self) -> None:
+        self._timer = max(self._timer, self.clock()) + self.cost
+
+
 class IRCChannel(QueueChannel):
     def __init__(self, host: str, port: int, room: str, nick: str, secret: str | None = None,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, pacer: Pacer | None = None) -> None:
         super().__init__(name=f"irc:{room}")
         self.host, self.port, self.room, self.nick = host, port, room, nick
         self._wanted_nick = nick  # each connection asks for it first; `nick` is the one the server gave
@@ -61,6 +87,10 @@ class IRCChannel(QueueChannel):
         self._send_lock = threading.Lock()
         self._joined = threading.Event()
         self._stop = threading.Event()
+        self._pacer = pacer or Pacer()
+        self._outbox: queue.Queue[str | None] = queue.Queue()  # room lines, paced out by the writer
+        self._writer = threading.Thread(target=self._write_paced, name="irc-writer", daemon=True)
+        self._writer.start()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -105,6 +135,17 @@ class IRCChannel(QueueChannel):
         with self._send_lock:
             if self._sock is not None:
                 self._sock.sendall(line.encode("utf-8") + b"\r\n")
+
+    def _write_paced(self) -> None:
+        """Send the room's lines as the pacer allows, until closed (None). The protocol's own lines
+        (PONG, JOIN, NICK) go at once through `_raw`: a PONG held behind a long answer would time out."""
+        while (line := self._outbox.get()) is not None:
+            time.sleep(self._pacer.delay())
+            try:
+                self._raw(line)
+            except OSError as err:
+                log.warning("IRC send failed: %s", err)
+            self._pacer.sent()
 
     def _handle(self, line: str) -> None:
         prefix, command, params, trailing = parse_line(line)
@@ -240,20 +281,26 @@ class IRCChannel(QueueChannel):
         return hmac.compare_digest(given.encode("utf-8"), self.secret.encode("utf-8"))
 
     # --- the Channel interface
-    def send(self, text: str) -> None:
+    def send(self, text: str) -> str | None:
+        """Queue `text` for the room in IRC-sized lines, paced out (the turn does not wait for them); at
+        most MAX_SEND_LINES of it, and then what was cut, for the model to read."""
         super().send(text)
         lines = LINE_BREAKS.split(text)
         if len(lines) > 1 and lines[-1] == "":
             lines.pop()  # a closing line end is no extra, empty line (as with splitlines)
-        for line in lines:
-            for chunk in split_utf8(OUT_CONTROLS.sub("", line), MAX_LINE):
-                try:
-                    self._raw(f"PRIVMSG {self.room} :{chunk}")
-                except OSError as err:
-                    log.warning("IRC send failed: %s", err)
-                    return
+        chunks = [chunk for line in lines for chunk in split_utf8(OUT_CONTROLS.sub("", line), MAX_LINE)]
+        for chunk in chunks[:MAX_SEND_LINES]:
+            self._outbox.put(f"PRIVMSG {self.room} :{chunk}")
+        if len(chunks) <= MAX_SEND_LINES:
+            return None
+        cut = len(chunks) - MAX_SEND_LINES
+        self._outbox.put(f"PRIVMSG {self.room} :[... {cut} more lines not sent: too long for IRC]")
+        return (f"cut: IRC takes {MAX_SEND_LINES} lines of one message and {cut} more were not sent; "
+                "write-file a long text and say where it is")
 
     def close(self) -> None:
+        self._outbox.put(None)  # what was said before closing goes out first (paced, for a while)
+        self._writer.join(timeout=CLOSE_FLUSH_S)
         self._stop.set()
         with contextlib.suppress(OSError):
             self._raw("QUIT :bye")

@@ -458,12 +458,12 @@ class Agent:
         if text == self.last_sent:
             return "NOT SENT: exact repeat of your last message"
         try:
-            self.channel.send(text)
+            note = self.channel.send(text)  # what the channel could not carry (IRC: a long message cut)
         except ChannelGone as err:  # the session is over: the turn is recorded and the agent stops
             self.stop()
             raise SkillError(f"not sent: {err}") from None
         self.last_sent = text
-        return "SENT"
+        return f"SENT ({note})" if note else "SENT"
 
     def shell(self, command: str) -> str:
         return run_shell(command, self.workspace.ensure(), self.config.shellTimeout, self.config.maxSkillOutput,
