@@ -150,3 +150,21 @@ def test_a_fact_from_turn_5_is_found_at_turn_10000(open_test_memory) -> None:
     assert len(memory.index.ids_by(kind="episode")) == 10_000
     hits = memory.query("what is the combination of the garden shed lock", 3)
     assert hits[0].text == "Sam: The combination of the garden shed lock is 7-3-9-1."
+
+
+def test_a_deleted_semantic_store_is_said_at_the_start_that_finds_it(open_test_memory) -> None:
+    """The semantic store deleted (or moved aside) started empty without a word, and the open removed
+    the index's copies of its facts, the last of them. Now the start that finds it says so, once."""
+    memory = open_test_memory("chromaMode=embedded")
+    memory.semantic.learn("The boiler is serviced every October.")
+    memory.sync_mirror()
+    folder = memory.semantic.records.path.parent
+    memory.close()
+    for part in folder.glob("records.sqlite3*"):
+        part.unlink()
+    again = open_test_memory("chromaMode=embedded")
+    said = [n for n in again.index.notices if n.startswith("the semantic store is empty")]
+    assert len(said) == 1 and "copies of 1 of its records" in said[0]
+    assert not again.query("boiler serviced October", 5)
+    again.close()
+    assert not [n for n in open_test_memory("chromaMode=embedded").index.notices if "semantic store" in n]

@@ -10,6 +10,7 @@ The semantic record stays the source of truth: a sync replaces the mirror of eve
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,6 +19,7 @@ from mettaclaw.memory.filters import RECORD_TAG
 from mettaclaw.memory.semantic.records import format_time
 
 MIRRORED_KINDS = ("fact", "summary")
+log = logging.getLogger(__name__)
 
 
 def mirror_tag(record_id: str) -> str:
@@ -53,6 +55,17 @@ def orphaned(longterm: Any, semantic: Any) -> set[str]:
     return mirrored - set(semantic.records.ids()) if mirrored else set()
 
 
+def lost_semantic(copies: int) -> str:
+    """What to tell the user when the semantic store is empty but the index held copies of its records:
+    it was deleted or moved aside and a new, empty one made. The copies are what is left of those
+    facts, and the sync that follows removes them (a record gone is no knowledge to show), so the
+    user hears it once, at the start that finds it; before, it went without a word."""
+    return (f"the semantic store is empty, though the memory index held copies of {copies} of its records: it was "
+            "deleted or moved aside, and a new one was made. The facts, concepts, themes and links it held are gone "
+            "(their copies are removed now) unless the folder is restored from a copy or an export; the episodes "
+            "they came from are still in the trace")
+
+
 def cites(memory: Any) -> list[str]:
     """The episodes a long-term memory stands for: the ones a derived memory cites."""
     return [c for c in str(memory.meta.get("cites", "")).split("|") if c]
@@ -67,6 +80,10 @@ class Mirror:
         # a record forgotten by a process that ended before it synced the record's copy (killed
         # between the two) left a row that still shows the forgotten text: synced away at the first sync
         self._changed: set[str] = orphaned(index, semantic)
+        if self._changed and not semantic.records.count():
+            said = lost_semantic(len(self._changed))
+            log.error("%s", said)
+            getattr(index, "notices", []).append(said)  # said at start-up: the log alone is not read there
         semantic.on_capture(self._heard)
         semantic.on_delete(self._heard)
 
