@@ -279,3 +279,14 @@ def test_a_question_naming_someone_is_not_answered_by_their_small_talk(open_test
     assert [h.text for h in memory.query("what's ria's extension", 10)] == ["ria: my new desk phone extension is 3312"]
     # a question about the person alone still finds what they said
     assert memory.query("tom", 3) and all(h.text.startswith("tom: ") for h in memory.query("tom", 3))
+
+
+def test_each_line_of_a_turn_where_several_spoke_keeps_its_own_speaker():
+    """A turn where several people spoke holds one "Who: " line each; every sentence after the first
+    line was labelled with the first speaker ("Alice: Bob: nice, enjoy the trip!"), so Bob's words
+    were embedded, and ranked, as Alice's."""
+    said = "Alice: My flight leaves Thursday. It is early.\nBob: Nice, enjoy the trip! See you.\nAlice: It moved to Friday."
+    assert labelled_sentences(said) == ["Alice: My flight leaves Thursday.", "Alice: It is early.",
+                                        "Bob: Nice, enjoy the trip!", "Bob: See you.", "Alice: It moved to Friday."]
+    # a word with a colon inside a line is not a speaker
+    assert labelled_sentences("Melanie: Yep. Note: the shop closes at 5.")[1] == "Melanie: Note: the shop closes at 5."

@@ -18,6 +18,7 @@ import Stemmer
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script ("café", "日本"), no underscores
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")  # where one sentence ends and the next begins
+MAX_SENTENCES = 50  # of one memory: what recall compares with a question
 MIN_SENTENCE = 8  # characters: shorter pieces ("Hi!", "Ok.") are not statements
 
 _STOP_TEXT = (
@@ -118,7 +119,7 @@ def without_terms(text: str, dropped: frozenset[str]) -> str:
     return _WORD.sub(lambda m: "" if stem(m[0].casefold()) in dropped else m[0], _POSSESSIVE.sub("", text))
 
 
-def sentences(text: str, limit: int = 50) -> list[str]:
+def sentences(text: str, limit: int = MAX_SENTENCES) -> list[str]:
     """The statements of a text (at most `limit`), split after . ! ? and at line breaks."""
     return [s.strip() for s in SENTENCE_BREAK.split(text) if s and len(s.strip()) >= MIN_SENTENCE][:limit]
 
@@ -133,13 +134,21 @@ _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
 
 
 def labelled_sentences(text: str) -> list[str]:
-    """A memory's sentences, each keeping the memory's "Who: " label: a chat line's later sentences
-    are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims)."""
-    found = sentences(text) or [text]
+    """A memory's sentences, each keeping the "Who: " label of the line it is in: a chat line's later
+    sentences are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims).
+
+    A line with a label of its own labels its sentences: in a turn where several people spoke (one
+    line each, `messages.shown`) "Alice: ...\nBob: nice, enjoy!" gave "Alice: Bob: nice, enjoy!",
+    Bob's words embedded as Alice's. A memory that does not begin with a label is left as it is."""
     label = _LABEL.match(text)
     if label is None:
-        return found
-    return [s if s.startswith(label.group(0)) else label.group(0) + s for s in found]
+        return sentences(text) or [text]
+    out, current = [], label.group(0)
+    for line in text.split("\n"):
+        own = _LABEL.match(line.lstrip())
+        current = own.group(0) if own else current
+        out += [s if s.startswith(current) else current + s for s in sentences(line)]
+    return out[:MAX_SENTENCES] or [text]
 
 
 @functools.lru_cache(maxsize=1 << 16)  # recall asks it of the same candidates query after query
