@@ -261,26 +261,6 @@ def test_only_the_best_few_of_the_named_persons_records_are_lifted(open_test_mem
     assert len(lifted) == 1 and lifted[0].text.startswith("Alice:")  # each theme costs the model up to 10 sentences
 
 
-CHATTER = ["heh", "what a day", "same here", "back", "gonna grab lunch", "lol", "it works now", "nice one"]
-
-
-def test_a_question_naming_someone_is_not_answered_by_their_small_talk(open_test_memory):
-    """A chat line is embedded with its "who: " label, and in a short line the name is most of the
-    vector: "what is tom's favourite band" listed every line Tom said ("tom: heh", ...) instead of "no
-    memories match", and "what's ria's extension" found Ria's small talk before her extension. The
-    floor now measures the question without the names of people memory has heard."""
-    memory = open_test_memory(dream=False)
-    for n in range(40):
-        who = ("tom", "ria", "sam")[n % 3]
-        text = "my new desk phone extension is 3312" if n == 19 else CHATTER[n % len(CHATTER)]
-        memory.record_turn(f"2026-01-01 10:{n:02d}:00", [Message(text, who)], [])
-    assert memory.query("which team does tom support", 10) == []
-    assert memory.query("what is tom's favourite band", 10) == []
-    assert [h.text for h in memory.query("what's ria's extension", 10)] == ["ria: my new desk phone extension is 3312"]
-    # a question about the person alone still finds what they said
-    assert memory.query("tom", 3) and all(h.text.startswith("tom: ") for h in memory.query("tom", 3))
-
-
 def test_each_line_of_a_turn_where_several_spoke_keeps_its_own_speaker():
     """A turn where several people spoke holds one "Who: " line each; every sentence after the first
     line was labelled with the first speaker ("Alice: Bob: nice, enjoy the trip!"), so Bob's words

@@ -322,13 +322,9 @@ class LongTermMemory(Announcer):
         if mode in ("hybrid", "vector"):
             lists["vector"] = self._vector_hits(text, depth, allowed, where)
         if mode in ("hybrid", "bm25"):
-            lists["bm25"] = self._bm25.search(text, depth, allowed, self.speaker_terms())
+            names = _name_terms(frozenset(self._filters.tag_values(WHO_TAG)))
+            lists["bm25"] = self._bm25.search(text, depth, allowed, names)
         return lists
-
-    def speaker_terms(self) -> frozenset[str]:
-        """The terms of the names of everyone whose words the index holds (their episodes' `who:`
-        tags): what a question naming a person asks about besides the person."""
-        return _name_terms(frozenset(self._filters.tag_values(WHO_TAG)))
 
     # --- MemoryLayer protocol
     def store(self, record: Any) -> str:

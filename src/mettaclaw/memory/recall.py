@@ -29,7 +29,7 @@ from mettaclaw.textutil import cap_head
 
 from .filters import row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
-from .text import check_query, labelled_sentences, query_terms, speakers, term_set, without_terms
+from .text import check_query, labelled_sentences, query_terms, speakers, term_set
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
@@ -164,17 +164,12 @@ class Recall:
         if s.speaker > 0 and (quoting := self._quoting_named(query, scores, keys, s.speaker_records)):
             lists["speaker"] = quoting
             scores, ranks = fuse(lists, weights, s.rrf_k)
-        about = self._about(query, q)
-        if about is q:
-            relevance = self._relevance(query, scores, keys, cosine, best_sentence)
-        else:
-            measured = [k for k in scores if k in best_sentence or k in cosine]
-            relevance = self._relevance(query, scores, keys, *self._closeness(about, measured, keys))
+        relevance = self._relevance(query, scores, keys, cosine, best_sentence)
         passing = {k for k, r in relevance.items() if r >= self.floor}
         hits = {k: self._hit(k, keys[k], scores[k]) for k in passing}
         activation = self._spread(hits, keys, visible)
         if reached := [k for k in hits if k not in passing]:  # what only spreading found faces the same floor
-            near = self._relevance(query, reached, keys, *self._closeness(about, reached, keys))
+            near = self._relevance(query, reached, keys, cosine, self._best_sentences(q, reached, keys, cosine))
             relevance.update(near)
             for key in reached:
                 if near[key] < self.floor:
@@ -274,32 +269,6 @@ class Recall:
                 pos += len(found)
         return out
 
-    def _about(self, query: str, q: Any) -> Any:
-        """The vector the relevance floor measures a question with: the question without the names of
-        the people whose words memory holds, when it asks something besides them (else `q`, its own).
-
-        Why: a chat line is embedded with its "who: " label, and in a short line the name is most of
-        the vector. "what is Tom's address" was 0.6 from "tom: heh" and every other line Tom said, far
-        above the floor, so a question naming someone about something never said listed twenty of
-        their lines instead of "no memories match", and their small talk outranked what they did say.
-        BM25 already counts a name alone as no match (`LongTermMemory.speaker_terms`); this is the
-        same for meaning. "what is address" is about 0.1 from "tom: heh" and 0.4 from "ria: my new
-        desk phone extension is 3312" asked "what's ria's extension". Which person said it is for the
-        rankings and for the words rule of `_relevance`, which still need every word, names too."""
-        names = self.index.speaker_terms()
-        asked = frozenset(query_terms(query))
-        if not asked & names or not asked - names:  # names nobody, or asks about the person alone
-            return q
-        return self.index.embedder.embed([without_terms(query, names)])[0]
-
-    def _closeness(self, q: Any, candidates: list[str], keys: dict[str, tuple[str, Any]]) -> tuple[
-            dict[str | None, float], dict[str, float]]:
-        """The candidates' whole-row cosines with `q` (rows of the index; a semantic record has its
-        sentences only) and their best sentences' (`_best_sentences`): what `_relevance` reads."""
-        rows = {keys[k][1].id: k for k in candidates if not hasattr(keys[k][1], "content")}
-        whole: dict[str | None, float] = {rows[i]: s for i, s in self.index.similarity(q, list(rows)).items()}
-        return whole, self._best_sentences(q, candidates, keys, whole)
-
     def _relevance(self, query: str, scores: Iterable[str], keys: dict[str, tuple[str, Any]],
                    cosine: dict[str | None, float], best_sentence: dict[str, float]) -> dict[str, float]:
         """How related each candidate is, on the cosine scale: its best sentence or its whole vector,
@@ -325,7 +294,7 @@ class Recall:
         if not records:
             return set()
         keys: dict[str, tuple[str, Any]] = {r.id: ("semantic", r) for r in records}
-        q = self._about(query, self.index.embedder.embed([query])[0])
+        q = self.index.embedder.embed([query])[0]
         cosine: dict[str | None, float] = {r.id: float(np.asarray(r.embedding, dtype=np.float32) @ q)
                                            for r in records if r.embedding is not None}
         relevance = self._relevance(query, keys, keys, cosine, self._best_sentences(q, list(keys), keys, cosine))

@@ -111,14 +111,6 @@ def query_terms(query: str) -> tuple[str, ...]:
     return tuple(terms(_QUESTION_FRAME.sub(" ", query)))
 
 
-def without_terms(text: str, dropped: frozenset[str]) -> str:
-    """The text with each word whose term is in `dropped` taken out (a possessive 's with it):
-    "what is Tom's address" without {"tom"} is "what is address"."""
-    if not dropped:
-        return text
-    return _WORD.sub(lambda m: "" if stem(m[0].casefold()) in dropped else m[0], _POSSESSIVE.sub("", text))
-
-
 def sentences(text: str, limit: int = MAX_SENTENCES) -> list[str]:
     """The statements of a text (at most `limit`), split after . ! ? and at line breaks."""
     return [s.strip() for s in SENTENCE_BREAK.split(text) if s and len(s.strip()) >= MIN_SENTENCE][:limit]
