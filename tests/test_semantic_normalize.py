@@ -67,6 +67,24 @@ def test_no_triple_for_what_is_not_a_simple_resolvable_fact(sentence):
     assert extract_triple(sentence) is None
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    ("sam: I live in Paris near the canal.", ("sam", "LIVES_IN", "paris near the canal", True, True)),
+    ("sam: Paris is where I live", ("sam", "LIVES_IN", "paris", True, True)),
+    ("ana: My favourite colour is blue.", ("ana", "ATTR:favourite colour", "blue", True, True)),
+    ("user: I work at Acme", ("user", "WORKS_AT", "acme", True, True)),
+    ("Note: the printer is in room 4.", ("printer", "LOCATED_IN", "room 4", True, True)),
+])
+def test_a_speakers_label_names_the_first_person(sentence, expected):
+    """The dream keeps who said a sentence as a label ("sam: ..."): its "I" and "my" are that speaker."""
+    t = extract_triple(sentence)
+    assert t is not None
+    assert (t.subject, t.relation, t.object, t.polarity, t.functional) == expected
+
+
+def test_a_label_of_several_speakers_names_no_one():
+    assert extract_triple("alice, bob: I live in Rome") is None
+
+
 def test_states_are_not_places():
     t = extract_triple("The printer is in need of repair")
     assert t is not None and not t.functional

@@ -138,8 +138,9 @@ def _strip_negation(sentence: str) -> tuple[str, bool]:
 _CONJUGATE = {"am": "is", "have": "has", "was": "was", "do": "does"}
 
 
-def _first_person(sentence: str) -> str:
-    """`i live in paris` -> `user lives in paris`: the user is a subject like any other."""
+def _first_person(sentence: str, speaker: str = "user") -> str:
+    """`i live in paris` -> `user lives in paris`: the user (or the `speaker` who said it) is a subject
+    like any other."""
     m = re.match(r"^i (\w+)(.*)$", sentence)
     if not m:
         return sentence
@@ -148,7 +149,24 @@ def _first_person(sentence: str) -> str:
         verb = _CONJUGATE[verb]
     elif not verb.endswith(("ed", "s")) and verb not in {"no", "never", "don't", "do"}:
         verb += "es" if verb.endswith(("sh", "ch", "o", "x")) else "s"
-    return f"user {verb}{m[2]}"
+    return f"{speaker} {verb}{m[2]}"
+
+
+_SPEAKER = re.compile(r"^(?P<who>[^\s:,]+): (?P<said>.+)$")  # one speaker's label; "alice, bob:" names no one
+
+
+def _resolved(sentence: str) -> str:
+    """The sentence with its first person named: `i live in paris` -> `user lives in paris`, and
+    `sam: i live in paris` -> `sam lives in paris`, `sam: my flight is at 9am` -> `sam's flight is
+    at 9am`. Why the label: a statement the dream lifts out of a turn keeps who said it (`sam: ...`,
+    summarise.attributed), and read as a subject the label gave "sam: I live in Paris" no triple and
+    "sam: My flight is at 7am" the subject "sam my flight", so a dream fact was never superseded
+    when that person said it changed."""
+    m = _SPEAKER.match(sentence)
+    if m is None:
+        return _first_person(_where_clause(sentence))
+    who, said = m["who"], _where_clause(m["said"])
+    return f"{who}'s {said[3:]}" if said.startswith("my ") else _first_person(said, who)
 
 
 def _where_clause(sentence: str) -> str:
@@ -172,7 +190,7 @@ def extract_triple(text: str) -> Triple | None:
     sentence = _clean(text)
     if sentence is None:
         return None
-    sentence, polarity = _strip_negation(_first_person(_where_clause(sentence)))
+    sentence, polarity = _strip_negation(_resolved(sentence))
     for fn in (_verb_fact, _age_fact, _count_fact, _possessive_fact, _location_fact, _copula_fact, _generic_fact):
         triple = fn(sentence)
         if triple is not None:

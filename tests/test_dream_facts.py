@@ -1,0 +1,44 @@
+"""What the dream makes of what people said: facts said again, their corrections, and what is no fact."""
+
+from __future__ import annotations
+
+from mettaclaw.memory.dream import Dreamer, ListSource
+from mettaclaw.memory.dream.episodes import DreamEpisode
+from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.vectors import InMemoryVectorStore
+
+T0 = 1_800_000_000.0
+HOUR = 3600.0
+
+
+def said(n: int, who: str, text: str, at: float) -> DreamEpisode:
+    """A turn as the trace gives it to the dream: the message labelled with its speaker."""
+    return DreamEpisode(f"ep-{n}", at, f"{who}: {text}", meta={"who": who})
+
+
+def dreamer(tmp_path, source: ListSource) -> tuple[SemanticMemory, Dreamer]:
+    sem = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
+    return sem, Dreamer(sem, source, sem.embedder, tmp_path / "dream.json", extract_concepts=False, group_by="who",
+                        theme_policy=None, clock=lambda: T0)
+
+
+def facts(sem: SemanticMemory) -> dict[str, tuple[bool, str | None]]:
+    return {r.content: (r.current, r.superseded_by) for r in sem if r.kind == "fact"}
+
+
+def test_a_persons_fact_said_again_changed_in_a_later_dream_supersedes_the_old_one(tmp_path):
+    """Before, the speaker's label ("sam: I live in Paris") hid the subject from the triple extractor:
+    both facts stayed current, and recall showed Sam living in Paris and in Berlin."""
+    source = ListSource([said(1, "sam", "I live in Paris near the canal.", T0),
+                         said(2, "sam", "I live in Paris near the canal.", T0 + HOUR)])
+    sem, dream = dreamer(tmp_path, source)
+    dream.dream("first")
+    source.extend([said(3, "sam", "I moved to Berlin last month.", T0 + 50 * HOUR),
+                   said(4, "sam", "I moved to Berlin last month.", T0 + 51 * HOUR)])
+    report = dream.dream("second")
+    found = facts(sem)
+    berlin = next(r.id for r in sem if r.content == "sam: I moved to Berlin last month.")
+    assert found["sam: I live in Paris near the canal."] == (False, berlin)
+    assert found["sam: I moved to Berlin last month."] == (True, None)
+    assert report.counts()["superseded"] == 1
