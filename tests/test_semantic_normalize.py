@@ -81,6 +81,18 @@ def test_a_speakers_label_names_the_first_person(sentence, expected):
     assert (t.subject, t.relation, t.object, t.polarity, t.functional) == expected
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    ("I don't work at Acme", ("user", "WORKS_AT", "acme", False, True)),
+    ("sam: I don't live in Paris", ("sam", "LIVES_IN", "paris", False, True)),
+    ("I'm 30 years old", ("user", "AGE", "30", True, True)),
+    ("I've moved to Berlin", ("user", "LIVES_IN", "berlin", True, True)),
+])
+def test_first_person_contractions_are_read_as_their_words(sentence, expected):
+    t = extract_triple(sentence)
+    assert t is not None
+    assert (t.subject, t.relation, t.object, t.polarity, t.functional) == expected
+
+
 def test_a_label_of_several_speakers_names_no_one():
     assert extract_triple("alice, bob: I live in Rome") is None
 

@@ -112,6 +112,14 @@ def test_negation_closes_the_fact_it_denies():
     assert res.action == "superseded" and res.superseded == [old.id]
 
 
+def test_i_dont_closes_what_i_said_before():
+    """"I don't live in Paris anymore" was read as "user dons't live ...": no triple, so both stayed current."""
+    mem = make_memory()
+    old = mem.learn("I live in Paris")
+    res = mem.learn("I don't live in Paris anymore")
+    assert res.action == "superseded" and res.superseded == [old.id]
+
+
 def test_an_older_value_learned_late_becomes_history_not_current():
     clock = Clock()
     mem = make_memory(clock)

@@ -136,18 +136,23 @@ def _strip_negation(sentence: str) -> tuple[str, bool]:
 
 
 _CONJUGATE = {"am": "is", "have": "has", "was": "was", "do": "does"}
+_CONTRACTIONS = {"i'm": "i am", "i've": "i have"}
+_CONTRACTED = re.compile(r"^(i'm|i've)\b")
 
 
 def _first_person(sentence: str, speaker: str = "user") -> str:
     """`i live in paris` -> `user lives in paris`: the user (or the `speaker` who said it) is a subject
-    like any other."""
-    m = re.match(r"^i (\w+)(.*)$", sentence)
+    like any other. A contraction is read as its words ("i'm" as "i am"), and a verb with an
+    apostrophe ("don't", "can't") is kept as it is: "i don't live in paris" was read as "user dons't
+    live in paris", so the most common way to deny a fact gave no triple and closed nothing."""
+    sentence = _CONTRACTED.sub(lambda m: _CONTRACTIONS[m[1]], sentence)
+    m = re.match(r"^i ([\w']+)(.*)$", sentence)
     if not m:
         return sentence
     verb = m[1]
     if verb in _CONJUGATE:
         verb = _CONJUGATE[verb]
-    elif not verb.endswith(("ed", "s")) and verb not in {"no", "never", "don't", "do"}:
+    elif not verb.endswith(("ed", "s")) and "'" not in verb and verb not in {"no", "never", "do"}:
         verb += "es" if verb.endswith(("sh", "ch", "o", "x")) else "s"
     return f"{speaker} {verb}{m[2]}"
 
