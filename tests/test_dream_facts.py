@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mettaclaw.memory.dream import Dreamer, ListSource
+from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource
 from mettaclaw.memory.dream.episodes import DreamEpisode
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
@@ -42,3 +42,22 @@ def test_a_persons_fact_said_again_changed_in_a_later_dream_supersedes_the_old_o
     assert found["sam: I live in Paris near the canal."] == (False, berlin)
     assert found["sam: I moved to Berlin last month."] == (True, None)
     assert report.counts()["superseded"] == 1
+
+
+def summarise(*turns: tuple[str, str]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """What the offline summariser makes of one cluster of turns: (kind, text, cited episodes)."""
+    cluster = [said(n, who, text, T0 + n * HOUR) for n, (who, text) in enumerate(turns, start=1)]
+    return [(c.kind, c.content, c.episodes) for c in ExtractiveSummariser().summarise(cluster)]
+
+
+def test_a_reading_said_again_with_other_numbers_is_no_fact_and_no_summary():
+    """Before, two of these with the same number by chance were a fact ("ana: It's 12 degrees outside
+    today and raining a lot.", citing ep-1 and ep-3), and one of them went into a summary."""
+    made = summarise(("ana", "It's 12 degrees outside today and raining a lot."),
+                     ("ana", "It's 14 degrees outside today and raining a lot."),
+                     ("ana", "It's 12 degrees outside today and raining a lot."),
+                     ("ana", "I walked 8000 steps today, what a long walk along the river."),
+                     ("ana", "I walked 9500 steps today, what a long walk along the river."),
+                     ("ana", "The wifi password at the cabin is pinecone-42."),
+                     ("ana", "The wifi password at the cabin is pinecone-42."))
+    assert made == [("fact", "ana: The wifi password at the cabin is pinecone-42.", ("ep-6", "ep-7"))]

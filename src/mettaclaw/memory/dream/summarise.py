@@ -4,7 +4,9 @@ Offline (`ExtractiveSummariser`): sentences are never invented, only chosen, and
 say something: three content words or more (stop words and chat fillers are none) beyond `ignore`
 (the participants' names), so "Yep, Caroline.", "Coffee time!" or "Wow, that sounds awesome!" said
 twenty times is no fact; nor is a question, which asserts nothing ("Good morning everyone, how are
-you doing today?" said every day was a fact citing each day). A sentence said again in other episodes of the cluster (near-identical content words, the
+you doing today?" said every day was a fact citing each day); nor a reading said again with other
+numbers ("It's 12 degrees outside today", "It's 14 degrees ...": small talk, not a lasting statement).
+A sentence said again in other episodes of the cluster (near-identical content words, the
 same numbers) becomes one *fact* citing every episode that said it; the cluster's most central
 sentences that share the topic of the most central one become one *summary* citing only the episodes
 those sentences were taken from, so unrelated statements are never glued into one record. With a model
@@ -84,6 +86,7 @@ class ExtractiveSummariser:
                 t = term_set(sent) - ignore
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS and not sent.endswith("?"):
                     items.append((ep.id, _labelled(sent, who), t))
+        items = self._lasting(items)
         if not items:
             return []
         per_episode: dict[str, set[str]] = {}
@@ -95,6 +98,25 @@ class ExtractiveSummariser:
         if summary is not None:
             out.append(summary)
         return out
+
+    def _lasting(self, items: list[tuple[str, str, frozenset[str]]]) -> list[tuple[str, str, frozenset[str]]]:
+        """The sentences but the readings: those said in other episodes in near-identical words with other
+        numbers ("It's 12 degrees outside today", "It's 14 degrees ..."; "I walked 8000 steps today").
+        Before, two of them with the same number by chance made a fact, and one of them went into a
+        summary beside whatever else was said that day."""
+        groups: list[list[int]] = []
+        for i, (_, _, ts) in enumerate(items):
+            wording = ts - _numbers(ts)
+            for group in groups:
+                first = items[group[0]][2]
+                if _jaccard(first - _numbers(first), wording) >= self.same:
+                    group.append(i)
+                    break
+            else:
+                groups.append([i])
+        readings = {i for group in groups if len({items[i][0] for i in group}) >= 2
+                    and len({_numbers(items[i][2]) for i in group}) >= 2 for i in group}
+        return [item for i, item in enumerate(items) if i not in readings]
 
     def _recurring(self, items: list[tuple[str, str, frozenset[str]]]) -> tuple[list[CandidateFact], list[frozenset[str]]]:
         """Groups of near-identical sentences from at least two episodes (and their word sets)."""
