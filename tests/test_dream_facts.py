@@ -45,9 +45,11 @@ def test_a_persons_fact_said_again_changed_in_a_later_dream_supersedes_the_old_o
 
 
 def summarise(*turns: tuple[str, str]) -> list[tuple[str, str, tuple[str, ...]]]:
-    """What the offline summariser makes of one cluster of turns: (kind, text, cited episodes)."""
+    """What the offline summariser makes of one cluster of turns: (kind, text, cited episodes); the
+    speakers' names are no content (the runner's `participant_names`)."""
     cluster = [said(n, who, text, T0 + n * HOUR) for n, (who, text) in enumerate(turns, start=1)]
-    return [(c.kind, c.content, c.episodes) for c in ExtractiveSummariser().summarise(cluster)]
+    names = frozenset(who for who, _ in turns)
+    return [(c.kind, c.content, c.episodes) for c in ExtractiveSummariser().summarise(cluster, names)]
 
 
 def test_a_reading_said_again_with_other_numbers_is_no_fact_and_no_summary():
@@ -61,3 +63,15 @@ def test_a_reading_said_again_with_other_numbers_is_no_fact_and_no_summary():
                      ("ana", "The wifi password at the cabin is pinecone-42."),
                      ("ana", "The wifi password at the cabin is pinecone-42."))
     assert made == [("fact", "ana: The wifi password at the cabin is pinecone-42.", ("ep-6", "ep-7"))]
+
+
+def test_a_summary_glues_no_statements_that_share_only_when_they_were_said():
+    """Before, the release went into the fence's summary: all three sentences say "today"."""
+    made = summarise(("sam", "I repaired the old garden fence today."),
+                     ("sam", "We shipped the billing service release today."),
+                     ("sam", "The old garden fence needed new paint today."),
+                     ("sam", "On Monday the garden fence gets its second coat."),
+                     ("sam", "On Monday the dentist pulls my wisdom tooth."))
+    assert made == [("summary", "sam: I repaired the old garden fence today. sam: The old garden fence needed new "
+                                "paint today. sam: On Monday the garden fence gets its second coat.",
+                     ("ep-1", "ep-3", "ep-4"))]

@@ -8,8 +8,9 @@ you doing today?" said every day was a fact citing each day); nor a reading said
 numbers ("It's 12 degrees outside today", "It's 14 degrees ...": small talk, not a lasting statement).
 A sentence said again in other episodes of the cluster (near-identical content words, the
 same numbers) becomes one *fact* citing every episode that said it; the cluster's most central
-sentences that share the topic of the most central one become one *summary* citing only the episodes
-those sentences were taken from, so unrelated statements are never glued into one record. With a model
+sentences that share the topic of the most central one (a word about what, not only when: "today",
+"Monday" or a number is no topic) become one *summary* citing only the episodes those sentences were
+taken from, so unrelated statements are never glued into one record. With a model
 (`LLMSummariser`), the model writes the facts and must cite episode numbers; uncited or wrongly cited
 lines are dropped, and a failed call falls back to the extractive summariser for that cluster.
 """
@@ -24,13 +25,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mettaclaw.memory.text import sentences, term_set
+from mettaclaw.memory.text import sentences, term_set, terms
 
+from .concepts import CALENDAR
 from .episodes import DreamEpisode
 
 log = logging.getLogger(__name__)
 
 MAX_SENTENCE_CHARS = 400
+# words that say when something was said or happened, not what about: "It's 12 degrees outside today"
+# and "We shipped release 2.4 today" share "today" and nothing else. Holidays, birthdays and the words
+# with another sense ("a bad fall", "a hot spring") can be what a sentence is about
+TOPICS = frozenset({"christmas", "easter", "holiday", "holidays", "birthday", "anniversary", "fall", "spring"})
+WHEN = frozenset(terms(" ".join(sorted(CALENDAR - TOPICS))
+                       + " today tonight tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday"))
 
 
 @dataclass
@@ -68,6 +76,11 @@ def _numbers(terms: frozenset[str]) -> frozenset[str]:
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _about(shared: frozenset[str]) -> bool:
+    """Whether the words two sentences share name a topic: one that is neither a time word nor a number."""
+    return any(t not in WHEN and not t[0].isdigit() for t in shared)
 
 
 class ExtractiveSummariser:
@@ -153,7 +166,7 @@ class ExtractiveSummariser:
         topic: frozenset[str] | None = None  # the most central sentence's words: what the summary is about
         for _, order, ep_id, sent in sorted(scored, key=lambda s: (-s[0], s[1])):
             ts = items[order][2]
-            if topic is not None and not ts & topic:
+            if topic is not None and not _about(ts & topic):
                 continue
             if ep_id not in chosen and all(_jaccard(ts, t) < self.same for t in taken):
                 topic = ts if topic is None else topic
