@@ -75,3 +75,15 @@ def test_a_summary_glues_no_statements_that_share_only_when_they_were_said():
     assert made == [("summary", "sam: I repaired the old garden fence today. sam: The old garden fence needed new "
                                 "paint today. sam: On Monday the garden fence gets its second coat.",
                      ("ep-1", "ep-3", "ep-4"))]
+
+
+def test_a_fact_said_again_says_what_most_of_its_turns_said_in_full():
+    """Before, the fact took the longer wording and cited both turns: the first never said "bring the budget"."""
+    made = summarise(("ana", "The team meeting is on Tuesday at 10am in room 4."),
+                     ("ana", "The team meeting is on Tuesday at 10am in room 4, bring the budget."))
+    assert made == [("fact", "ana: The team meeting is on Tuesday at 10am in room 4.", ("ep-1", "ep-2"))]
+    made = summarise(("ana", "The safe code at the office is 4417, behind the harbour painting."),
+                     ("ana", "Remember: the safe code at the office is 4417, behind the harbour painting."),
+                     ("ana", "The harbour painting hides the office safe with code 4417."))
+    assert made == [("fact", "ana: The safe code at the office is 4417, behind the harbour painting.",
+                     ("ep-1", "ep-2", "ep-3"))]

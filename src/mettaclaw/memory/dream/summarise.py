@@ -83,6 +83,20 @@ def _about(shared: frozenset[str]) -> bool:
     return any(t not in WHEN and not t[0].isdigit() for t in shared)
 
 
+def _wording(group: list[tuple[str, str, frozenset[str]]]) -> str:
+    """The wording of a recurring statement that most of its episodes said in full (each of their
+    sentences has every content word of it), so the fact says nothing only one of them said. Before,
+    the fact took the most specific wording: "The team meeting is on Tuesday at 10am in room 4." and
+    later "... in room 4, bring the budget." made the fact "... bring the budget.", citing the turn
+    that never said it, and the once-said part counted as confirmed twice. (The fact still cites every
+    episode of the group: each said the statement, some in other words, and forgetting the fact takes
+    them all.)"""
+    def saying(ts: frozenset[str]) -> int:
+        return len({e for e, _, other in group if ts <= other})
+
+    return max(group, key=lambda item: (saying(item[2]), len(item[2]), -len(item[1])))[1]
+
+
 class ExtractiveSummariser:
     """Recurring sentences -> facts; central sentences -> one summary. Deterministic, no model."""
 
@@ -144,10 +158,8 @@ class ExtractiveSummariser:
         facts = []
         for group in groups:
             episodes = tuple(dict.fromkeys(e for e, _, _ in group))
-            if len(episodes) < 2:
-                continue
-            text = max((s for _, s, _ in group), key=lambda s: (len(term_set(s)), -len(s)))
-            facts.append(CandidateFact(text, episodes, "fact", ("dream", "recurring")))
+            if len(episodes) >= 2:
+                facts.append(CandidateFact(_wording(group), episodes, "fact", ("dream", "recurring")))
         return facts, [group[0][2] for group in groups if len({e for e, _, _ in group}) >= 2]
 
     def _summary(self, items: list[tuple[str, str, frozenset[str]]], df: Counter, n_eps: int,
