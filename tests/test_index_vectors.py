@@ -243,3 +243,23 @@ def test_the_dream_clusters_episodes_on_the_vectors_their_turns_indexed(tmp_path
         assert memory.dreamer.dream("test").error is None
     finally:
         memory.close()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_vectors_damaged_on_disk_are_computed_again_not_ranked_as_nan(tmp_path: Path, caplog, dtype: str) -> None:
+    """Bytes damaged in a vectors file (a disk error) read as NaN, which gave NaN cosines that recall
+    ranked with, without a word; such vectors are now none, said in the log, and put again."""
+    store = reopen(tmp_path, dtype=dtype)
+    store.put("a", "d1", vecs(1))
+    store.put("b", "d2", vecs(2))
+    store.close()
+    data = next(tmp_path.glob("vectors-*.bin"))
+    with open(data, "r+b") as fh:
+        fh.write(b"\xff" * 8)  # the first row's first numbers: NaN in either type
+    store = reopen(tmp_path, dtype=dtype)
+    with caplog.at_level("WARNING", logger=keyed_vectors.__name__):
+        assert store.get("a", "d1") is None
+    assert any("vectors of a" in m and "damaged" in m for m in caplog.messages)
+    assert np.array_equal(store.get("b", "d2"), vecs(2).astype(dtype))
+    store.put("a", "d1", vecs(1))
+    assert np.array_equal(store.get("a", "d1"), vecs(1).astype(dtype))

@@ -220,7 +220,7 @@ class FileKeyedVectors:
 
     def _vectors_of(self, entry: _Entry) -> np.ndarray:
         data = os.pread(self._vec, entry.count * self._width, entry.start * self._width)
-        return np.frombuffer(data, dtype=self.dtype).reshape(entry.count, self.dim)
+        return np.frombuffer(data[: len(data) // self._width * self._width], dtype=self.dtype).reshape(-1, self.dim)
 
     def _erase(self, row_id: str) -> None:
         entry = self._entries.pop(row_id, None)
@@ -229,8 +229,18 @@ class FileKeyedVectors:
 
     # --- the store
     def get(self, row_id: str, digest: str) -> np.ndarray | None:
+        """The row's vectors, checked: bytes damaged on disk (a disk error, an edit) read as NaN or
+        infinite numbers, which gave NaN cosines, and recall ranked with them without a word; such
+        vectors are none (the caller embeds the text again and puts them back), said in the log."""
         entry = self._entries.get(row_id)
-        return self._vectors_of(entry) if entry is not None and entry.digest == digest else None
+        if entry is None or entry.digest != digest:
+            return None
+        found = self._vectors_of(entry)
+        if len(found) != entry.count or not np.isfinite(found).all():
+            log.warning("the vectors of %s in %s are damaged; they will be computed again", row_id, self.folder)
+            self._entries.pop(row_id)
+            return None
+        return found
 
     def put(self, row_id: str, digest: str, vectors: np.ndarray) -> None:
         rows = np.ascontiguousarray(vectors, dtype=self.dtype).reshape(-1, self.dim)
