@@ -51,12 +51,18 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def read_capped(path: Path, limit: int) -> bytes | None:
-    """The file's bytes, or None when it holds more than `limit`: at most one byte past it is read, so
-    a file of gigabytes, /dev/zero or a pipe that never ends is refused without being read whole."""
+def read_head(path: Path, limit: int) -> tuple[bytes, bool]:
+    """The file's first `limit` bytes, and whether it holds more: at most one byte past the limit is
+    read, so a file of gigabytes, /dev/zero or a pipe that never ends is never read whole."""
     with path.open("rb") as file:
         raw = file.read(limit + 1)
-    return raw if len(raw) <= limit else None
+    return raw[:limit], len(raw) > limit
+
+
+def read_capped(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `limit` (refused without being read whole)."""
+    raw, more = read_head(path, limit)
+    return None if more else raw
 
 
 def quoted(text: str, limit: int = 200) -> str:

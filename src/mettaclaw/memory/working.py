@@ -10,7 +10,7 @@ import logging
 import os
 from pathlib import Path
 
-from mettaclaw.textutil import atomic_write, cap_head
+from mettaclaw.textutil import atomic_write, cap_head, read_head
 
 from . import scopes
 
@@ -44,9 +44,7 @@ class WorkingMemory:
         every prompt); one that cannot be read (a folder in its place, no permission) is no pin, said
         in the log, where it stopped every turn's prompt."""
         try:
-            with file.open("rb") as fh:
-                raw = fh.read(4 * MAX_CHARS + 4)  # MAX_CHARS characters at up to 4 bytes each, and a bit
-                more = bool(fh.read(1))
+            raw, more = read_head(file, 4 * MAX_CHARS + 4)  # MAX_CHARS characters at up to 4 bytes each, and a bit
         except FileNotFoundError:
             return ""
         except OSError as err:
