@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mettaclaw.textutil import safe_text
+from mettaclaw.textutil import at_hex, safe_text
 
 ANONYMOUS = "user"  # who the one anonymous local user (the terminal) is in the trace, its tags and logs
 
@@ -43,7 +43,7 @@ def sender_name(who: str) -> str | None:
     as scopes write what a scope name cannot hold); None when nothing is left (the anonymous user).
     Why not dropped: `|` is a nick character on IRC, and `alice|` became alice, with her scope."""
     one_line = BLANKS.sub(" ", who).strip()
-    return SEPARATORS.sub(lambda m: f"@{ord(m[0]):x}.", one_line)[:MAX_NAME].strip() or None
+    return SEPARATORS.sub(lambda m: at_hex(m[0]), one_line)[:MAX_NAME].strip() or None
 
 
 def shown(messages: list[Message]) -> str:

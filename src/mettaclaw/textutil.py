@@ -51,6 +51,12 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def at_hex(char: str) -> str:
+    """A character a name may not hold, written as `@<its UTF-8 in hex>.` (`|` is `@7c.`): how scope and
+    sender names keep such a character apart from the others instead of dropping it."""
+    return "@" + char.encode("utf-8").hex() + "."
+
+
 def read_head(path: Path, limit: int) -> tuple[bytes, bool]:
     """The file's first `limit` bytes, and whether it holds more: at most one byte past the limit is
     read, so a file of gigabytes, /dev/zero or a pipe that never ends is never read whole."""

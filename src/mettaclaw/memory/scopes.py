@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from mettaclaw.textutil import at_hex
+
 DEFAULT = "agent"
 PREFIX = "scope:"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:#@-]{0,63}$")
@@ -98,7 +100,7 @@ def _derived(name: str) -> str:
     """A scope named after a nick or a channel, one per name: a character a scope may not hold (and
     `@`, which no IRC nick holds) is written `@<utf-8 hex>.`, so `alice[` and `alice_` stay apart
     (both were `alice_`, and one read the other's memory); a name left too long ends in a digest."""
-    safe = re.sub(r"[^a-z0-9_.:#-]", lambda m: "@" + m[0].encode("utf-8").hex() + ".", name.lower())
+    safe = re.sub(r"[^a-z0-9_.:#-]", lambda m: at_hex(m[0]), name.lower())
     if len(safe) > 64:
         safe = safe[:47] + "@" + hashlib.sha256(safe.encode("utf-8")).hexdigest()[:16]
     return check(safe)
