@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -102,9 +101,8 @@ def main(argv: list[str]) -> int:
 
 def closed_output() -> int:
     """`python run.py | head`, or a pager quit: the output closed. main's own `finally` has closed the
-    memory; say it on stderr instead of a BrokenPipeError traceback, and point stdout at /dev/null so
-    the interpreter's last flush at exit does not fail a second time."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    memory; say it on stderr instead of a BrokenPipeError traceback."""
+    entry.stdout_gone()
     print("stopped: the output was closed", file=sys.stderr)
     return 1
 

@@ -7,6 +7,7 @@ Nothing heavy is imported here: `offline()` must run before the embedder's libra
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -102,3 +103,10 @@ def open_memory(config: Any, **kwargs: Any) -> Any:
     for notice in getattr(getattr(memory, "index", None), "notices", ()):  # the log file alone is not read at start
         print(f"warning: {notice}", file=sys.stderr)
     return memory
+
+
+def stdout_gone() -> None:
+    """Point standard output at /dev/null once it can no longer be written (its reader gone, a full
+    disk), so the interpreter's own flush at exit does not fail a second time with a traceback."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -10,8 +10,6 @@ the memory folder, so neither runs beside an agent on the same folder.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -121,13 +119,11 @@ def main(argv: list[str]) -> int:
 
 def _export_stopped(err: OSError) -> int:
     """Say in one line why the export stopped (the disk full, the reader of a pipe gone) and that what
-    it wrote is no whole export; the exit status. Standard output is pointed at /dev/null, so the
-    interpreter's own flush at exit does not fail a second time with a traceback of its own."""
+    it wrote is no whole export; the exit status."""
     where = err.filename or "standard output"
     print(f"error: the export stopped: {err.strerror or err} ({where}); what it wrote is not a whole export, "
           "and import refuses it", file=sys.stderr)
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    entry.stdout_gone()
     return 2
 
 
