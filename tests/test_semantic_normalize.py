@@ -27,6 +27,13 @@ def test_content_key_ignores_case_punctuation_and_articles():
     assert content_key("Alice lives in Paris") != content_key("Alice lives in Rome")
 
 
+def _triple_of(sentence: str) -> tuple:
+    """The triple extracted from `sentence` as (subject, relation, object, polarity, functional)."""
+    t = extract_triple(sentence)
+    assert t is not None
+    return (t.subject, t.relation, t.object, t.polarity, t.functional)
+
+
 @pytest.mark.parametrize("sentence, expected", [
     ("Alice lives in Paris.", ("alice", "LIVES_IN", "paris", True, True)),
     ("Alice moved to Berlin", ("alice", "LIVES_IN", "berlin", True, True)),
@@ -52,9 +59,7 @@ def test_content_key_ignores_case_punctuation_and_articles():
     ("The cat is on a diet", ("cat", "LOCATED_ON:KIND", "diet", True, False)),
 ])
 def test_extract_triple(sentence, expected):
-    t = extract_triple(sentence)
-    assert t is not None
-    assert (t.subject, t.relation, t.object, t.polarity, t.functional) == expected
+    assert _triple_of(sentence) == expected
 
 
 @pytest.mark.parametrize("sentence", [
@@ -76,9 +81,7 @@ def test_no_triple_for_what_is_not_a_simple_resolvable_fact(sentence):
 ])
 def test_a_speakers_label_names_the_first_person(sentence, expected):
     """The dream keeps who said a sentence as a label ("sam: ..."): its "I" and "my" are that speaker."""
-    t = extract_triple(sentence)
-    assert t is not None
-    assert (t.subject, t.relation, t.object, t.polarity, t.functional) == expected
+    assert _triple_of(sentence) == expected
 
 
 @pytest.mark.parametrize("sentence, expected", [
@@ -88,9 +91,7 @@ def test_a_speakers_label_names_the_first_person(sentence, expected):
     ("I've moved to Berlin", ("user", "LIVES_IN", "berlin", True, True)),
 ])
 def test_first_person_contractions_are_read_as_their_words(sentence, expected):
-    t = extract_triple(sentence)
-    assert t is not None
-    assert (t.subject, t.relation, t.object, t.polarity, t.functional) == expected
+    assert _triple_of(sentence) == expected
 
 
 def test_a_label_of_several_speakers_names_no_one():
