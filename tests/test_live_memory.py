@@ -101,6 +101,31 @@ def test_each_fact_told_among_small_talk_is_the_first_hit_on_the_real_stack(make
     assert agent.use_skill("query", "quantum chromodynamics lattice gauge theory").startswith("no memories match")
 
 
+def hits_of(agent, question: str) -> list[str]:
+    """The texts `query` shows, best first."""
+    shown = agent.use_skill("query", question).splitlines()
+    return [re.sub(r"^\d+\. \[\w+\] (?:\([^)]*\) )?| \(id [^)]*\)$", "", line) for line in shown]
+
+
+@pytest.mark.parametrize("stack", [{}, pytest.param({"embeddingprovider": "local", "chromaMode": "embedded"},
+                                                    marks=pytest.mark.slow, id="real")])
+def test_a_correction_is_shown_above_what_it_corrects(make_agent, stack) -> None:
+    """The old statement repeats the question's words, so it ranks first on its own; the later one
+    that says the value changed is what the person needs first. A later statement on the same subject
+    that revises nothing keeps its rank."""
+    chat = small_talk(60)
+    chat.insert(5, "The wifi password at the cabin is pinecone-42.")
+    chat.insert(40, "Correction: the cabin wifi password changed, it is now cedar-77.")
+    chat.insert(10, "The dentist appointment is on Tuesday at 3pm.")
+    chat.insert(45, "The dentist appointment on Tuesday went well, no cavities.")
+    agent = tell(make_agent, chat, **stack)
+    wifi = hits_of(agent, "what is the wifi password at the cabin")
+    assert wifi[:2] == ["Sam: Correction: the cabin wifi password changed, it is now cedar-77.",
+                        "Sam: The wifi password at the cabin is pinecone-42."], wifi
+    dentist = hits_of(agent, "when is the dentist appointment")
+    assert dentist[0] == "Sam: The dentist appointment is on Tuesday at 3pm.", dentist
+
+
 def test_no_record_holds_text_from_a_turn_later_than_the_one_it_was_stored_at(make_agent) -> None:
     """Every row the index writes and every record semantic memory writes is checked at the moment it
     is written: each of its sentences was said in a turn recorded by then."""

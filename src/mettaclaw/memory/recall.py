@@ -29,13 +29,22 @@ from mettaclaw.textutil import cap_head
 
 from .filters import row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
-from .text import check_query, labelled_sentences, query_terms, speakers, term_set
+from .text import check_query, labelled_sentences, query_terms, speakers, term_set, words
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
 LAYER_KINDS = {"episodic": ("episode", "memory", "belief", "prior"), "semantic": ("derived",)}
 FLOORS = {"hash": 0.3}  # relevance floor by embedder name (the 64-d hash embedder: noise about +-0.13)
 DEFAULT_FLOOR = 0.2  # all-MiniLM-L6-v2: unrelated sentences score about 0 to 0.15
+# A later statement that revises an earlier one on the same subject is shown above it: "the cabin wifi
+# password changed, it is now cedar-77" first, not second to "the wifi password is pinecone-42" (closer
+# to the question's words, which the old statement repeats). Same subject: cosine at least this (all-
+# MiniLM-L6-v2: a correction and what it corrects 0.79-0.91, two different events of one kind ("a
+# support group" / "a conference") 0.83, so the revising words decide); a revision: one of these words.
+SAME_SUBJECT = {"hash": 0.5}
+DEFAULT_SAME_SUBJECT = 0.75
+REVISION_WORDS = frozenset(("actually", "correction", "corrected", "changed", "moved", "instead", "anymore",
+                            "longer", "now", "update", "updated", "rescheduled", "postponed", "switched"))
 MAX_CITES_SHOWN = 5  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
 MAX_HIT_CHARS = 2_000  # of one hit's text shown: a pasted log a query finds must not crowd out the others
 MAX_SOURCE_CHARS = 200  # of a knowledge prior's file and headings shown with it (a heading may be a paragraph)
@@ -124,6 +133,7 @@ class Recall:
         self.index, self.semantic, self.settings, self.mode = index, semantic, settings, mode
         self.graph = graph or LayerGraph(semantic, adjacency_weight=settings.adjacency_weight)
         self.floor = floor_for(index.embedder.name, settings)
+        self.same_subject = SAME_SUBJECT.get(index.embedder.name, DEFAULT_SAME_SUBJECT)
         self.in_scopes = in_scopes  # (node id, visible scopes) -> may the reader see it (Memory.visible)
 
     # --- the ranked list
@@ -175,7 +185,7 @@ class Recall:
                 if near[key] < self.floor:
                     del hits[key]
         ordered = sorted(hits.values(), key=lambda h: -h.score)
-        out = self._shown(ordered, int(limit))
+        out = self._latest_first(self._shown(ordered, int(limit)))
         if explain:
             for hit in out:
                 key = hit.id
@@ -367,6 +377,26 @@ class Recall:
             out.append(hit)
             if len(out) >= limit:
                 break
+        return out
+
+    def _latest_first(self, hits: list[Hit]) -> list[Hit]:
+        """The shown hits, each revision (a later record of the memory index, on the same subject, in
+        revising words) moved just above the first earlier hit it revises; nothing else moves."""
+        revising = [h for h in hits if h.time and h.layer != "semantic" and REVISION_WORDS & set(words(h.text))]
+        if not revising:
+            return hits
+        rows = [h for h in hits if h.time and h.layer != "semantic"]
+        vectors = self.index.vectors_of({h.id: h.text for h in rows})
+        out = list(hits)
+        for new in revising:
+            if new.id not in vectors:
+                continue
+            for old in out[: out.index(new)]:
+                if old.id in vectors and old.time < new.time \
+                        and float(vectors[old.id] @ vectors[new.id]) >= self.same_subject:
+                    out.remove(new)
+                    out.insert(out.index(old), new)
+                    break
         return out
 
 
