@@ -11,7 +11,8 @@ from mettaclaw.memory.longterm import LongTermMemory
 from mettaclaw.memory.ranking import RecallSettings, fuse, spread
 from mettaclaw.memory.recall import LayerGraph, Recall, labelled_sentences, render
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.text import speakers
+from mettaclaw.memory.sentence_vectors import sentence_parts
+from mettaclaw.memory.text import sentences, speakers
 from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.messages import Message
 
@@ -270,3 +271,61 @@ def test_each_line_of_a_turn_where_several_spoke_keeps_its_own_speaker():
                                         "Bob: Nice, enjoy the trip!", "Bob: See you.", "Alice: It moved to Friday."]
     # a word with a colon inside a line is not a speaker
     assert labelled_sentences("Melanie: Yep. Note: the shop closes at 5.")[1] == "Melanie: Note: the shop closes at 5."
+
+
+def test_a_lower_case_nick_the_memory_knows_is_a_speaker_and_prose_is_not():
+    """IRC nicks are mostly lower-case; a channel writes each message as "<nick>: <text>". Before,
+    only a capitalised label was a speaker: "bob: I sold my car. It was old." quoted nobody and its
+    second sentence lost who said it. Their shape is the shape of prose ("note: buy milk"), so a
+    lower-case label is a speaker only when it is a sender's name memory knows."""
+    known = frozenset({"bob", "alice_92", "Jean de la Rue"})
+    said = "bob: I sold my car. It was old.\nalice_92: Nice, what did you get for it?"
+    assert speakers(said, known) == {"bob", "alice_92"}
+    assert labelled_sentences(said, known) == ["bob: I sold my car.", "bob: It was old.",
+                                               "alice_92: Nice, what did you get for it?"]
+    assert speakers("Jean de la Rue: I moved to Lyon.", known) == {"Jean de la Rue"}
+    for prose in ("note: buy milk and eggs.", "update: the wifi changed.", "e.g. x: y and z here.",
+                  "http://example.com/a: the page.", "10:30: the meeting starts.", "re: the wifi password."):
+        assert speakers(prose, known) == frozenset(), prose
+        assert labelled_sentences(prose + " And more.", known) == sentences(prose + " And more."), prose
+    assert speakers("bob: I sold my car.") == frozenset()  # a name memory does not know is no speaker
+    # a capitalised label is read as before, whoever memory knows
+    assert speakers("Melanie: I paint. Caroline: So do I.", frozenset()) == {"Melanie", "Caroline"}
+    assert labelled_sentences("Melanie: Yep. Note: the shop closes at 5.", known)[1] == "Melanie: Note: the shop closes at 5."
+
+
+def test_the_index_knows_its_senders_and_splits_their_rows_by_them(open_test_memory):
+    """The senders are the rows' `who:` tags (while some row has them); an episode's sentences keep
+    its lower-case sender on every sentence."""
+    memory = open_test_memory(dream=False)
+    turn = memory.record_turn("2026-01-01 10:00:00", [Message("I sold my car. It was old.", "bob", "irc")], [])
+    assert "bob" in memory.index.senders()
+    row = memory.index.row(turn.episode_ids[0])
+    assert sentence_parts(row.document, row.metadata, memory.index.senders()) == ["bob: I sold my car.", "bob: It was old."]
+    memory.index.forget(row.id)
+    assert "bob" not in memory.index.senders()  # kept until a row comes or goes
+
+
+def _two_painting_nicks(memory) -> tuple[str, str]:
+    """`_two_painters` as an IRC channel writes them: lower-case nicks, each a sender memory has."""
+    for n, nick in enumerate(("alice", "bob")):
+        memory.record_turn(f"2026-01-0{n + 1} 10:00:00", [Message("hello everyone", nick, "irc")], [])
+    alice = memory.semantic.learn("alice: I did a watercolour of the lake at sunrise. alice: I painted my dog Luna.",
+                                  kind="summary", source_episodes=["ep-1", "ep-2"]).id
+    bob = memory.semantic.learn("bob: Wow Alice, you painted that? Alice has painted so much! I painted a fence.",
+                                kind="summary", source_episodes=["ep-3"]).id
+    memory.sync_mirror()
+    return alice, bob
+
+
+@pytest.mark.parametrize("question", ["What has Alice painted?", "What has alice painted?"])
+def test_a_question_naming_a_lower_case_nick_lifts_what_the_dream_gathered_of_them(open_test_memory, question):
+    """As `test_what_the_dream_gathered_of_the_person_a_question_names_ranks_first`, for the nick
+    "alice": before, her theme quoted nobody, so Bob's words won; the name is matched whatever its case."""
+    memory = open_test_memory(dream=False)
+    alice, bob = _two_painting_nicks(memory)
+    hits = memory.query(question, 10, explain=True)
+    assert [h.id for h in hits if h.id in (alice, bob)] == [alice, bob]
+    assert "speaker_rank" in next(h for h in hits if h.id == alice).parts
+    for naming_nobody in ("What has been painted?", "What have alice and bob painted?"):
+        assert [h.id for h in memory.query(naming_nobody, 10) if h.id in (alice, bob)][0] == bob

@@ -230,8 +230,7 @@ class Recall:
             source = crumb if len(crumb) <= MAX_SOURCE_CHARS else crumb[:MAX_SOURCE_CHARS] + " ..."
         return Hit(layer, key, item.document, score, cites, time=str(meta.get("time", "")), source=source)
 
-    @staticmethod
-    def _quoting_named(query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
+    def _quoting_named(self, query: str, scores: dict[str, float], keys: dict[str, tuple[str, Any]],
                        limit: int) -> list[str]:
         """The `limit` best of the dream's records (themes, summaries, facts) that quote only people the
         query names; none when it names nobody, or everybody, the candidates quote.
@@ -249,7 +248,8 @@ class Recall:
           two, through bench/locomo.py: multi-hop +0.037 (+0.006 to +0.078), overall +0.002 (-0.007
           to +0.010), tokens@10 561 -> 591, recall within 500 tokens 0.863 -> 0.854; checked once on
           conversations 2-6: multi-hop +0.037 (+0.021 to +0.056), overall +0.005, tokens@10 570."""
-        quoted = {k: speakers(_text(keys[k][1])) for k in scores}
+        known = self.index.senders()
+        quoted = {k: speakers(_text(keys[k][1]), known) for k in scores}
         among = frozenset().union(*quoted.values())
         wanted = frozenset(query_terms(query))
         named = frozenset(p for p in among if term_set(p) and term_set(p) <= wanted)
@@ -272,7 +272,8 @@ class Recall:
         out.update({k: cosine[k] for k in rows.values() if k not in out and k in cosine})
         records = [k for k in pool if k not in rows.values()]  # semantic records the index does not hold
         if records:
-            parts = [labelled_sentences(_text(keys[k][1])) for k in records]
+            known = self.index.senders()
+            parts = [labelled_sentences(_text(keys[k][1]), known) for k in records]
             vectors, pos = self.index.embedder.embed([s for p in parts for s in p]), 0
             for key, found in zip(records, parts, strict=True):
                 out[key] = float(np.max(vectors[pos : pos + len(found)] @ q))

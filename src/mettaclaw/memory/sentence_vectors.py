@@ -22,9 +22,10 @@ from .keyed_vectors import InMemoryKeyedVectors, KeyedVectors, text_digest
 from .text import labelled_sentences
 
 
-def sentence_parts(text: str, meta: dict[str, Any]) -> list[str] | None:
-    """A row's sentences (labelled with who said them) when its best sentence is not simply the row."""
-    found = labelled_sentences(text)
+def sentence_parts(text: str, meta: dict[str, Any], known: frozenset[str] = frozenset()) -> list[str] | None:
+    """A row's sentences (labelled with who said them, `known`: the senders' names, text.label) when its
+    best sentence is not simply the row."""
+    found = labelled_sentences(text, known)
     return found if len(found) > 1 or found[0] != text or meta.get("breadcrumb") else None
 
 
@@ -45,16 +46,17 @@ class SentenceVectors:
     def forget(self, row_id: str) -> None:
         self.store.forget(row_id)
 
-    def of(self, rows: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    def of(self, rows: dict[str, tuple[str, dict[str, Any]]], known: frozenset[str] = frozenset()) -> dict[str, Any]:
         """The sentence vectors of those rows (id -> (text, metadata)) that have several sentences (or a
-        breadcrumb); rows the store lacks are embedded now, in one call, and stored."""
+        breadcrumb); rows the store lacks are embedded now, in one call, and stored (`known`: the
+        senders' names, as `sentence_parts` takes them)."""
         out: dict[str, Any] = {}
         missing: dict[str, tuple[str, list[str]]] = {}
         for row_id, (text, meta) in rows.items():
             found = self.store.get(row_id, text_digest(text))
             if found is not None:
                 out[row_id] = found
-            elif parts := sentence_parts(text, meta):
+            elif parts := sentence_parts(text, meta, known):
                 missing[row_id] = (text, parts)
         if missing:
             vectors = np.asarray(self.embed([s for _, p in missing.values() for s in p]), dtype=np.float16)

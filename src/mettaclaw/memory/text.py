@@ -15,6 +15,8 @@ import threading
 
 import Stemmer
 
+from mettaclaw.messages import MAX_NAME  # how far into a line a sender's label can end
+
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script ("café", "日本"), no underscores
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")  # where one sentence ends and the next begins
@@ -125,26 +127,46 @@ def term_set(text: str) -> frozenset[str]:
 _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
 
 
-def labelled_sentences(text: str) -> list[str]:
-    """A memory's sentences, each keeping the "Who: " label of the line it is in: a chat line's later
-    sentences are still that person's ("Melanie: Yep. I'm off swimming." says Melanie swims).
+def label(line: str, known: frozenset[str] = frozenset()) -> str | None:
+    """The "Who: " a line begins with (colon and space included), or None: a capitalised name of up to
+    four words (_LABEL), or any name of `known` (the senders memory has, `LongTermMemory.senders`).
+
+    Why the known names: a channel writes each message as "<sender>: <text>" (`Message.shown`), and
+    IRC nicks are mostly lower-case ("bob", "alice_92"), which _LABEL does not take, so "bob: I sold
+    my car" quoted no one. Their shape cannot tell them from prose ("note: buy milk", "re: the wifi"),
+    but the senders memory has are the names such a label was written from. A capitalised label is
+    read as before, known or not: a record written with no turn of its speaker ("Alice: I paint.",
+    learned or imported) still quotes her."""
+    if found := _LABEL.match(line):
+        return found.group(0)
+    at = line.find(":", 1, MAX_NAME + 1) if known else -1
+    while at > 0:
+        if line[at + 1 : at + 2].isspace() and line[:at] in known:
+            return line[: at + 2]
+        at = line.find(":", at + 1, MAX_NAME + 1)
+    return None
+
+
+def labelled_sentences(text: str, known: frozenset[str] = frozenset()) -> list[str]:
+    """A memory's sentences, each keeping the "Who: " label (`label`, of `known` senders) of the line
+    it is in: a chat line's later sentences are still that person's ("Melanie: Yep. I'm off swimming."
+    says Melanie swims).
 
     A line with a label of its own labels its sentences: in a turn where several people spoke (one
     line each, `messages.shown`) "Alice: ...\nBob: nice, enjoy!" gave "Alice: Bob: nice, enjoy!",
     Bob's words embedded as Alice's. A memory that does not begin with a label is left as it is."""
-    label = _LABEL.match(text)
-    if label is None:
+    current = label(text, known)
+    if current is None:
         return sentences(text) or [text]
-    out, current = [], label.group(0)
+    out = []
     for line in text.split("\n"):
-        own = _LABEL.match(line.lstrip())
-        current = own.group(0) if own else current
+        current = label(line.lstrip(), known) or current
         out += [s if s.startswith(current) else current + s for s in sentences(line)]
     return out[:MAX_SENTENCES] or [text]
 
 
 @functools.lru_cache(maxsize=1 << 16)  # recall asks it of the same candidates query after query
-def speakers(text: str) -> frozenset[str]:
-    """Who a memory quotes: the "Who: " labels its sentences begin with (a chat line, or a theme or
-    summary of what someone said); empty when it quotes nobody."""
-    return frozenset(m.group(1) for s in (sentences(text) or [text]) if (m := _LABEL.match(s)))
+def speakers(text: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Who a memory quotes: the "Who: " labels (`label`, of `known` senders) its sentences begin with
+    (a chat line, or a theme or summary of what someone said); empty when it quotes nobody."""
+    return frozenset(found[:-2] for s in (sentences(text) or [text]) if (found := label(s, known)))
