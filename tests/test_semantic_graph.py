@@ -143,6 +143,24 @@ def test_spreading_activation_reaches_neighbours_and_episodes_grouped_by_layer()
     assert all(r.score > 0 for r in found)
 
 
+def test_a_merge_that_rewords_a_concept_hands_its_links_to_the_new_version():
+    """A merge's new wording is a new version of the same concept: its relations and citations follow
+    it (the closed version keeps the citations of its own episodes), or it dropped out of the graph."""
+    mem = make_memory()
+    old = mem.learn("a container for hot drinks", name="coffee mug", kind="concept", source_episodes=["ep-1"])
+    mem.relate("coffee mug", "IS_A", "container", weight=0.8)
+    mem.relate("coffee mug", "SIMILAR_TO", "teacup", weight=0.6)
+    new = mem.learn("a ceramic container for hot drinks with a handle", name="coffee mug", kind="concept",
+                    source_episodes=["ep-2"])
+    assert new.action == "merged" and new.superseded == [old.id]
+    links = {(e.type, e.other(new.id)) for e in mem.records.edges_of(new.id)}
+    container, teacup = mem.resolve("container").id, mem.resolve("teacup").id
+    assert {("IS_A", container), ("SIMILAR_TO", teacup), ("DERIVED_FROM", "ep-1"), ("INSTANCE_OF", "ep-2")} == links
+    assert {(e.type, e.other(old.id)) for e in mem.records.edges_of(old.id)} == {("DERIVED_FROM", "ep-1")}
+    assert mem.resolve("coffee mug").id == new.id
+    assert "container" in [r.record.name for r in mem.recall_associated([new.id]) if r.record]
+
+
 def test_relate_refuses_a_name_several_records_answer_to_instead_of_making_another():
     mem = make_memory()
     mem.learn("Alex is a carpenter in Oslo", name="Alex", kind="fact")

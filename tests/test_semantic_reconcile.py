@@ -134,8 +134,37 @@ def test_a_refined_object_merges_instead_of_superseding():
     mem = make_memory()
     first = mem.learn("Alice lives in Berlin")
     res = mem.learn("Alice lives in Berlin since 2019")
-    assert res.action == "merged" and res.id == first.id
-    assert mem.get(first.id).content == "Alice lives in Berlin since 2019"
+    assert res.action == "merged" and res.superseded == [first.id]
+    assert mem.get(res.id).content == "Alice lives in Berlin since 2019"
+
+
+def test_a_merge_that_rewords_a_fact_keeps_the_old_text_as_history():
+    """The merged text was rewritten in place, so `as_of` a time before the merge showed the later,
+    more specific text, which nobody had said then."""
+    clock = Clock()
+    mem = make_memory(clock)
+    first = mem.learn("Alice lives in Berlin", source_episodes=["ep-1"])
+    between = clock.now + 0.5
+    clock.now += DAY
+    res = mem.learn("Alice lives in Berlin since 2019", source_episodes=["ep-2"])
+    assert res.action == "merged" and res.superseded == [first.id]
+    then = [h.record.content for h in mem.recall("where does Alice live", as_of=between)]
+    assert then == ["Alice lives in Berlin"]
+    now = [h.record for h in mem.recall("where does Alice live")]
+    assert [r.content for r in now] == ["Alice lives in Berlin since 2019"] and now[0].id == res.id
+    assert [r.id for r in mem if r.current] == [res.id], "one current version, not a duplicate"
+    merged, closed = mem.get(res.id), mem.get(first.id)
+    assert merged.source_episodes == ["ep-1", "ep-2"] and merged.reinforcements == 2, "provenance merged"
+    assert closed.content == "Alice lives in Berlin" and closed.superseded_by == res.id
+    assert [r.content for r in mem.history(res.id)] == ["Alice lives in Berlin", "Alice lives in Berlin since 2019"]
+
+
+def test_a_merge_that_keeps_the_old_text_makes_no_new_version():
+    mem = make_memory()
+    first = mem.learn("Alice lives in Berlin since 2019")
+    res = mem.learn("Alice lives in Berlin")
+    assert res.action == "merged" and res.id == first.id and res.superseded == []
+    assert len(mem) == 1 and mem.get(first.id).reinforcements == 2
 
 
 def test_other_subjects_are_not_merged_however_close_the_vectors():
@@ -160,8 +189,8 @@ def test_concepts_are_found_by_normalised_name():
     mem = make_memory()
     a = mem.learn("a container for hot drinks", name="coffee_mug", kind="concept")
     b = mem.learn("a ceramic container for hot drinks with a handle", name="Coffee Mug", kind="concept")
-    assert b.id == a.id and b.action == "merged"
-    assert mem.get(a.id).content == "a ceramic container for hot drinks with a handle"
+    assert b.action == "merged" and b.superseded == [a.id]
+    assert mem.get(b.id).content == "a ceramic container for hot drinks with a handle"
 
 
 def test_supersede_history_and_forget_every_version_by_name():

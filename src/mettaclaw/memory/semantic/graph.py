@@ -5,14 +5,16 @@ and ACT-R's associative strength (spreading itself is ranking.spread over
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import defaultdict
+from collections.abc import Callable
 
 from mettaclaw.memory.ranking import Neighbours
 from mettaclaw.textutil import quoted
 
-from .records import INDEX_TAG, Edge
+from .records import INDEX_TAG, Edge, SemanticRecord
 from .store import SemanticStore
 
 # name -> symmetric. RELATED_TO is symmetric here because co-occurrence (its main source) is.
@@ -80,6 +82,20 @@ def jaccard(a: set[str], b: set[str]) -> float:
 def edge_key(src: str, dst: str, type_: str, symmetric: bool) -> tuple[str, str]:
     """Symmetric edges are stored once, endpoints in sorted order, so A~B and B~A are one edge."""
     return (min(src, dst), max(src, dst)) if symmetric else (src, dst)
+
+
+def hand_over_links(store: SemanticStore, old: SemanticRecord, new_id: str, symmetric: Callable[[str], bool]) -> None:
+    """A reworded version (a merge) is the same fact: its relations, associations and the links of
+    records citing it move to `new_id`, so the current version loses none and a neighbour's fan does
+    not count the fact twice; the citations of its own episodes are copied, so the closed version
+    keeps its provenance as a superseded one does."""
+    own = set(old.source_episodes)
+    for edge in store.edges_of(old.id):
+        if not (edge.type in CROSS_LAYER and edge.other(old.id) in own):
+            store.delete_edge(edge.src, edge.dst, edge.type)
+        src, dst = (new_id if end == old.id else end for end in (edge.src, edge.dst))
+        src, dst = edge_key(src, dst, edge.type, symmetric(edge.type))
+        store.put_edge(dataclasses.replace(edge, src=src, dst=dst))
 
 
 def decay_edges(store: SemanticStore, now: float, idle_days: float = 30.0, factor: float = 0.95,

@@ -5,6 +5,7 @@ reachable by `as_of` and `history`).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ from .graph import (
     decay_edges,
     edge_key,
     edge_neighbours,
+    hand_over_links,
     hebbian,
     update_cooccurrence,
 )
@@ -184,20 +186,11 @@ class SemanticMemory(SemanticReading, Announcer):
             now, now, None, "", t.subject if t else None, t.relation if t else None, t.object if t else None,
             t.polarity if t else True, id=new_id(), embedding=cand.embedding)
         rec.lineage = decision.targets[0].lineage if decision.targets else rec.id
-        closed: list[SemanticRecord] = []
+        closed = decision.targets if decision.action == "supersede" else []
         if decision.action == "historical":  # an older value learned late: a closed past version
             successor = min(decision.targets, key=lambda r: r.valid_from)
             rec.valid_to, rec.superseded_by = successor.valid_from, successor.id
-        for old in decision.targets if decision.action == "supersede" else ():
-            old.valid_to, old.superseded_by, old.last_updated = max(cand.valid_from, old.valid_from), rec.id, now
-            closed.append(old)
-        self._write_vectors([rec])
-        self.records.put(rec)
-        self.records.log_version(rec.id, "created", now, rec.to_dict())
-        for old in closed:
-            self.records.put(old, reindex=False)
-            self.records.log_version(old.id, "superseded", now, {"superseded_by": rec.id, "valid_to": old.valid_to})
-            self.announce_capture(old.id, old)
+        self._put_version(rec, "created", closed, now)
         if not extra.get("index"):
             for ep in rec.source_episodes:
                 self.records.put_edge(cites(rec.id, ep, now))
@@ -211,15 +204,12 @@ class SemanticMemory(SemanticReading, Announcer):
         new_eps = [e for e in cand.source_episodes if e not in rec.source_episodes]
         if cand.source_episodes and not new_eps and set(extra["tags"]) <= set(rec.tags):
             return LearnResult(rec.id, "reinforced", similarity=decision.similarity, duplicate=True)
-        action, reindex = "reinforced", False
+        action, reindex, replaced = "reinforced", False, None
         if decision.action == "merge":
             action = "merged"
             text = self.rewriter(rec.content, cand.content) if self.rewriter else more_specific(rec.content, cand.content)
             if text != rec.content:
-                rec.content, rec.content_key, reindex = text, content_key(text), True
-                rec.embedding = cand.embedding if text == cand.content else self.embedder.embed([rec.embed_text()])[0]
-                if cand.triple and text == cand.content:
-                    rec.object = cand.triple.object
+                replaced, rec = rec, self._reworded(rec, text, cand, now)
         rec.reinforcements += confirmations_from(cand.kind, cand.source_episodes, new_eps)
         if not rec.confidence_set:
             rec.confidence = confidence_from(rec.reinforcements)
@@ -236,11 +226,15 @@ class SemanticMemory(SemanticReading, Announcer):
         rec.category = rec.category or extra["category"]
         rec.properties = {**rec.properties, **extra["properties"]}  # the newer statement's values win
         rec.last_updated = now
-        if reindex:
-            self._write_vectors([rec])
-        self.records.put(rec, reindex=reindex or bool(new_eps))
-        self.records.log_version(rec.id, action, now, {"content": rec.content, "reinforcements": rec.reinforcements,
-                                                       "source_episodes": new_eps})
+        if replaced is not None:  # a new wording is a new version: the old text stays what was known until now
+            self._put_version(rec, action, [replaced], now)
+            hand_over_links(self.records, replaced, rec.id, self.relations.is_symmetric)
+        else:
+            if reindex:
+                self._write_vectors([rec])
+            self.records.put(rec, reindex=reindex or bool(new_eps))
+            self.records.log_version(rec.id, action, now, {"content": rec.content, "reinforcements": rec.reinforcements,
+                                                           "source_episodes": new_eps})
         for ep in new_eps:
             self.records.put_edge(cites(rec.id, ep, now, instance=rec.kind == "concept"))
         for ep in evicted:  # the oldest references go, with their links
@@ -248,7 +242,32 @@ class SemanticMemory(SemanticReading, Announcer):
                 self.records.delete_edge(edge.src, edge.dst, edge.type)
         update_cooccurrence(self.records, rec.id, rec.source_episodes, now)
         self.announce_capture(rec.id, rec)
-        return LearnResult(rec.id, action, similarity=decision.similarity)
+        return LearnResult(rec.id, action, [replaced.id] if replaced else [], decision.similarity)
+
+    def _reworded(self, old: SemanticRecord, text: str, cand: Candidate, now: float) -> SemanticRecord:
+        """The next version of `old` saying `text` (a merge's more specific wording): the same fact, so it
+        keeps the old one's evidence, strength and lineage; valid from the candidate's time, as a
+        superseding version is, so `as_of` an earlier time still shows the text known then."""
+        rec = SemanticRecord.from_dict(copy.deepcopy(old.to_dict()))
+        rec.id, rec.content, rec.content_key = new_id(), text, content_key(text)
+        rec.embedding = cand.embedding if text == cand.content else self.embedder.embed([rec.embed_text()])[0]
+        if cand.triple and text == cand.content:
+            rec.object = cand.triple.object
+        rec.valid_from, rec.recorded_at = cand.valid_from, now
+        return rec
+
+    def _put_version(self, rec: SemanticRecord, action: str, closed: list[SemanticRecord], now: float) -> None:
+        """Write `rec` as a new record that supersedes `closed` (closed, kept, reachable by `as_of` and
+        `history`); the index copies of both are announced, so the old text leaves the recall index."""
+        for old in closed:
+            old.valid_to, old.superseded_by, old.last_updated = max(rec.valid_from, old.valid_from), rec.id, now
+        self._write_vectors([rec])
+        self.records.put(rec)
+        self.records.log_version(rec.id, action, now, rec.to_dict())
+        for old in closed:
+            self.records.put(old, reindex=False)
+            self.records.log_version(old.id, "superseded", now, {"superseded_by": rec.id, "valid_to": old.valid_to})
+            self.announce_capture(old.id, old)
 
     def restore(self, records: list[SemanticRecord], batch: int = 256) -> None:
         """Write records exactly as given (an import): no reconciliation, vectors from this embedder."""
