@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.longterm import LongTermMemory
 from mettaclaw.memory.ranking import RecallSettings, fuse, spread
-from mettaclaw.memory.recall import LayerGraph, Recall, labelled_sentences, render
+from mettaclaw.memory.recall import Hit, LayerGraph, Recall, labelled_sentences, render
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.sentence_vectors import sentence_parts
 from mettaclaw.memory.text import sentences, speakers
@@ -329,3 +329,21 @@ def test_a_question_naming_a_lower_case_nick_lifts_what_the_dream_gathered_of_th
     assert "speaker_rank" in next(h for h in hits if h.id == alice).parts
     for naming_nobody in ("What has been painted?", "What have alice and bob painted?"):
         assert [h.id for h in memory.query(naming_nobody, 10) if h.id in (alice, bob)][0] == bob
+
+
+def test_a_knowledge_prior_is_not_dated_so_it_revises_no_statement() -> None:
+    """A prior's time is "knowledge_prior", not a date: compared as text it sorted after every date, so
+    a prior in revising words ("changed", "now") was moved above the statement it seemed to correct.
+    A dated statement in the same words is."""
+    index = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    said = index.remember("Sam: The wifi password at the cabin is pinecone-42.", time="2026-01-01 10:00:00")
+    prior = index.remember("Sam: The wifi password at the cabin changed, it is now cedar-77.",
+                           time="knowledge_prior", kind="prior")
+    later = index.remember("Sam: The wifi password at the cabin changed, it is now cedar-77!",
+                           time="2026-02-01 10:00:00")
+    recall = Recall(index)
+    hits = [Hit("longterm", r.id, index.row(r.id).document, time=index.row(r.id).metadata["time"])
+            for r in (said, prior)]
+    assert [h.id for h in recall._latest_first(hits)] == [said.id, prior.id]
+    hits.append(Hit("longterm", later.id, index.row(later.id).document, time="2026-02-01 10:00:00"))
+    assert [h.id for h in recall._latest_first(hits)] == [later.id, said.id, prior.id]

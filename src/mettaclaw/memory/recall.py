@@ -27,7 +27,7 @@ import numpy as np
 from mettaclaw.memory import scopes
 from mettaclaw.textutil import cap_head
 
-from .filters import row_tags
+from .filters import PRIOR_TIME, row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
 from .text import check_query, labelled_sentences, query_terms, speakers, term_set, words
 
@@ -383,10 +383,10 @@ class Recall:
     def _latest_first(self, hits: list[Hit]) -> list[Hit]:
         """The shown hits, each revision (a later record of the memory index, on the same subject, in
         revising words) moved just above the first earlier hit it revises; nothing else moves."""
-        revising = [h for h in hits if h.time and h.layer != "semantic" and REVISION_WORDS & set(words(h.text))]
+        rows = [h for h in hits if h.layer != "semantic" and h.time not in ("", PRIOR_TIME)]  # a prior has no time
+        revising = [h for h in rows if REVISION_WORDS & set(words(h.text))]
         if not revising:
             return hits
-        rows = [h for h in hits if h.time and h.layer != "semantic"]
         vectors = self.index.vectors_of({h.id: h.text for h in rows})
         out = list(hits)
         for new in revising:
