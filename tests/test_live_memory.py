@@ -12,6 +12,7 @@ import pytest
 from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.memory.text import sentences, term_set
 from mettaclaw.messages import Message
+from mettaclaw.parser import Command
 
 FACTS = [
     ("The wifi password at the cabin is pinecone-42.", "what is the wifi password at the cabin"),
@@ -124,6 +125,41 @@ def test_a_correction_is_shown_above_what_it_corrects(make_agent, stack) -> None
                         "Sam: The wifi password at the cabin is pinecone-42."], wifi
     dentist = hits_of(agent, "when is the dentist appointment")
     assert dentist[0] == "Sam: The dentist appointment is on Tuesday at 3pm.", dentist
+
+
+# Facts asked in other words than they were told: found by meaning, not by shared words.
+PARAPHRASED = [
+    ("My sister Ana just moved to Porto for a nursing job.", "which city does Ana live in now"),
+    ("The garage door code is 4417.", "how do I open the garage"),
+    ("I'm vegetarian since last spring, no meat for me.", "does Sam eat meat"),
+    ("Our cat Miso needs her thyroid pills twice a day.", "what medication does the pet take"),
+    ("The quarterly report is due to Helen on the 30th.", "when is the report deadline"),
+    ("I lent my ladder to Mr. Patel next door.", "who has my ladder"),
+    ("The boiler makes a knocking noise when the heating starts.", "what is wrong with the boiler"),
+    ("Tom's flight lands at 18:40 at Terminal 2.", "when does Tom arrive"),
+    ("I switched my phone plan to Vodafone, 20 euros a month.", "which mobile carrier am I with"),
+    ("The kids' school starts at 8:15 from next week.", "what time do the children need to be at school"),
+    ("Rita is allergic to penicillin.", "which antibiotic should Rita avoid"),
+    ("We planted tomatoes and basil in the raised bed.", "what is growing in the garden"),
+]
+
+
+@pytest.mark.slow
+def test_an_agent_that_says_ok_every_turn_hides_nothing_from_a_search_by_meaning(open_test_memory) -> None:
+    """A model that answers "send ok" at every turn writes an "agent: ok" row a turn: one vector 162
+    times. In Chroma's HNSW graph each copy's neighbours are the other copies, and a search that
+    stepped among them returned 200 rows of "agent: ok" (cosine 0.12), not the phone plan (0.41):
+    "which mobile carrier am I with" got "no memories match"."""
+    memory = open_test_memory("embeddingprovider=local", "chromaMode=embedded", dream=False)
+    chat = small_talk(150)
+    for n, (fact, _) in enumerate(PARAPHRASED):
+        chat.insert(5 + n * 13, fact)
+    for i, line in enumerate(chat):
+        memory.record_turn(f"2026-01-01 {10 + i // 60:02d}:{i % 60:02d}:00", [Message(line, "Sam")],
+                           [Command("send", ("ok",))])
+    assert sum(memory.index.row(i).document == "agent: ok" for i in memory.index.ids_by(kind="episode")) == 162
+    for fact, question in PARAPHRASED:
+        assert f"Sam: {fact}" in [h.text for h in memory.query(question, 3)], question
 
 
 def test_no_record_holds_text_from_a_turn_later_than_the_one_it_was_stored_at(make_agent) -> None:

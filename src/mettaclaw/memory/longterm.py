@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 MODES = ("hybrid", "vector", "bm25")
 RESTORE_BATCH = 1000  # rows a damaged vector index is written again with at once (restore_vectors)
 EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
+CAUGHT_AMONG_COPIES = 16  # rows of one text in the store's answer that say its search was caught (_searched)
 
 
 @functools.lru_cache(maxsize=4)  # who has spoken changes rarely; queries ask each time
@@ -305,16 +307,46 @@ class LongTermMemory(Announcer):
         """Nearest memories; filtered by over-fetching and checking the mirror, the store's `where` as fallback."""
         vector = self.embedder.embed([text])[0]
         if allowed is None:
-            return [(item.id, score) for item, score in self.vector_store.query(vector, depth, bare=True)]
+            return self._searched(vector, depth, None, None)
         wanted = min(depth, len(allowed))
         if len(allowed) * 4 >= len(self._items):  # a broad filter: most of an over-fetch survives it
-            hits = [(item.id, s) for item, s in self.vector_store.query(vector, depth * 4, bare=True) if item.id in allowed]
+            hits = [(i, s) for i, s in self._searched(vector, depth * 4, None, allowed) if i in allowed]
             if len(hits) >= wanted:
                 return hits[:depth]
         if len(allowed) <= EXACT_UP_TO:  # a narrow filter (a small scope, a tag): score every row it lets through
-            scored = self.similarity(vector, list(allowed))
-            return sorted(scored.items(), key=lambda kv: -kv[1])[:depth]
-        return [(item.id, s) for item, s in self.vector_store.query(vector, depth, where=where, bare=True) if item.id in allowed]
+            return self._exact(vector, depth, allowed)
+        return [(i, s) for i, s in self._searched(vector, depth, where, allowed) if i in allowed]
+
+    def _searched(self, vector: Any, k: int, where: dict[str, Any] | None,
+                  allowed: set[str] | None) -> list[tuple[str, float]]:
+        """The store's `k` nearest rows, or an exact search over the `allowed` rows (None: all) when its
+        answer is caught among copies of one vector.
+
+        Why: an agent whose model says "ok" at every turn writes an "agent: ok" row a turn, one vector
+        many times over. Chroma's HNSW graph keeps M = 16 neighbours a point, and each copy's nearest
+        points are the other copies, so their lists hold only each other: a search that steps in
+        cannot leave. With 162 copies among 325 rows, "which mobile carrier am I with" got 200 rows
+        of "agent: ok" (cosine 0.12) and not "I switched my phone plan to Vodafone" (0.41)."""
+        hits = [(item.id, score) for item, score in self.vector_store.query(vector, k, where=where, bare=True)]
+        texts = (vector_text(item.document, item.metadata) for i, _ in hits if (item := self._items.get(i)) is not None)
+        copies = max(Counter(texts).values(), default=0)
+        return self._exact(vector, k, allowed) if copies >= CAUGHT_AMONG_COPIES else hits
+
+    def _exact(self, vector: Any, k: int, allowed: Iterable[str] | None) -> list[tuple[str, float]]:
+        """The `k` nearest of the `allowed` rows (None: all), scored one by one: each distinct vector
+        once, its copies (rows of the same text) following it."""
+        same: dict[str, list[str]] = {}
+        for row_id in self._items if allowed is None else allowed:
+            if (item := self._items.get(row_id)) is not None:
+                same.setdefault(vector_text(item.document, item.metadata), []).append(row_id)
+        scored = self.similarity(vector, [ids[0] for ids in same.values()])
+        out: list[tuple[str, float]] = []
+        for ids in sorted(same.values(), key=lambda ids: -scored.get(ids[0], -1.0)):
+            if ids[0] in scored:
+                out.extend((row_id, scored[ids[0]]) for row_id in ids[: k - len(out)])
+            if len(out) >= k:
+                break
+        return out
 
     def _ranked(self, text: str, limit: int, mode: str, allowed: set[str] | None,
                 where: dict[str, Any] | None) -> list[tuple[str, float, dict[str, Any]]]:
