@@ -262,3 +262,21 @@ def test_records_recorded_at_one_time_are_each_listed_once_across_the_pages(open
     assert shown == [r.id for r in memory.semantic.records.select(RecordFilter(kinds=("fact",)))], "in the listing's order"
     for odd in ("nan", "inf", "-inf", "x"):  # a cursor that is no time lists from the newest (`nan` listed none)
         assert re.findall(r'href="/record/([^"]+)"', c.get(f"/records?kind=fact&before={odd}").text) == shown[:PAGE]
+
+
+def test_a_link_to_a_record_whose_id_holds_hash_question_mark_or_percent_opens_it(make_agent) -> None:
+    """Ids went into links as written: a statistic of an IRC channel's scope is `stat:channel:#team:...`,
+    whose `#` the browser reads as the start of a fragment, so its link on the stats page opened
+    `/record/stat:channel:` (404); `?` and `%` broke links alike. Each id in a link is percent-encoded."""
+    from mettaclaw.memory.statistics import KindStatistics
+
+    agent, _, _, _ = make_agent([], sleepInterval=0)
+    odd = KindStatistics("shell run#1?x 100%", "channel:#team")
+    odd.add("ep-0", "2026-01-01 10:00:00", 0, 5.0)
+    agent.memory.statistics.store(odd)
+    c = client(agent)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    links = re.findall(r'href="(/record/stat[^"]+)"', c.get("/stats").text)
+    assert len(links) == 1
+    page = c.get(links[0])
+    assert page.status_code == 200 and "shell run#1?x 100%" in page.text
