@@ -281,6 +281,21 @@ def test_a_heading_padded_with_spaces_is_chunked_at_once() -> None:
     assert chunks[0].breadcrumb == "wide.md > Wide" + " " * 20_000 + "title"
 
 
+
+def test_a_fence_is_closed_only_by_its_own_kind_of_fence() -> None:
+    """Every ``` or ~~~ line toggled the code state: the inner fence of a Markdown example in a
+    ````-fence, or a ~~~ line in a ```-block, ended the code, and the `# comment` after it became a
+    heading under which every later section of the file was filed."""
+    example = "````markdown\n```bash\n# install it\nmake\n```\n````"
+    tildes = "```text\n~~~\n# a shell comment\n~~~\n```"
+    inline = "```ls``` lists the files."
+    text = "\n\n".join(["# Setup", _para("setup"), example, _para("after"), "## Tools", tildes, _para("tool"),
+                        inline, "## Usage", _para("usage")])
+    chunks = chunk_markdown(text, "s.md")
+    assert [c.breadcrumb for c in chunks] == ["s.md > Setup", "s.md > Setup > Tools", "s.md > Setup > Usage"]
+    assert "# install it" in chunks[0].text and "after after" in chunks[0].text
+    assert "# a shell comment" in chunks[1].text and "lists the files" in chunks[1].text
+
 def test_refused_names_with_control_characters_keep_the_start_up_line_one_line(tmp_path: Path) -> None:
     (tmp_path / "two\nlines.txt").write_text("x")
     (tmp_path / "\x1b[2Jclear.md").write_text("\n")

@@ -27,7 +27,7 @@ MAX_SECTION = 6000  # chars: larger sections are split at blank lines
 MAX_FILE_MB = 10  # one file past this is refused unread: a dump of that size is no prior (and was read whole)
 BATCH = 64  # chunks embedded at a time: a long file (300 chunks took minutes) moves the bar as it goes
 _HEADING = re.compile(r"(#{1,4})\s")  # the title is cut out by _heading, not by a pattern: see there
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)")  # the run of ` or ~, and what follows it
 _TOC_TITLE = re.compile(r"^(table of contents|contents|toc)$", re.IGNORECASE)
 _TOC_LINE = re.compile(r"^\s*([-*+]|\d+\.)\s*\[[^\]]*\]\(#[^)]*\)\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(?:\[([^\]]*)\]\([^)]*\)\s*$|(.*))")
@@ -43,6 +43,22 @@ def _heading(line: str) -> tuple[int, str] | None:
     rest = line[match.end():].strip()
     title = rest.rstrip("#").rstrip() or rest[:1]  # a title of only #s keeps one, as the pattern did
     return (len(match[1]), title) if title else None
+
+
+def _fence(line: str, open_fence: str) -> str:
+    """The code fence open after `line` ("" outside one), given the one open before it. As CommonMark
+    has it: a fence is closed only by a run of its own character at least as long, with nothing after
+    it, and a run of backticks followed by more backticks is inline code, no fence. Every fence line
+    toggled the state, so a Markdown example in a ````-fence, or a ~~~ inside a ```-fence, ended the
+    code early and a `# comment` in it became a heading that every section after it was filed under."""
+    match = _FENCE.match(line)
+    if match is None:
+        return open_fence
+    run, rest = match[1], match[2]
+    if open_fence:
+        closes = run[0] == open_fence[0] and len(run) >= len(open_fence) and not rest.strip()
+        return "" if closes else open_fence
+    return "" if run[0] == "`" and "`" in rest else run
 
 
 def _is_toc(title: str, rest: list[str], titles: set[str]) -> bool:
@@ -93,11 +109,10 @@ def _sections(text: str, file_label: str) -> list[Chunk]:
     sections: list[tuple[list[str], list[str]]] = []  # (heading path, lines)
     path: list[str] = []
     lines: list[str] = []
-    in_fence = False
+    fence = ""  # the open code fence's run of ` or ~
     for line in text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        heading = None if in_fence else _heading(line)
+        fence = _fence(line, fence)
+        heading = None if fence else _heading(line)
         if heading:
             sections.append((list(path), lines))
             level, title = heading
