@@ -12,7 +12,7 @@ from conftest import CountingEmbedder, record_deletes
 
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.longterm import LongTermMemory
-from mettaclaw.memory.priors import MAX_FILE_MB, MAX_SECTION, chunk_markdown, index_priors
+from mettaclaw.memory.priors import MAX_FILE_MB, MAX_SECTION, MAX_TITLE, chunk_markdown, index_priors
 from mettaclaw.memory.recall import render
 from mettaclaw.memory.vectors import InMemoryVectorStore
 
@@ -278,9 +278,21 @@ def test_a_heading_padded_with_spaces_is_chunked_at_once() -> None:
     start = time.monotonic()  # the heading pattern backtracked cubically: 4,000 spaces took 141 s
     chunks = chunk_markdown("# Wide" + " " * 20_000 + "title ##\n\n" + _para("body") + "\n", "wide.md")
     assert time.monotonic() - start < 2
-    assert chunks[0].breadcrumb == "wide.md > Wide" + " " * 20_000 + "title"
+    assert chunks[0].breadcrumb == "wide.md > Wide title"  # its breadcrumb as recall shows it
 
 
+
+def test_a_heading_of_100k_characters_is_kept_whole_in_the_text_and_cut_in_the_breadcrumb() -> None:
+    """Each chunk under a heading carries it in its breadcrumb, which is embedded ahead of the chunk's
+    text by an embedder that reads 256 tokens: under a heading of 100k characters every chunk's vector
+    was the heading's, so no chunk of the section or of its subsections was found by meaning."""
+    heading = " ".join(f"word{n}" for n in range(14_000))
+    assert len(heading) > 100_000
+    text = f"# {heading}\n\n{_para('body', 400)}\n\n## Sub\n\n{_para('sub', 400)}\n"
+    chunks = chunk_markdown(text, "long.md")
+    cut = "long.md > " + heading[:MAX_TITLE] + " ..."
+    assert {c.breadcrumb for c in chunks} == {cut, cut + " > Sub"}
+    assert all(n in " ".join(c.text for c in chunks) for n in ("word0 ", "word6999 ", "word13999\n")), "text whole"
 
 def test_a_fence_is_closed_only_by_its_own_kind_of_fence() -> None:
     """Every ``` or ~~~ line toggled the code state: the inner fence of a Markdown example in a

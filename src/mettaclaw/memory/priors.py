@@ -25,6 +25,7 @@ PRIOR_KIND = "prior"
 MIN_SECTION = 100  # chars: smaller sections are merged into the next one
 MAX_SECTION = 6000  # chars: larger sections are split at blank lines
 MAX_FILE_MB = 10  # one file past this is refused unread: a dump of that size is no prior (and was read whole)
+MAX_TITLE = 200  # chars of one heading in a breadcrumb: a heading may be a paragraph, or a file's whole text
 BATCH = 64  # chunks embedded at a time: a long file (300 chunks took minutes) moves the bar as it goes
 _HEADING = re.compile(r"(#{1,4})\s")  # the title is cut out by _heading, not by a pattern: see there
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)")  # the run of ` or ~, and what follows it
@@ -43,6 +44,16 @@ def _heading(line: str) -> tuple[int, str] | None:
     rest = line[match.end():].strip()
     title = rest.rstrip("#").rstrip() or rest[:1]  # a title of only #s keeps one, as the pattern did
     return (len(match[1]), title) if title else None
+
+
+def _crumb(title: str) -> str:
+    """A heading as its section's breadcrumb shows it: runs of white space as one space, cut at
+    MAX_TITLE characters (the heading stays whole in the section's text). Every chunk under a heading
+    carries its breadcrumb, embedded ahead of the chunk's text, and the embedder reads only the first
+    256 tokens: under a heading of 100,000 characters every chunk's vector was the heading's, so no
+    chunk of that section or its subsections was found by meaning, and each row held the heading again."""
+    title = " ".join(title.split())
+    return title if len(title) <= MAX_TITLE else title[:MAX_TITLE] + " ..."
 
 
 def _fence(line: str, open_fence: str) -> str:
@@ -130,7 +141,7 @@ def _sections(text: str, file_label: str) -> list[Chunk]:
         rest = [ln for ln in body[1:] if ln.strip()] if heads else []
         if heads and _is_toc(heads[-1], rest, titles):
             continue
-        out.append(Chunk(content, " > ".join([file_label, *[h for h in heads if h]])))
+        out.append(Chunk(content, " > ".join([file_label, *[_crumb(h) for h in heads if h]])))
     return out
 
 
