@@ -57,6 +57,19 @@ def test_every_page_asks_for_the_token_and_only_on_loopback(lived) -> None:
     assert other.get("/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 403
 
 
+def test_the_address_printed_at_start_opens_the_inspector_in_a_browser_holding_an_earlier_starts_cookie(lived) -> None:
+    """The token is new each start, and the cookie was checked before the address's `?token=`: a
+    browser that had opened the inspector of an earlier start got 401 from the address printed now."""
+    c = client(lived)
+    c.cookies.set(COOKIE, "the-token-of-an-earlier-start")
+    first = c.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert first.status_code == 303 and first.cookies[COOKIE] == TOKEN
+    assert c.get("/stats").status_code == 200  # the new cookie from then on
+    stale = client(lived)
+    stale.cookies.set(COOKIE, "the-token-of-an-earlier-start")
+    assert stale.get("/stats").status_code == 401  # alone it opens nothing
+    assert stale.get("/stats", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+
 def test_the_pages_show_what_the_agent_saw_did_and_knows(lived) -> None:
     c = client(lived)
     c.headers["Authorization"] = f"Bearer {TOKEN}"

@@ -189,9 +189,12 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
         return HTMLResponse(safe_text(env.get_template(name).render(**data), "an inspector page"), status_code=status)
 
     def allowed(request: Request) -> bool:
-        given = (request.cookies.get(COOKIE) or request.query_params.get("token")
-                 or request.headers.get("authorization", "").removeprefix("Bearer ").strip())
-        return bool(given) and hmac.compare_digest(given.encode(), token.encode())
+        """Whether any credential the request carries is the token. Not the first one found: the token
+        is new each start, and the cookie of an earlier start stood before the address's `?token=`, so
+        the address the agent printed answered 401 until the browser's cookies were cleared."""
+        given = (request.cookies.get(COOKIE), request.query_params.get("token"),
+                 request.headers.get("authorization", "").removeprefix("Bearer ").strip())
+        return any(value and hmac.compare_digest(value.encode(), token.encode()) for value in given)
 
     def page(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
         async def guarded(request: Request) -> Response:
