@@ -92,6 +92,8 @@ def test_the_pages_show_what_the_agent_saw_did_and_knows(lived) -> None:
     assert "semantic records" in stats and "memory index rows" in stats
     assert c.get("/record/no-such-id").status_code == 404
     assert c.get("/search", params={"q": "x", "layer": "bogus"}).status_code == 400
+    facts = c.get("/records", params={"kind": "facts"})  # was "No records of kind facts." as if there were none
+    assert facts.status_code == 400 and "kind &#39;facts&#39; is not one of fact, concept, theme, summary" in facts.text
     too_long = c.get("/search", params={"q": "a" * 25_000})  # was a 500 (recall's ValueError)
     assert too_long.status_code == 400 and "the query is 25,000 characters long" in too_long.text
 

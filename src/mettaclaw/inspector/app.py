@@ -31,7 +31,7 @@ from mettaclaw import turns
 from mettaclaw.memory import scopes
 from mettaclaw.memory.dream.report import read_reports
 from mettaclaw.memory.episode_index import action_id, message_id, offset_of
-from mettaclaw.memory.semantic.records import format_time
+from mettaclaw.memory.semantic.records import check_kinds, format_time
 from mettaclaw.memory.semantic.store import RecordFilter
 from mettaclaw.memory.text import check_query
 from mettaclaw.textutil import safe_text
@@ -247,7 +247,12 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
         if before is not None and not math.isfinite(before):  # `before=nan` matched nothing: an empty list
             before = None
         after = None if before is None else (before, request.query_params.get("before_id", ""))
-        return html("records.html", **await run_in_threadpool(pages.records, request.query_params.get("kind", ""), after))
+        kind = request.query_params.get("kind", "")
+        try:
+            check_kinds((kind,) if kind else ())  # `kind=facts` listed "No records of kind facts."
+        except ValueError as err:
+            return html("error.html", 400, message=str(err))
+        return html("records.html", **await run_in_threadpool(pages.records, kind, after))
 
     @page
     async def record(request: Request) -> Response:

@@ -19,7 +19,7 @@ from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
 from .recall import MODES, gather, score
 from .recall import touch as touch_records
-from .records import KINDS, RecallResult, SemanticRecord, bare_id, mentions_id, parse_time
+from .records import RecallResult, SemanticRecord, bare_id, check_kinds, mentions_id, parse_time
 from .store import RecordFilter
 
 MAX_RECALL_LIMIT = 1000  # the most records one recall returns (the `recall` skill's limit= is checked against it)
@@ -116,9 +116,7 @@ class SemanticReading:
         if not 1 <= int(limit) <= MAX_RECALL_LIMIT:
             raise ValueError(f"limit {limit} is outside 1..{MAX_RECALL_LIMIT}")
         as_tuple = lambda v: (v,) if isinstance(v, str) else tuple(v or ())  # noqa: E731
-        # a kind no record has is a mistake, as in learn: `recall sky kind=facts` answered "nothing found"
-        if unknown := [k for k in as_tuple(kind) if k not in KINDS]:
-            raise ValueError(f"kind {quoted(unknown[0])} is not one of {', '.join(KINDS)}")
+        check_kinds(as_tuple(kind))  # a kind no record has is a mistake, as in learn
         # tags are kept in lower case (learn): `recall #Person` found nothing and `-#Person` left in
         # what `learn ... #Person` had tagged
         as_tags = lambda v: tuple(str(t).strip().lower() for t in as_tuple(v))  # noqa: E731

@@ -23,6 +23,13 @@ PROVENANCES = ("episodic_consolidation", "agent_inference", "direct_ingestion", 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
+def check_kinds(kinds: tuple[str, ...]) -> None:
+    """ValueError naming the first of `kinds` no record can have: asking for one is a mistake, and
+    `recall sky kind=facts` (or the inspector's `/records?kind=facts`) answered that nothing was found."""
+    if unknown := [k for k in kinds if k not in KINDS]:
+        raise ValueError(f"kind {quoted(unknown[0])} is not one of {', '.join(KINDS)}")
+
+
 def parse_time(value: str | float | int | datetime | None) -> float | None:
     """Accept the trace's time format, ISO 8601, a datetime or epoch seconds; refuse anything else."""
     if value is None or value == "":
