@@ -294,6 +294,15 @@ def test_a_heading_of_100k_characters_is_kept_whole_in_the_text_and_cut_in_the_b
     assert {c.breadcrumb for c in chunks} == {cut, cut + " > Sub"}
     assert all(n in " ".join(c.text for c in chunks) for n in ("word0 ", "word6999 ", "word13999\n")), "text whole"
 
+def test_only_markdowns_line_ends_split_lines_every_other_character_is_kept() -> None:
+    """str.splitlines also split at a form feed, U+0085, U+2028 and the like, dropping them from the
+    text, and a `#` after a U+2028 inside a paragraph began a heading."""
+    body = f"Page one\x0cpage two; wait\x85 what; a\u2028# not a heading; {_para('text')}"
+    text = f"# Notes\r\n\r\n{body}\r## Next\n\n{_para('next')}\n"
+    chunks = chunk_markdown(text, "n.md")
+    assert [c.breadcrumb for c in chunks] == ["n.md > Notes", "n.md > Notes > Next"]  # CRLF, CR and LF alike
+    assert chunks[0].text == f"# Notes\n\n{body}"
+
 def test_a_fence_is_closed_only_by_its_own_kind_of_fence() -> None:
     """Every ``` or ~~~ line toggled the code state: the inner fence of a Markdown example in a
     ````-fence, or a ~~~ line in a ```-block, ended the code, and the `# comment` after it became a

@@ -29,6 +29,10 @@ MAX_TITLE = 200  # chars of one heading in a breadcrumb: a heading may be a para
 BATCH = 64  # chunks embedded at a time: a long file (300 chunks took minutes) moves the bar as it goes
 _HEADING = re.compile(r"(#{1,4})\s")  # the title is cut out by _heading, not by a pattern: see there
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)")  # the run of ` or ~, and what follows it
+# Markdown's line ends: str.splitlines also splits at \f, \v, \x1c-\x1e, U+0085, U+2028 and U+2029, which
+# left the text without them (a U+0085, "..." in a file once saved as Windows-1252, vanished) and made
+# a "#" after a U+2028 inside a paragraph a heading
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _TOC_TITLE = re.compile(r"^(table of contents|contents|toc)$", re.IGNORECASE)
 _TOC_LINE = re.compile(r"^\s*([-*+]|\d+\.)\s*\[[^\]]*\]\(#[^)]*\)\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(?:\[([^\]]*)\]\([^)]*\)\s*$|(.*))")
@@ -121,7 +125,7 @@ def _sections(text: str, file_label: str) -> list[Chunk]:
     path: list[str] = []
     lines: list[str] = []
     fence = ""  # the open code fence's run of ` or ~
-    for line in text.splitlines():
+    for line in _LINE_END.split(text):
         fence = _fence(line, fence)
         heading = None if fence else _heading(line)
         if heading:
