@@ -89,6 +89,18 @@ def test_bad_files_are_reported_and_skipped(tmp_path: Path) -> None:
     assert {m.source for m in ltm} == {"good.md"}
 
 
+def test_every_refused_file_is_named_past_the_three_the_start_up_line_has_room_for(tmp_path: Path, caplog) -> None:
+    """The start-up line names three refused files and said ' ...' for the rest, which were named
+    nowhere: a note that is not UTF-8, among a vault's pictures, was refused without a word."""
+    for name in ("a.png", "b.png", "c.png", "d.png"):
+        (tmp_path / name).write_bytes(b"\x89PNG\x00")
+    (tmp_path / "notes.md").write_bytes(b"# Notes\n\ncaf\xe9")
+    with caplog.at_level("WARNING", logger="mettaclaw.memory.priors"):
+        report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), tmp_path, progress=False)
+    assert len(report.errors) == 5 and report.summary().endswith("; 2 more, each named in the agent's log)")
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert all(error in logged for error in report.errors) and "notes.md: not UTF-8 (byte 12) (skipped)" in logged
+
 def test_a_file_over_the_size_limit_is_refused_unread_and_keeps_what_it_gave_before(tmp_path: Path) -> None:
     # a file of any size was read whole into memory (and embedded, thousands of chunks)
     (tmp_path / "good.md").write_text(f"# Good\n\n{_para('fine')}\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from mettaclaw.progress import label, progress_bar
 from mettaclaw.textutil import one_line, read_capped
 
 from .filters import PRIOR_TIME
+
+log = logging.getLogger(__name__)
 
 PRIOR_KIND = "prior"
 MIN_SECTION = 100  # chars: smaller sections are merged into the next one
@@ -116,7 +119,8 @@ class PriorsReport:
         line = (f"knowledge priors from {self.folder}: {len(self.added) + len(self.replaced)} file(s) indexed "
                 f"({self.chunks} chunks), {len(self.skipped)} unchanged, {len(self.removed)} removed, "
                 f"{len(self.errors)} refused")
-        return line + (f" ({'; '.join(self.errors[:3])}{' ...' if len(self.errors) > 3 else ''})" if self.errors else "")
+        more = f"; {len(self.errors) - 3} more, each named in the agent's log" if len(self.errors) > 3 else ""
+        return line + (f" ({'; '.join(self.errors[:3])}{more})" if self.errors else "")
 
 
 def _sections(text: str, file_label: str) -> list[Chunk]:
@@ -346,4 +350,7 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         if source not in seen:
             memory.forget_many(entry["ids"])
             report.removed.append(source)
+    if report.errors:  # the start-up line has room for three: past them a refused file was named nowhere
+        log.warning("knowledge priors from %s: %d refused: %s", _shown(str(folder)), len(report.errors),
+                    "; ".join(report.errors))
     return report
