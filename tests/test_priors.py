@@ -286,6 +286,20 @@ def test_a_name_that_looks_like_markup_is_shown_not_read_as_markup(tmp_path: Pat
     assert report.added == ["notes[/b].md"]
 
 
+def test_a_name_with_an_escape_sequence_or_a_newline_is_escaped_in_the_bar_too(tmp_path: Path, monkeypatch) -> None:
+    """The start-up line escaped such a name, but the bar showed it as it is: rich writes control
+    characters through, so `\x1b[2J` in a file's name cleared the terminal while priors were indexed."""
+    from rich.progress import Progress
+
+    shown: list[str] = []
+    update = Progress.update
+    monkeypatch.setattr(Progress, "update", lambda self, task, **kw: (shown.append(kw.get("description") or ""),
+                                                                     update(self, task, **kw))[1])
+    (tmp_path / "\x1b[2Jclear\nme.md").write_text(f"# Odd\n\n{_para('odd')}\n")
+    report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), tmp_path, progress=True)
+    assert report.added == ["\x1b[2Jclear\nme.md"]
+    assert "priors: \\x1b[2Jclear\\nme.md" in shown and not any("\x1b" in d or "\n" in d for d in shown)
+
 def test_a_heading_padded_with_spaces_is_chunked_at_once() -> None:
     start = time.monotonic()  # the heading pattern backtracked cubically: 4,000 spaces took 141 s
     chunks = chunk_markdown("# Wide" + " " * 20_000 + "title ##\n\n" + _para("body") + "\n", "wide.md")
