@@ -182,10 +182,15 @@ def test_a_unicode_file_of_a_windows_editor_is_read_by_its_byte_order_mark(tmp_p
     (tmp_path / "big.md").write_bytes(codecs.BOM_UTF16_BE + f"# Router\n\n{_para('bookshelf')}\n".encode("utf-16-be"))
     (tmp_path / "wide.md").write_bytes(f"# Wide\n\n{_para('thirtytwo')}\n".encode("utf-32"))
     (tmp_path / "cut.md").write_bytes("# Cut\n\ntext".encode("utf-16")[:-1])  # an odd byte at the end
+    for name, encoding, word in (("bare16.md", "utf-16-le", "cafe"), ("bare32.md", "utf-32-be", "café")):
+        (tmp_path / name).write_bytes(f"# Bare\n\n{_para(word)}\n".encode(encoding))  # no mark: not "binary"
+    (tmp_path / "zeros.md").write_bytes(bytes(4096))  # what a crash leaves: binary
     ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
     report = index_priors(ltm, tmp_path, progress=False)
     assert sorted(report.added) == ["big.md", "wide.md", "wifi.md"]
-    assert report.errors == ["cut.md: not UTF-16 (byte 22) (skipped)"]
+    bare = "UTF-16 or UTF-32 text without a byte-order mark; save it as UTF-8 (skipped)"
+    assert report.errors == [f"bare16.md: {bare}", f"bare32.md: {bare}", "cut.md: not UTF-16 (byte 22) (skipped)",
+                             "zeros.md: not Markdown (binary content) (skipped)"]
     assert sorted(m.meta["breadcrumb"] for m in ltm) == ["big.md > Router", "wide.md > Wide", "wifi.md > Wifi"]
     assert ltm.query("password", mode="bm25")[0].text.startswith("# Wifi\n")
     assert index_priors(ltm, tmp_path, progress=False).skipped == ["big.md", "wide.md", "wifi.md"]
