@@ -219,9 +219,10 @@ def _read_markdown(path: Path) -> str:
     # UTF-16 or -32 text without a mark (as .NET's Encoding.Unicode writes it): every other byte of it is
     # NUL, or nearly, the rest mostly not (a file of NULs, what a crash leaves, is binary), and "binary
     # content" sent its owner looking for the wrong fault
-    zeros = sorted(half.count(0) / len(half) for half in (raw[0::2], raw[1::2])) if len(raw) > 1 else [0.0]
-    if encoding == "utf-8-sig" and len(raw) % 2 == 0 and zeros[-1] >= 0.9 and zeros[0] <= 0.6:
-        raise ValueError("UTF-16 or UTF-32 text without a byte-order mark; save it as UTF-8")
+    if encoding == "utf-8-sig" and b"\x00" in raw and len(raw) % 2 == 0:
+        zeros = sorted(half.count(0) / len(half) for half in (raw[0::2], raw[1::2]))
+        if zeros[1] >= 0.9 and zeros[0] <= 0.6:
+            raise ValueError("UTF-16 or UTF-32 text without a byte-order mark; save it as UTF-8")
     try:  # a byte-order mark (Windows editors write one) would hide the first heading from the chunker
         text = raw.decode(encoding)
     except UnicodeDecodeError as err:
