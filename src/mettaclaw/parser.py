@@ -11,7 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mettaclaw.sexpr import MAX_DEPTH, Expr, SexprError, Str, Sym, quote, read_all, read_string, to_text
+from mettaclaw.sexpr import (
+    MAX_DEPTH,
+    Expr,
+    SexprError,
+    Str,
+    Sym,
+    is_symbol,
+    quote,
+    read_all,
+    read_string,
+    to_text,
+)
 
 FENCE = "```"
 
@@ -77,7 +88,7 @@ def _unfence(text: str, line_no: int) -> str:
 
 def _plain_command(line: str, line_no: int, arity: Mapping[str, int]) -> Command:
     skill, _, rest = line.strip().partition(" ")
-    if any(ch in skill for ch in '()"'):  # the trace writes the name as a symbol: it must read back as one
+    if not is_symbol(skill):  # the trace writes the name as a symbol: it must read back as one
         raise ValueError(f"line {line_no}: {skill[:40]!r} is not a skill name (a word without ( ) or \")")
     rest = rest.strip()
     if not rest:

@@ -44,6 +44,13 @@ def quote(text: str) -> str:
     return f'"{out}"'
 
 
+def is_symbol(text: str) -> bool:
+    """Whether `text` reads back as one bare token (what `_read` takes for a Sym): a skill name is
+    written unquoted, so one holding whitespace, ( ) or " would read back as other tokens or other
+    records (a newline ends a trace record)."""
+    return bool(text) and not any(ch.isspace() or ch in '()"' for ch in text)
+
+
 def read_string(text: str, start: int) -> tuple[str, int]:
     """Read a string literal whose opening quote is at `start`; return (value, index after it)."""
     out: list[str] = []

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episode_index import senders
@@ -25,6 +25,7 @@ from mettaclaw.memory.skills import SKILLS, MemorySkills, is_time_prefix, rememb
 from mettaclaw.memory.trace_records import check_time
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
+from mettaclaw.sexpr import is_symbol
 from mettaclaw.skills import SkillError
 
 Ref = Annotated[str, Field(description="a record's id, a concept's name, or a fact's exact text", min_length=1)]
@@ -286,14 +287,30 @@ class MemoryTools:
         return {"block": self.memory.knowledge(message, budget, self._reading(scope), budget_ms)}
 
 
+def _one_symbol(skill: str) -> str:
+    """A command's skill as the trace can write it: the trace writes it unquoted, so `x)\n("...` ended
+    the record and wrote one of the sender's choosing (another person's, in their scope) after it."""
+    if not is_symbol(skill):
+        raise ValueError(f"skill {skill[:60]!r} is not a skill name: one word without whitespace, ( ) or \"")
+    return skill
+
+
+def _channel_as_written(channel: str) -> str:
+    """A channel the trace reads back as written: it is the text after the last ` (` of the record's
+    FROM item, so `irc:#r (x` read back as channel `x` and put bob's turn in the agent's own scope."""
+    if " (" in channel:
+        raise ValueError(f"channel {channel[:60]!r} holds ' (', which the trace cannot read back")
+    return channel
+
+
 class TurnMessage(BaseModel):
     text: str
     who: str | None = None
-    channel: str = "terminal"
+    channel: Annotated[str, AfterValidator(_channel_as_written)] = "terminal"
 
 
 class TurnCommand(BaseModel):
-    skill: str
+    skill: Annotated[str, AfterValidator(_one_symbol)]
     args: list[str] = []
     status: int = 0  # 0 done, >0 a shell exit status, -1 an error
     ms: Annotated[float | None, Field(ge=0, allow_inf_nan=False)] = None
