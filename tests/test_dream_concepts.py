@@ -62,6 +62,22 @@ def test_new_trace_episodes_are_extracted_once_each(tmp_path):
     assert len(grace.source_episodes) == 2 and all(e.startswith("ep-") for e in grace.source_episodes)
 
 
+def test_a_mention_no_record_can_hold_is_skipped_and_extraction_moves_on(tmp_path):
+    """A made-up skill shaped like an id (`ep-5`, which a memory server's agent_turn takes from any
+    client) or a name of 5,000 letters raised out of learn_concepts: the concept mark never passed
+    that episode, so no later episode got concepts and the dream runner, which extracts first, never
+    dreamed again. Such a mention is skipped; the episode's other concepts and the next ones are learned."""
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    sem = semantic()
+    dreamer = Dreamer(sem, trace, sem.embedder, tmp_path / "s.json")
+    trace.append("2026-03-02 08:00:00", "Grace met B" + "o" * 5_000 + " at the bakery.", [Command("ep-5", ("x",))])
+    trace.append("2026-03-02 09:00:00", "Grace rode the bicycle to work.", [])
+    dreamer.extract_pending()
+    assert dreamer.extract_pending() == {}, "the mark moved past the episode"
+    assert sorted(r.name for r in sem) == ["Grace", "bakery", "bicycle"]
+    assert len([r for r in sem if r.name == "Grace"][0].source_episodes) == 2
+
+
 def test_an_attached_dreamer_reads_new_episodes_without_rescanning_the_trace(tmp_path):
     trace = EpisodicTrace(tmp_path / "history.metta")
     trace.append("2026-03-02 08:00:00", "Grace repaired the bicycle.", [])

@@ -9,6 +9,7 @@ making a duplicate; co-occurring concepts get RELATED_TO edges from the semantic
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from mettaclaw.memory.semantic.normalize import normalize_name
 from mettaclaw.memory.text import STOPWORDS
 
 from .episodes import DreamEpisode
+
+log = logging.getLogger(__name__)
 
 MAX_PER_EPISODE = 8
 _NAME = re.compile(r"(?<![\w'])([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)(?!\w)")
@@ -84,12 +87,19 @@ def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
 
 
 def learn_concepts(semantic: Any, episode: DreamEpisode) -> dict[str, int]:
-    """Find-or-create every concept the episode names, citing the episode; counts by action."""
+    """Find-or-create every concept the episode names, citing the episode; counts by action. A mention
+    semantic memory refuses as a record (a made-up skill `ep-5`, shaped like an id; a word of 5,000
+    letters, past a record's length) is skipped: it raised out of here, the dream never moved past
+    that episode, and no later episode got its concepts nor the scheduled dream its turn."""
     counts: dict[str, int] = {}
     for mention in extract(episode.text, episode.actions):
-        res = semantic.learn(mention.name, name=mention.name, kind="concept", category=mention.category,
-                             source_episodes=[episode.id], provenance="episodic_consolidation",
-                             tags=("concept", mention.category), scope=episode.meta.get("scope", scopes.DEFAULT))
+        try:
+            res = semantic.learn(mention.name, name=mention.name, kind="concept", category=mention.category,
+                                 source_episodes=[episode.id], provenance="episodic_consolidation",
+                                 tags=("concept", mention.category), scope=episode.meta.get("scope", scopes.DEFAULT))
+        except ValueError as err:
+            log.info("no concept from %r in %s: %s", mention.name[:60], episode.id, str(err)[:200])
+            continue
         action = "reinforced" if res.action == "merged" else res.action  # same name: one concept confirmed
         counts[action] = counts.get(action, 0) + 1
     return counts
