@@ -453,6 +453,25 @@ def test_a_tag_past_the_limit_is_refused_naming_it_and_nothing_is_stored(open_te
     assert tools.create_entity("Zoe owns a boat", tags=[longest])["action"] == "created"
 
 
+def test_a_category_past_the_limit_is_refused_naming_it_and_nothing_is_stored(open_test_memory) -> None:
+    """create_entity stored a category of a megabyte (and showed it in every result of that record),
+    where a name of the same length is refused."""
+    from mettaclaw.mcp.server import build_server
+    from mettaclaw.memory.semantic.memory import MAX_CONTENT
+
+    memory = open_test_memory()
+
+    async def run() -> tuple:
+        async with Client(build_server(memory)) as client:
+            return (await client.call_tool("create_entity", {"content": "Zoe owns a boat", "category": "x" * 1_000_000}),
+                    await client.call_tool("create_entity", {"content": "Zoe owns a boat", "category": "vehicle"}))
+
+    refused, kept = asyncio.run(run())
+    assert refused.is_error and f"the category is 1000000 chars; a category holds at most {MAX_CONTENT}" in \
+        refused.content[0].text, refused.content
+    assert not kept.is_error and [r.category for r in memory.semantic] == ["vehicle"]
+
+
 def test_a_malformed_line_over_stdio_gets_its_json_rpc_error_and_the_session_goes_on(tmp_path) -> None:
     """The SDK's stdio reader dropped a line that is not JSON, or JSON that is no JSON-RPC message, with
     a debug log line: the client got no answer at all. JSON-RPC 2.0 answers -32700 and -32600 (id null,

@@ -149,8 +149,9 @@ class SemanticMemory(SemanticReading, Announcer):
         if name and looks_like_id(name):  # `forget ep-5` and `spread ep-5` reach the episode, never the concept
             raise ValueError(f"the name {name.strip()!r} is shaped like a record's id (ep-N, act-N, a uuid), which "
                              "skills take for that record; give the concept a name of words")
-        if name and len(name.strip()) > MAX_CONTENT:  # a name was unbounded: 50,000 characters went into every listing
-            raise ValueError(f"the name is {len(name.strip())} chars; a name holds at most {MAX_CONTENT} (a few words)")
+        for label, value in (("name", name), ("category", category)):  # each was unbounded: 50,000 characters of a
+            if value and len(value.strip()) > MAX_CONTENT:  # name, a megabyte of category, went into every listing
+                raise ValueError(f"the {label} is {len(value.strip())} chars; a {label} holds at most {MAX_CONTENT} (a few words)")
         if kind not in KINDS:
             raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
         if provenance not in PROVENANCES:
