@@ -122,6 +122,36 @@ def test_turns_wait_in_an_outbox_while_the_server_is_down_and_arrive_in_order(tm
         agent.memory.close()
 
 
+def test_a_turn_past_the_servers_request_limit_does_not_hold_back_the_turns_after_it(tmp_path,
+                                                                                       open_test_memory) -> None:
+    """The HTTP transport answers a body past the SDK's limit (4 MiB) with 413, which the caller sees as a
+    failed call, as if the server were down: the turn of a 5 MB message stayed first in the outbox and
+    no later turn ever reached the server. It is now kept in the agent's own trace only, and said so."""
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    server = open_test_memory()
+    agent, channel, caller = remote_agent(tmp_path, server, [], "a")
+    real_call = caller.call
+
+    def as_http(tool, **args):  # what the real server over HTTP does with such a request
+        if len(json.dumps(args, ensure_ascii=False).encode()) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            raise ServerUnavailable(f"memory server: {tool} failed: MCPError: Server returned an error response")
+        return real_call(tool, **args)
+
+    caller.call = as_http
+    try:
+        channel.put("the log says " + "ERROR disk full " * 330_000)  # 5.3 MB
+        assert not agent.turn().episode_ids
+        channel.put("parcel 7 left the depot")
+        assert agent.turn().episode_ids, "the next turn reached the server"
+        assert not (tmp_path / "a" / "outbox.jsonl").exists()
+        assert [e.text for e in server.trace.around("2000", 50) if "parcel 7" in e.text]
+        assert "disk full" in agent.memory.trace.tail(100_000), "the long turn is in the agent's own trace"
+    finally:
+        agent.close()
+        agent.memory.close()
+
+
 def test_a_turn_whose_answer_was_lost_is_sent_again_but_recorded_once(tmp_path, open_test_memory) -> None:
     server = open_test_memory()
     agent, channel, caller = remote_agent(tmp_path, server, [], "a")

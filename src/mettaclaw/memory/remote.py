@@ -41,6 +41,7 @@ from .working import WorkingMemory
 log = logging.getLogger(__name__)
 
 CALL_TIMEOUT_S = 120.0  # a dream the agent asked for runs inside the call
+REQUEST_ENVELOPE_BYTES = 1024  # what a tools/call request adds around its arguments (JSON-RPC, tool name, _meta)
 
 
 class ServerUnavailable(RuntimeError):
@@ -148,7 +149,7 @@ class Outbox:
                 log.error("dropped an unreadable outbox line: %r", pending[0][:200])
             else:
                 try:
-                    answer = send(turn)
+                    answer = send(_within_request_limit(turn))
                 except SkillError as err:  # the server refused this turn for good (e.g. another scope)
                     log.error("the memory server refused a turn of %s: %s", turn.get("time"), err)
                 except ServerUnavailable:
@@ -157,6 +158,20 @@ class Outbox:
             pending.pop(0)
         self.path.unlink()
         return answer
+
+
+def _within_request_limit(turn: dict[str, Any]) -> dict[str, Any]:
+    """`turn`, or SkillError when its request would be past the body size the server's HTTP transport
+    takes (the SDK's default, which `serve` keeps): it answers such a request 413, which reaches the
+    caller as a failed call, indistinguishable from a server that is down, so a turn of a 5 MB
+    message stayed first in the outbox and every later turn waited behind it for good."""
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE as limit
+
+    size = len(json.dumps(turn, ensure_ascii=False, separators=(",", ":")).encode("utf-8")) + REQUEST_ENVELOPE_BYTES
+    if size > limit:
+        raise SkillError(f"the turn is {size:,} bytes, past the {limit:,} the memory server "
+                         "takes in one request; it stays in this agent's own trace only")
+    return turn
 
 
 class RemotePriors:
