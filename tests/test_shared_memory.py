@@ -222,8 +222,48 @@ def test_turn_keys_are_per_scope_and_stay_so_across_a_restart(tmp_path) -> None:
         memory.close()
     memory = open_memory(config, dream=False)
     try:
-        assert turn(memory, "alice", "alice's private turn") == alice and turn(memory, "bob", "sent again") == bob
+        assert turn(memory, "alice", "alice's private turn") == alice and turn(memory, "bob", "bob says something else") == bob
         assert len(memory.trace) == 3, "each sent again is answered as the first time, per scope"
+    finally:
+        memory.close()
+
+
+def test_a_key_given_to_a_different_turn_is_refused_and_nothing_is_lost(tmp_path) -> None:
+    """A client that gave a used key to a new turn (a counter restarted with its process) was answered
+    with the first turn's ids, as if it were that turn sent again, and the new turn was dropped without
+    a word. It is refused naming the key, before and after a restart; the same turn sent again is still
+    answered as the first time, and a key written before keys kept their turn's digest still is."""
+    import json as jsonlib
+
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mettaclaw.mcp.tools import TurnCommand, TurnMessage
+
+    config = config_for(tmp_path / "server")
+
+    def turn(memory, text: str, key: str = "client-turn-0001") -> dict:
+        return MemoryTools(memory).agent_turn("2026-01-02 10:00:00", [TurnMessage(text=text)],
+                                              [TurnCommand(skill="send", args=["ok"])], key=key)
+
+    memory = open_memory(config, dream=False)
+    try:
+        first = turn(memory, "the boiler is serviced in March")
+        with pytest.raises(ToolError, match="turn key 'client-turn-0001' was given to another turn"):
+            turn(memory, "the gate code changed to 8080")
+        assert turn(memory, "the boiler is serviced in March") == first
+        assert len(memory.trace) == 1
+    finally:
+        memory.close()
+    delivered = config.memory_path("delivered.jsonl")
+    delivered.write_text(delivered.read_text() + jsonlib.dumps({"key": "older-turn-0001", "turn_id": "ep-0",
+                                                                "episode_ids": ["ep-0"]}) + "\n")
+    memory = open_memory(config, dream=False)
+    try:
+        with pytest.raises(ToolError, match="was given to another turn"):
+            turn(memory, "the gate code changed to 8080")
+        assert turn(memory, "the gate code changed to 8080", key="older-turn-0001")["turn_id"] == "ep-0"
+        assert turn(memory, "the gate code changed to 8080", key="client-turn-0002")["turn_id"] != "ep-0"
+        assert len(memory.trace) == 2 and "8080" in memory.trace.path.read_text()
     finally:
         memory.close()
 

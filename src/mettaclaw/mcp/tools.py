@@ -243,7 +243,7 @@ class MemoryTools:
                    key: Annotated[str | None, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")] = None,
                    ) -> dict[str, Any]:
         """Record an agent's turn (what it was told and did, how each command ended) as episodes, searchable when this returns.
-        A turn sent again with the same `key` (its answer was lost) is answered as the first time, not recorded twice."""
+        A turn sent again with the same `key` (its answer was lost) is answered as the first time, not recorded twice; another turn under a used key is refused."""
         self._real_time(time)
         told = [Message(m.text, m.who, m.channel) for m in messages]
         # the scope the episodes will have, as the index decides it from the record: checking each
@@ -253,9 +253,12 @@ class MemoryTools:
             raise ToolError(f"this server serves scope {self.scope!r} only, and this turn's episodes would be "
                             f"{whose!r}: a turn is {self.scope!r}'s when its messages are theirs on a shared "
                             "channel (irc:...); one without messages is the agent's own")
-        record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors,
-                                         [(c.status, c.ms) for c in commands] if all(c.ms is not None for c in commands) else [],
-                                         key=key, key_scope=self.scope)
+        try:
+            record = self.memory.record_turn(time, told, [Command(c.skill, tuple(c.args)) for c in commands], errors,
+                                             [(c.status, c.ms) for c in commands] if all(c.ms is not None for c in commands) else [],
+                                             key=key, key_scope=self.scope)
+        except ValueError as err:  # the key given to another turn
+            raise ToolError(str(err)) from None
         return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
 
     def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]

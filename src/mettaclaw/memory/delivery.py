@@ -12,10 +12,16 @@ loses one. The newest `keep` keys are remembered, far more than an outbox ever h
 Keys are per scope (the sending server's): servers of two users share one memory, and bob sending
 a key alice had used was answered with alice's turn, and his own was dropped. A line without a
 scope (written before scopes had keys of their own) is the agent's.
+
+Each key keeps a digest of the turn it came with: a client that gives a key to a second, different
+turn (a counter restarted with its process) was answered with the first turn's ids and the second
+turn was dropped without a word; it is now refused. A line without a digest (written before) is
+answered as before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections import OrderedDict
@@ -38,7 +44,7 @@ class DeliveredTurns:
         if keep < 1:
             raise ValueError(f"keep must be at least 1, not {keep}")
         self.path, self.keep = path, keep
-        self._seen: OrderedDict[tuple[str, str], TurnRecord] = OrderedDict()
+        self._seen: OrderedDict[tuple[str, str], tuple[TurnRecord, str | None]] = OrderedDict()
         self._lines = 0
         if path.exists():
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():  # a damaged line is skipped
@@ -46,32 +52,47 @@ class DeliveredTurns:
                 try:
                     entry = json.loads(line)
                     self._remember((str(entry.get("scope", scopes.DEFAULT)), str(entry["key"])),
-                                   TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"])))
+                                   TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"])), entry.get("turn"))
                 except (ValueError, KeyError, TypeError):  # a line cut by a crash mid-append
                     log.warning("skipped an unreadable line of %s: %r", path, line[:200])
 
-    def get(self, key: str, scope: str = scopes.DEFAULT) -> TurnRecord | None:
-        """What `key`, sent by a sender of `scope`, was recorded as (None: not yet)."""
-        return self._seen.get((scope, key))
+    def get(self, key: str, scope: str = scopes.DEFAULT, turn: str | None = None) -> TurnRecord | None:
+        """What `key`, sent by a sender of `scope`, was recorded as (None: not yet); ValueError when
+        `turn` (its digest, `digest`) is not the turn the key first came with."""
+        if (seen := self._seen.get((scope, key))) is None:
+            return None
+        record, first = seen
+        if turn is not None and first is not None and turn != first:
+            raise ValueError(f"turn key {key!r} was given to another turn, recorded as {record.turn_id}: "
+                             "a key names one turn; send a new key for a new turn")
+        return record
 
-    def add(self, key: str, record: TurnRecord, scope: str = scopes.DEFAULT) -> None:
-        """Remember that `key` of `scope` was recorded as `record` (synced before this returns)."""
-        self._remember((scope, key), record)
+    def add(self, key: str, record: TurnRecord, scope: str = scopes.DEFAULT, turn: str | None = None) -> None:
+        """Remember that `key` of `scope` was recorded as `record`, for the turn of digest `turn`
+        (synced before this returns)."""
+        self._remember((scope, key), record, turn)
         if self._lines >= 2 * self.keep:  # rewrite with the newest keys only, so the file stays small
-            atomic_write(self.path, "".join(self._line(k, r) for k, r in self._seen.items()))
+            atomic_write(self.path, "".join(self._line(k, r, t) for k, (r, t) in self._seen.items()))
             self._lines = len(self._seen)
             return
-        append_synced(self.path, self._line((scope, key), record))
+        append_synced(self.path, self._line((scope, key), record, turn))
         self._lines += 1
 
-    def _remember(self, key: tuple[str, str], record: TurnRecord) -> None:
-        self._seen[key] = record
+    def _remember(self, key: tuple[str, str], record: TurnRecord, turn: str | None = None) -> None:
+        self._seen[key] = (record, turn)
         self._seen.move_to_end(key)
         while len(self._seen) > self.keep:
             self._seen.popitem(last=False)
 
     @staticmethod
-    def _line(key: tuple[str, str], record: TurnRecord) -> str:
+    def _line(key: tuple[str, str], record: TurnRecord, turn: str | None) -> str:
         scope, name = key
         return json.dumps({"key": name, **({"scope": scope} if scope != scopes.DEFAULT else {}),
-                           "turn_id": record.turn_id, "episode_ids": record.episode_ids}) + "\n"
+                           "turn_id": record.turn_id, "episode_ids": record.episode_ids,
+                           **({"turn": turn} if turn is not None else {})}) + "\n"
+
+
+def digest(*parts: object) -> str:
+    """A short digest of what a turn says (its time, messages, commands, errors), to tell the same
+    turn sent again from another turn under the same key."""
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()[:32]

@@ -18,7 +18,7 @@ from typing import Any
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 
-from . import scopes
+from . import delivery, scopes
 from .dream import mirror
 from .episode_index import EpisodeIndex, TurnRecord, message_id, offset_of
 from .filters import row_tags
@@ -80,13 +80,17 @@ class Memory(Forgetting):
         """The turn's trace record (synced) and its episodes, searchable when this returns; how each
         command ended (`outcomes`: (status, ms)) counts in the statistics at once (they listen to
         the trace). A turn sent again under the same `key` by a sender of the same `key_scope` (the
-        memory server's scope) is answered as the first time and not recorded twice (delivery.py)."""
+        memory server's scope) is answered as the first time and not recorded twice (delivery.py); the
+        key given to a different turn is a ValueError, and nothing is recorded."""
+        turn = None if key is None else delivery.digest(time_text, [(m.text, m.who, m.channel) for m in messages],
+                                                         [(c.skill, c.args) for c in commands], errors)
         with self.lock:
-            if key is not None and self.delivered is not None and (done := self.delivered.get(key, key_scope)) is not None:
+            if key is not None and self.delivered is not None and \
+                    (done := self.delivered.get(key, key_scope, turn)) is not None:
                 return done
             record = self.episodes.record(time_text, messages, commands, errors, outcomes=outcomes)
             if key is not None and self.delivered is not None:
-                self.delivered.add(key, record, key_scope)
+                self.delivered.add(key, record, key_scope, turn)
             return record
 
     def remember(self, text: str, *, scope: str = scopes.DEFAULT, **fields: Any) -> Any:
