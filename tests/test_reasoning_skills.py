@@ -114,3 +114,16 @@ def test_a_confidence_just_under_one_is_stored_as_one_the_skills_take_back() -> 
     assert stored == "(--> x y) (stv 1.0 0.999999)"
     assert parse_belief(stored).c == 0.999999
     assert "(--> x z)" in nal_skill(f"{stored} (--> y z) (stv 1.0 0.9)")
+
+
+def test_infer_from_beliefs_of_variables_only_does_not_recall_with_an_empty_query() -> None:
+    """`infer (--> $x $y) (stv 1 0.9)` names no term to recall by: it asked the memory for "", which the
+    long-term index refuses (ValueError), and the model saw an internal error."""
+
+    def recall(query: str, limit: int) -> list[Memory]:
+        if not query.strip():
+            raise ValueError("cannot query with an empty text")
+        return FACTS[:limit]
+
+    out = infer_skill("(--> $x $y) (stv 1 0.9)", recall)
+    assert out == "No conclusions from 1 beliefs ((--> $x $y) (stv 1.0 0.9))."

@@ -77,7 +77,9 @@ def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 
             raise SkillError(str(e)) from None
         premises = [(b, None) for b in given]
         query = " ".join(sorted({s for b in given for s in _words(b.term)}))
-    memories = recall(query, RECALL_LIMIT)
+    # Beliefs made only of variables, e.g. (--> $x $y), name nothing to look for: the recall refuses an
+    # empty query, so they are reasoned over alone.
+    memories = recall(query, RECALL_LIMIT) if query.strip() else []
     skipped = 0
     seen = {b for b, _ in premises}
     for m in memories:
