@@ -94,3 +94,13 @@ def test_a_premise_variable_never_takes_a_rules_pattern(path: str, interp: Inter
     assert run("(--> $x a) (stv 1 0.9)") == [] and run("(--> $1 $1) (stv 1 0.9)") == []
     rule = "(==> (--> (× $1 elephant) eat) (--> $1 ([] dangerous))) (stv 1 0.9)"
     assert _statements(run(rule, "(--> (× tiger elephant) eat) (stv 1 0.9)")) == {"(--> tiger ([] dangerous))"}
+
+
+@pytest.mark.parametrize("path", ["fast", "interpreted"])
+def test_no_conclusion_is_a_bare_variable(path: str, interp: Interpreter) -> None:
+    """The fast path concluded `$2` from `(==> $1 $2)` and any belief, `$x` from `(¬ $x)` and from
+    `(∧ $x b)`: "statements" parse_belief refuses and hyperon's own run of the rules never gives."""
+    nal = fast.nal if path == "fast" else interp.nal
+    assert nal("(==> $1 $2) (stv 1 0.9)", "(--> a b) (stv 1 0.9)") == []
+    assert nal("(¬ $x) (stv 1 0.9)") == []
+    assert _statements(nal("(∧ $x b) (stv 1 0.9)")) == {"b"}

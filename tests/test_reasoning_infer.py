@@ -92,3 +92,12 @@ def test_premise_cap() -> None:
 
     with pytest.raises(ValueError, match="too many premises"):
         chain_beliefs(generate.knowledge_base(201, seed=1))
+
+
+def test_a_bare_variable_conclusion_never_revises_another_belief() -> None:
+    """`(==> $1 $2)` with `(--> a b)` concluded `$2` (c 0.81), which unified with `(--> c d)` (0.2, 0.5)
+    and revised it to (0.848, 0.84): one stored "anything implies anything" made every belief near-certain."""
+    r = chain(_premises(("(==> $1 $2) (stv 1 0.9)", "m1"), ("(--> a b) (stv 1 0.9)", "m2"),
+                        ("(--> c d) (stv 0.2 0.5)", "m3")), depth=3)
+    assert all(n.belief.term.__class__ is tuple for n in r.conclusions)
+    assert "(--> c d)" not in {n.belief.statement for n in r.conclusions}

@@ -1,7 +1,7 @@
 """The fast path: `|-` and `|~` from rules compiled once out of lib/nal.metta and lib/pln.metta.
 
 Same semantics as the MeTTa definitions of `|-`/`|~`: every rule matching (P1, P2) or (P2, P1),
-conclusions deduplicated, tautologies (X copula X) dropped, a truth function that hits ``(empty)`` or
+conclusions deduplicated, tautologies (X copula X) and bare-variable "statements" dropped, a truth function that hits ``(empty)`` or
 a zero denominator gives no conclusion.  Rules are indexed by premise shape, so a call tries only the
 rules that can match; ground premises use the specialised matchers, premises with variables the
 general unifier.
@@ -134,6 +134,11 @@ class Engine:
     def _emit(self, cr: CompiledRule, r: tuple[Term, tuple[float, float]], seen: set, out: list,
               swapped: bool, ground: bool) -> None:
         stmt, tv = r
+        # A bare variable (`$2` from `(==> $1 $2)` and any belief) is no statement: parse_belief refuses
+        # it, hyperon's own run of the rules gives nothing there, and in infer it would unify with, and
+        # revise, every other belief.
+        if is_var(stmt):
+            return
         if (stmt.__class__ is tuple and len(stmt) == 3 and stmt[1] == stmt[2]
                 and stmt[0] in self.copulas):
             return
