@@ -101,3 +101,38 @@ def test_a_bare_variable_conclusion_never_revises_another_belief() -> None:
                         ("(--> c d) (stv 0.2 0.5)", "m3")), depth=3)
     assert all(n.belief.term.__class__ is tuple for n in r.conclusions)
     assert "(--> c d)" not in {n.belief.statement for n in r.conclusions}
+
+
+def _variable_heavy(n: int) -> list:
+    """n beliefs whose large terms hold variables: each pairs with every other through the unifier."""
+    def term(v: str) -> str:
+        t = v
+        for i in range(6):
+            t = f"(× {t} {v}{i} $q{i})"
+        return t
+    return _premises(*((f"(--> {term(f'$x{k}_')} {term(f'$y{k}_')}) (stv 1 0.9)", f"m{k}") for k in range(n)))
+
+
+def test_a_time_budget_bounds_beliefs_that_pair_with_everything() -> None:
+    """60 such beliefs took 94 s within the pair budget, holding the agent's turn and the memory lock."""
+    import time
+
+    start = time.monotonic()
+    r = chain(_variable_heavy(60), max_seconds=0.3)
+    assert time.monotonic() - start < 3
+    assert r.truncated and r.pairs_tried < 30000
+    assert "budget reached" in r.render() and "time budget of 0.3 s" in r.render()
+
+
+def test_infer_skill_stops_at_the_time_budget(monkeypatch) -> None:
+    import time
+
+    from mettaclaw.reasoning import infer
+    from mettaclaw.reasoning.skills import infer_skill
+
+    monkeypatch.setattr(infer, "MAX_SECONDS", 0.3)
+    memories = [type("M", (), {"id": mid, "atom": b.text()})() for b, mid in _variable_heavy(60)]
+    start = time.monotonic()
+    out = infer_skill("what follows?", lambda query, limit: memories[:limit])
+    assert time.monotonic() - start < 3
+    assert "time budget of 0.3 s" in out

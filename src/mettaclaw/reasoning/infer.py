@@ -11,6 +11,7 @@ engine checks when it compiles the rules.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,10 @@ from .fast import Conclusion, Engine, engine
 from .terms import Term, format_number, is_var
 
 MAX_PREMISES = 200
+# Wall-clock budget of one chain(). The pair budget alone does not bound the time: premises with
+# variables pair with every belief through the general unifier, up to ~6 ms a pair for large terms, so
+# 60 stored (--> (× ... $x ...) ...) beliefs held the agent's turn (and the memory lock) for 94 s.
+MAX_SECONDS = 5.0
 
 
 @dataclass
@@ -179,13 +184,17 @@ class _Space:
 
 def chain(premises: Sequence[tuple[Belief, str | None]], depth: int = 3, max_pairs: int = 30000,
           max_new_per_round: int = 80, max_keep_per_round: int = 5000,
-          single_premise: bool = True) -> InferResult:
-    """Forward-chain from (belief, memory id) premises for up to `depth` rounds within `max_pairs`.
+          single_premise: bool = True, max_seconds: float | None = None) -> InferResult:
+    """Forward-chain from (belief, memory id) premises for up to `depth` rounds within `max_pairs`
+    and `max_seconds` (default MAX_SECONDS), whichever is reached first.
 
     Each round keeps its `max_keep_per_round` best conclusions (by expectation) and pairs the best
     `max_new_per_round` of them with everything in the space in the next round."""
     if len(premises) > MAX_PREMISES:
         raise ValueError(f"too many premises: {len(premises)} (limit {MAX_PREMISES})")
+    seconds = MAX_SECONDS if max_seconds is None else max_seconds
+    deadline = time.monotonic() + seconds
+    out_of_time = False
     space = _Space({"nal": engine("nal"), "pln": engine("pln")})
     expect = space.engines["nal"].functions["Truth_Expectation"]
     frontier: list[Node] = []
@@ -220,8 +229,9 @@ def chain(premises: Sequence[tuple[Belief, str | None]], depth: int = 3, max_pai
                 m = space.nodes[j]
                 if not n_ev.isdisjoint(m.evidence):
                     continue
-                if pairs >= max_pairs:
+                if pairs >= max_pairs or time.monotonic() > deadline:
                     truncated = True
+                    out_of_time = pairs < max_pairs
                     break
                 pairs += 1
                 eng = space.engines["pln" if n_logic == "pln" or logic_of(m.belief) == "pln" else "nal"]
@@ -242,7 +252,11 @@ def chain(premises: Sequence[tuple[Belief, str | None]], depth: int = 3, max_pai
             break
     conclusions = [space.nodes[i] for i in space.active.values() if not space.nodes[i].is_premise]
     conclusions.sort(key=lambda n: (-n.expectation, n.belief.statement))
-    return InferResult(space.nodes, conclusions, pairs, rounds, truncated)
+    result = InferResult(space.nodes, conclusions, pairs, rounds, truncated)
+    if out_of_time:
+        result.notes.append(f"(Stopped at the time budget of {seconds:g} s, with the conclusions found so far; "
+                            "beliefs with variables are slow, as they pair with every other belief.)")
+    return result
 
 
 def chain_beliefs(beliefs: Iterable[Belief], **kw: object) -> InferResult:
