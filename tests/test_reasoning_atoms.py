@@ -88,6 +88,16 @@ def test_two_beliefs_where_one_is_expected() -> None:
         parse_belief("(--> a b) (stv 1 0.9) (--> b c) (stv 1 0.9)")
 
 
+@pytest.mark.parametrize("form", ["(--> a{i} b) (stv 1 0.9)", "((--> a{i} b) (stv 1 0.9))"], ids=["bare", "wrapped"])
+def test_too_many_beliefs_is_a_count_in_either_form_not_a_malformed_atom(form: str) -> None:
+    """Four well-formed bare beliefs past a limit of three were "malformed atom: more than 7 top-level
+    expressions" (a limit of 2·limit + 1 the model never set); wrapped ones said "too many beliefs"."""
+    with pytest.raises(AtomError, match=r"^too many beliefs \(limit 3\)$"):
+        parse_beliefs(" ".join(form.format(i=i) for i in range(4)), limit=3)
+    with pytest.raises(AtomError, match=r"^too many beliefs \(limit 3\)$"):
+        parse_beliefs(" ".join(form.format(i=i) for i in range(8)), limit=3)
+
+
 def test_looks_like_belief() -> None:
     assert looks_like_belief("(--> cat animal) (stv 1 0.9)")
     assert looks_like_belief("((--> cat animal) (stv 1 0.9))")

@@ -59,6 +59,7 @@ def test_no_conclusion_is_a_clear_message_not_an_error() -> None:
     ("", "no belief"),
     ("(--> a b) (stv 1 0.9) (--> b c) (stv 1 0.9) (--> c d) (stv 1 0.9)", "one or two beliefs"),
     ("(--> a (× " + " ".join(f"x{i}" for i in range(1500)) + ")) (stv 1 0.9)", "too large"),
+    (" ".join(f"(--> a{i} b) (stv 1 0.9)" for i in range(9)), "takes one or two beliefs, got more than 8"),
 ], ids=lambda v: v if len(v) < 30 else v[:27] + "...")
 @pytest.mark.parametrize("skill", [nal_skill, pln_skill], ids=["nal", "pln"])
 def test_bad_input_raises_a_skill_error_naming_the_cause(skill, arg: str, cause: str) -> None:

@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .terms import SExprError, Term, format_number, has_vars, is_var, parse_all, render, shape
+from .terms import (
+    SExprError,
+    Term,
+    TooManyExpressions,
+    format_number,
+    has_vars,
+    is_var,
+    parse_all,
+    render,
+    shape,
+)
 
 MAX_TOKENS = 400
 MAX_CHILDREN = 32
@@ -40,6 +50,10 @@ _STV_HINT = re.compile(r"\(\s*stv\s")
 
 class AtomError(ValueError):
     """A belief the reasoners must not see; the message names the cause for the model."""
+
+
+class TooManyBeliefs(AtomError):
+    """More beliefs than the caller takes (well-formed input, so not reported as malformed)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,8 @@ def parse_beliefs(text: str, limit: int = 64) -> list[Belief]:
     try:
         items = parse_all(text, max_tokens=max(MAX_TOKENS, 12 * limit), max_children=MAX_CHILDREN,
                           max_depth=MAX_DEPTH, max_top=2 * limit + 1)
+    except TooManyExpressions:  # two top-level items a belief: more than `limit` beliefs, not bad syntax
+        raise TooManyBeliefs(f"too many beliefs (limit {limit})") from None
     except SExprError as e:
         raise AtomError(f"malformed atom: {e}") from None
     beliefs: list[Belief] = []
@@ -117,7 +133,7 @@ def parse_beliefs(text: str, limit: int = 64) -> list[Belief]:
         else:
             raise AtomError(f"{render(item)[:80]} has no truth value: add (stv f c), e.g. (stv 1.0 0.9)")
         if len(beliefs) > limit:
-            raise AtomError(f"too many beliefs (limit {limit})")
+            raise TooManyBeliefs(f"too many beliefs (limit {limit})")
     return beliefs
 
 

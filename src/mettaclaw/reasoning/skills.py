@@ -16,7 +16,7 @@ from typing import Any
 from mettaclaw.memory.text import check_query
 from mettaclaw.skills import SkillError
 
-from .atoms import AtomError, Belief, looks_like_belief, parse_belief, parse_beliefs
+from .atoms import AtomError, Belief, TooManyBeliefs, looks_like_belief, parse_belief, parse_beliefs
 from .fast import Conclusion, engine
 from .infer import MAX_PREMISES, chain
 from .terms import is_var
@@ -25,6 +25,7 @@ RECALL_LIMIT = 60
 SHOW_LIMIT = 10
 KEEP = 3
 KEEP_CONFIDENCE = 0.5
+ONE_STEP_READ = 8  # beliefs nal/pln read to say how many were given (they take two)
 Keep = Callable[[str, str, list[dict], list[str]], str]  # (statement, belief, trail, premise ids) -> record id
 
 
@@ -35,7 +36,9 @@ def format_conclusions(conclusions: list[Conclusion]) -> str:
 
 def _one_step(lib: str, arg: str) -> str:
     try:
-        beliefs = parse_beliefs(arg, limit=8)
+        beliefs = parse_beliefs(arg, limit=ONE_STEP_READ)
+    except TooManyBeliefs:
+        raise SkillError(f"{lib} takes one or two beliefs, got more than {ONE_STEP_READ}; use infer to chain more") from None
     except AtomError as e:
         raise SkillError(str(e)) from None
     if len(beliefs) > 2:

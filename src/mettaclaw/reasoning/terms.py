@@ -19,6 +19,10 @@ class SExprError(ValueError):
     """Text that is not a well-formed s-expression."""
 
 
+class TooManyExpressions(SExprError):
+    """More top-level expressions than the caller takes: a count the caller words, not bad syntax."""
+
+
 class RVar:
     """A variable of a rule pattern; identity matters, the name is for printing only."""
 
@@ -62,9 +66,10 @@ def parse_all(text: str, *, max_tokens: int = 2000, max_children: int = 64, max_
             stack[-1].append(tuple(items))
         else:
             stack[-1].append(tok)
-        if len(stack[-1]) > (max_children if len(stack) > 1 else max_top):
-            raise SExprError(f"expression has more than {max_children} children" if len(stack) > 1
-                             else f"more than {max_top} top-level expressions")
+        if len(stack) > 1 and len(stack[-1]) > max_children:
+            raise SExprError(f"expression has more than {max_children} children")
+        if len(stack) == 1 and len(stack[0]) > max_top:
+            raise TooManyExpressions(f"more than {max_top} top-level expressions")
     if len(stack) != 1:
         raise SExprError("unbalanced '(': missing ')'")
     return stack[0]
