@@ -64,6 +64,8 @@ def test_beliefs_compare_by_value() -> None:
     ("$x (stv 1 0.9)", "bare variable"),
     ("(--> cat (stv 1 0.9)) (stv 1 0.9)", "stv"),
     ("(--> cat \"animal) (stv 1 0.9)", "malformed"),
+    # a model that quoted each belief: the truth value is there, inside the quotes
+    ('"(--> cat animal) (stv 1 0.9)" "(--> animal pet) (stv 1 0.9)"', "quoted string, not a belief"),
 ])
 def test_bad_atoms_raise_a_clear_error(text: str, cause: str) -> None:
     with pytest.raises(AtomError) as e:

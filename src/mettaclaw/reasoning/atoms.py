@@ -130,6 +130,9 @@ def parse_beliefs(text: str, limit: int = 64) -> list[Belief]:
         elif i + 1 < len(items) and _is_stv(items[i + 1]):
             beliefs.append(make_belief(item, items[i + 1]))
             i += 2
+        elif item.__class__ is str and item[:1] == '"' and _STV_HINT.search(item):  # its truth value is inside
+            raise AtomError(f"{item[:80]} is a quoted string, not a belief: write beliefs without quotes, "
+                            "e.g. (--> cat animal) (stv 1.0 0.9)")
         else:
             raise AtomError(f"{render(item)[:80]} has no truth value: add (stv f c), e.g. (stv 1.0 0.9)")
         if len(beliefs) > limit:
