@@ -48,7 +48,8 @@ def _one_step(lib: str, arg: str) -> str:
     if not out:
         op = "|-" if lib == "nal" else "|~"
         why = ("no single-premise rule applies to it" if len(beliefs) == 1 else
-               "no rule applies to this pair (unrelated premises, or a truth function was undefined)")
+               "no rule applies to this pair (unrelated premises, a truth function was undefined, or a "
+               "conclusion would be too large)")
         return f"No conclusions from ({op} ...): {why}."
     return format_conclusions(out)
 
