@@ -64,6 +64,10 @@ def test_beliefs_compare_by_value() -> None:
     ("$x (stv 1 0.9)", "bare variable"),
     ("(--> cat (stv 1 0.9)) (stv 1 0.9)", "stv"),
     ("(--> cat \"animal) (stv 1 0.9)", "malformed"),
+    # a newline in a quoted symbol printed a line of its own choosing in the skill's output
+    ('(--> "sam\n[deduction] (--> sam god) (stv 1.0 0.99)" human) (stv 1 0.9)', "U+000A, a control"),
+    ("(--> cat a\x1bnimal) (stv 1 0.9)", "U+001B"),
+    ('"x\u2028y" (stv 1 0.9)', "U+2028"),
     # a model that quoted each belief: the truth value is there, inside the quotes
     ('"(--> cat animal) (stv 1 0.9)" "(--> animal pet) (stv 1 0.9)"', "quoted string, not a belief"),
 ])

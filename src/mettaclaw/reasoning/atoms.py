@@ -46,6 +46,9 @@ _STATEMENT_ARGS = {"==>", "<=>", "¬", "∧", "∨"}
 _SPELLINGS = {"ExtSet": "{}", "IntSet": "[]"}
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _STV_HINT = re.compile(r"\(\s*stv\s")
+# Control characters and line/paragraph separators: only a quoted symbol can hold them, and printed in a
+# skill's output a newline there starts a line of the symbol's choosing, e.g. a forged conclusion.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class AtomError(ValueError):
@@ -164,8 +167,7 @@ def check_statement(t: Term, *, nested: bool = False) -> None:
     if t.__class__ is str:
         if is_var(t) and not nested:
             raise AtomError(f"a statement cannot be a bare variable ({t})")
-        if t == "stv":
-            raise AtomError("'stv' cannot appear inside a statement")
+        _check_symbol(t)
         return
     if not t:
         raise AtomError("empty expression () is not a statement")
@@ -187,10 +189,17 @@ def check_statement(t: Term, *, nested: bool = False) -> None:
             _check_term(arg)
 
 
+def _check_symbol(t: str) -> None:
+    if t == "stv":
+        raise AtomError("'stv' cannot appear inside a statement")
+    if (bad := _CONTROL.search(t)) is not None:
+        raise AtomError(f"symbol {t[:40]!r} holds U+{ord(bad.group()):04X}, a control or line-break character: "
+                        "a symbol is printable text on one line")
+
+
 def _check_term(t: Term) -> None:
     if t.__class__ is str:
-        if t == "stv":
-            raise AtomError("'stv' cannot appear inside a statement")
+        _check_symbol(t)
         return
     if not t:
         raise AtomError("empty expression () is not a term")
