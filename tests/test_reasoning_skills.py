@@ -128,3 +128,22 @@ def test_infer_from_beliefs_of_variables_only_does_not_recall_with_an_empty_quer
 
     out = infer_skill("(--> $x $y) (stv 1 0.9)", recall)
     assert out == "No conclusions from 1 beliefs ((--> $x $y) (stv 1.0 0.9))."
+
+
+def test_a_conclusion_the_store_refuses_is_shown_and_not_kept() -> None:
+    """A conclusion past the store's size (a fact holds at most 4000 characters) made `keep` raise
+    ValueError: the model saw an internal error instead of the conclusions, and not why."""
+    big = "s" * 5000
+    stored: list[str] = []
+
+    def keep(statement: str, belief: str, trail: list[dict], premises: list[str]) -> str:
+        if len(statement) > 4000:
+            raise ValueError(f"content is {len(statement)} chars; a fact holds at most 4000 (split it)")
+        stored.append(statement)
+        return f"f{len(stored)}"
+
+    out = infer_skill(f"(--> {big} b) (stv 1 0.9) (--> b c) (stv 1 0.9) (--> c d) (stv 1 0.9)", Recorder([]),
+                      keep=keep)
+    assert f"(--> {big} c) (stv 1.0 0.81)" in out
+    assert "was not kept as a fact: content is 5008 chars; a fact holds at most 4000" in out
+    assert stored == ["(--> b d)"] and "[kept as fact f1]" in out

@@ -115,7 +115,11 @@ def infer_skill(arg: str, recall: Callable[[str, int], list[Any]], depth: int = 
         if node.belief.c >= KEEP_CONFIDENCE and not node.belief.has_vars:
             trail = result.trail(node)
             premises = [str(p["memory_id"]) for step in trail for p in step["premises"] if p["memory_id"]]
-            kept[node.index] = keep(node.belief.statement, node.belief.text(), trail, premises)
+            try:
+                kept[node.index] = keep(node.belief.statement, node.belief.text(), trail, premises)
+            except ValueError as e:  # the store refuses what it cannot hold (a fact past its size): shown, not kept
+                result.notes.append(f"({node.belief.statement[:60]}{'...' if len(node.belief.statement) > 60 else ''} "
+                                    f"was not kept as a fact: {e}.)")
     return result.render(SHOW_LIMIT, kept)
 
 
