@@ -132,3 +132,16 @@ def test_premises_whose_unification_doubles_stay_fast(lib: str, n: int, parallel
     out = run(*_chained(n, parallel))
     assert time.monotonic() - start < 3
     assert all(len(c.statement) < 20_000 for c in out)
+
+
+def test_the_candidate_rule_caches_stay_bounded() -> None:
+    """The caches were keyed by premise shapes, which name any symbol heads: they grew with every new
+    head (one infer over 130 beliefs like (--> (h1 s) (g1 s)) added 16,000 entries, 18 MB, kept for good)."""
+    for lib in ("nal", "pln"):
+        e = fast.engine(lib)
+        for i in range(fast.MAX_CACHED_SHAPES + 100):
+            b1 = fast.parse_belief(f"(--> (h{i} s) b) (stv 1 0.9)")
+            e.derive2(b1, fast.parse_belief(f"(--> b (g{i} s)) (stv 1 0.9)"))
+            e.derive1(b1)
+        assert len(e._cands2) <= fast.MAX_CACHED_SHAPES and len(e._cands1) <= fast.MAX_CACHED_SHAPES
+    assert _statements(fast.nal("(--> (h1 s) b) (stv 1 0.9)", "(--> b c) (stv 1 0.9)")) == {"(--> (h1 s) c)", "(--> c (h1 s))"}

@@ -20,6 +20,10 @@ from .rulefile import RuleSet, load_ruleset
 from .terms import RVar, Term, compatible, is_var, render
 
 _FAIL = (NoConclusion, ZeroDivisionError, OverflowError)
+# Entries of each candidate-rule cache. A shape names the heads of a statement's arguments, which are any
+# symbols (`(--> (h1 s) (g1 s))`), so the caches grew with every new head the agent saw: one infer over
+# 130 such beliefs added 16,000 entries (18 MB) that no later call freed. Past the bound a cache starts over.
+MAX_CACHED_SHAPES = 4096
 
 
 class Conclusion(NamedTuple):
@@ -72,6 +76,8 @@ class Engine:
         k = (b1.shape, b2.shape)
         cands = self._cands2.get(k)
         if cands is None:
+            if len(self._cands2) >= MAX_CACHED_SHAPES:
+                self._cands2.clear()
             cands = self._cands2[k] = self._candidates2(*k)
         out: list[Conclusion] = []
         seen: set[tuple[Term, tuple[float, float]]] = set()
@@ -93,6 +99,8 @@ class Engine:
         k = b.shape
         cands = self._cands1.get(k)
         if cands is None:
+            if len(self._cands1) >= MAX_CACHED_SHAPES:
+                self._cands1.clear()
             cands = self._cands1[k] = [cr for cr in self.rules1 if compatible(cr.keys[0], k)]
         out: list[Conclusion] = []
         seen: set[tuple[Term, tuple[float, float]]] = set()
