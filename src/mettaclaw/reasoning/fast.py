@@ -1,8 +1,8 @@
 """The fast path: `|-` and `|~` from rules compiled once out of lib/nal.metta and lib/pln.metta.
 
 Same semantics as the MeTTa definitions of `|-`/`|~`: every rule matching (P1, P2) or (P2, P1),
-conclusions deduplicated, tautologies (X copula X) and bare-variable "statements" dropped, a truth function that hits ``(empty)`` or
-a zero denominator gives no conclusion.  Rules are indexed by premise shape, so a call tries only the
+conclusions deduplicated, tautologies (X copula X) and bare-variable "statements" dropped, a truth
+function that hits ``(empty)`` or a zero denominator gives no conclusion.  Rules are indexed by premise shape, so a call tries only the
 rules that can match; ground premises use the specialised matchers, premises with variables the
 general unifier.
 """
