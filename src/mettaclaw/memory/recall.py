@@ -29,7 +29,7 @@ from mettaclaw.textutil import cap_head
 
 from .filters import PRIOR_TIME, row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
-from .text import check_query, labelled_sentences, query_terms, speakers, term_set, words
+from .text import check_query, label, labelled_sentences, query_terms, speakers, term_set, words
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
@@ -363,10 +363,16 @@ class Recall:
         out: list[Hit] = []
         covered: set[str] = set()
         said: dict[str, Hit] = {}
+        quoting: dict[str, Hit] = {}  # a labelled hit ("Sam: X") by its words without the label ("x")
         for hit in ordered:
             if not hit.shows:
                 continue  # activation flowed through it; the model is shown what it points at instead
-            same = said.get(_said(hit.text))
+            key = _said(hit.text)
+            head = label(hit.text)
+            bare = _said(hit.text[len(head):]) if head else key
+            # a note kept in the words someone said ("remember X" of "Sam: X") is that statement again;
+            # two people who said the same words are not one statement, so only an unlabelled text matches
+            same = said.get(key) or (said.get(bare) if head else quoting.get(key))
             if same is not None:
                 same.cites = list(dict.fromkeys([*same.cites, *hit.cites]))
                 covered.update(hit.covers)
@@ -374,7 +380,9 @@ class Recall:
             if hit.covers and set(hit.covers) <= covered:
                 continue
             covered.update(hit.covers)
-            said[_said(hit.text)] = hit
+            said[key] = hit
+            if head:
+                quoting.setdefault(bare, hit)
             out.append(hit)
             if len(out) >= limit:
                 break
