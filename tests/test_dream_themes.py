@@ -289,6 +289,28 @@ def test_a_theme_never_glues_one_persons_unrelated_statements(embedder):
     assert [t.episodes for t in found] == [("D0", "D1", "D2", "D3")]
 
 
+CHANGED = ["The team standup is at 9:30 every morning.", "My locker number at the gym is 112.",
+           "Our cat Miso only eats the salmon food.", "The team standup moved to 10:00 every morning.",
+           "My locker number at the gym is 87 now.", "Our cat Miso only eats the chicken food now."]
+
+
+@pytest.mark.parametrize("embedder", [NameHeavy(256), pytest.param("real", marks=pytest.mark.slow)])
+def test_a_theme_never_glues_two_topics_each_said_twice(embedder):
+    """A small window is one cluster, and each sentence there had a partner on its own topic, so the
+    standup's time, the gym locker and the cat's food (each told, then changed) were one theme."""
+    from mettaclaw.memory.dream.themes import build
+    from mettaclaw.memory.semantic.reconcile import THRESHOLDS_BY_EMBEDDER, Thresholds
+
+    if embedder == "real":
+        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+
+        embedder = SentenceTransformerEmbedder()
+    cohesion = THRESHOLDS_BY_EMBEDDER.get(embedder.name, Thresholds()).relevant
+    rows = [[f"D{n}", T0 + n, line] for n, line in enumerate(CHANGED)]
+    found = build("Sam", rows, embedder, ThemePolicy(size=8), cohesion=cohesion)
+    assert sorted(t.episodes for t in found) == [("D0", "D3"), ("D1", "D4"), ("D2", "D5")], found
+
+
 def test_the_next_dream_embeds_what_is_new_not_a_whole_window_larger_than_the_cache(tmp_path):
     """A rebuild reads every kept sentence of whoever spoke; a shared cache smaller than that window
     evicted each vector before its next use, so every dream embedded the whole window again."""

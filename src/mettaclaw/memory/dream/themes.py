@@ -169,13 +169,37 @@ def background(kept: dict[str, list[list[Any]]], share: float = 0.2, floor: int 
     return frozenset(t for t, n in df.items() if n > cut)
 
 
+def cohesive_parts(found: list[int], vectors: np.ndarray, cohesion: float) -> list[list[int]]:
+    """A cluster's sentences in the groups a chain of sentences about the same thing (cosine at least
+    `cohesion`) links, each of two or more. Clustering puts every sentence somewhere: a small window
+    (Sam's seven content sentences: a standup's time and its two changes, a gym locker and its change,
+    a plumber's visit and its new day) is one cluster, and each sentence having a partner on its own topic glued all three into a theme."""
+    close = vectors[found] @ vectors[found].T >= cohesion
+    parts, seen = [], set()
+    for start in range(len(found)):
+        if start in seen:
+            continue
+        seen.add(start)
+        part, todo = [], [start]
+        while todo:
+            i = todo.pop()
+            part.append(i)
+            for j in map(int, np.flatnonzero(close[i])):
+                if j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        if len(part) >= 2:
+            parts.append([found[i] for i in sorted(part)])
+    return parts
+
+
 def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
           common: frozenset[str] = frozenset(), cohesion: float = 0.0) -> list[Theme]:
     """The themes of one participant's kept sentences (deterministic for the same rows), from those
     that say something beyond `common`. A sentence said in several episodes is shown once and cites
-    all of them. Clustering puts every sentence somewhere, so a sentence stays in its theme only if
-    another sentence of the theme is about the same thing (cosine at least `cohesion`): a theme never
-    glues a wifi password to a passport's expiry."""
+    all of them. Clustering puts every sentence somewhere, so a theme is what a chain of sentences about
+    the same thing (cosine at least `cohesion`) links (`cohesive_parts`): a theme never glues a wifi
+    password to a passport's expiry, nor two pairs of them."""
     said: dict[str, list[list[Any]]] = {}
     for row in rows:
         if len(term_set(str(row[2])) - common - term_set(group)) < policy.min_terms:
@@ -190,12 +214,8 @@ def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
     # dinner is at Casa Lupo." 0.46, without the name 0.26), and a theme would glue anything they said
     said_alone = np.asarray(embedder.embed([str(r[0][2]) for r in distinct]), dtype=np.float32)
     out = []
-    for found in cluster_vectors(vectors, max(1, len(distinct) // policy.size), method=policy.clustering):
-        close = said_alone[found] @ said_alone[found].T
-        np.fill_diagonal(close, -1.0)
-        members = [m for m, best in zip(found, close.max(axis=1), strict=True) if best >= cohesion]
-        if len(members) < 2:
-            continue
+    clusters = cluster_vectors(vectors, max(1, len(distinct) // policy.size), method=policy.clustering)
+    for members in (part for found in clusters for part in cohesive_parts(found, said_alone, cohesion)):
         centre = vectors[members].mean(axis=0)
         central = sorted(sorted(members, key=lambda i: -float(vectors[i] @ centre))[: policy.max_sentences],
                          key=lambda i: min(float(r[1]) for r in distinct[i]))
