@@ -246,3 +246,34 @@ def test_a_statement_the_agent_remembered_in_its_speakers_words_is_one_hit(make_
     hits = hits_of(agent, "learning the cello since January")
     assert len(hits) == 2 and f"Ann: {cello}" in hits, hits  # the note and Sam's episode are one hit
     assert all(h.removeprefix("Sam: ").removeprefix("Ann: ") == cello for h in hits), hits
+
+
+OWN = {"bob": ("my wifi password is tangerine-77", "I live in Madrid"),
+       "alice_92": ("my wifi password is walrus-19", "I live in Porto"),
+       "Carol": ("My wifi password is lantern-05", "I live in Lyon")}
+
+
+@pytest.mark.parametrize("stack", [{}, pytest.param({"embeddingprovider": "local", "chromaMode": "embedded"},
+                                                    marks=pytest.mark.slow, id="real")])
+def test_a_question_about_the_asker_finds_their_own_statement_first(make_agent, stack) -> None:
+    """Three people tell one memory the same kind of thing; "what is my password" asked by alice_92
+    means hers. Without the asker the closest words won (bob's password for alice_92 and for Carol),
+    while a question naming someone else still finds that person's statement."""
+    people = list(OWN)
+    lines = [(people[i % 3], line) for i, line in enumerate(small_talk(40))]
+    for n, (who, (password, home)) in enumerate(OWN.items()):
+        lines.insert(3 + 7 * n, (who, password))
+        lines.insert(20 + 5 * n, (who, home))
+    agent, _, channel, clock = make_agent(["send ok"] * (len(lines) + 10), (), **stack)
+    for who, line in [*lines, ("bob", "hello again")]:
+        clock.advance(60)
+        channel.put(Message(line, who, channel.name))
+        agent.turn()
+    agent.memory.dreamer.wait()
+    assert hits_of(agent, "what is alice_92's wifi password")[0] == "alice_92: my wifi password is walrus-19"  # names her
+    for who, (password, home) in OWN.items():
+        clock.advance(60)
+        channel.put(Message("hi", who, channel.name))  # the turn being answered is theirs
+        agent.turn()
+        assert hits_of(agent, "what is my password")[0] == f"{who}: {password}", who
+        assert hits_of(agent, "where do I live")[0] == f"{who}: {home}", who

@@ -236,6 +236,7 @@ class Agent:
             who, channel = senders(self.turn_state.messages)
             self.memory_skills.scope = scopes.of_episode(who, channel)
             self.memory_skills.shared = frozenset({scopes.of_episode((), channel)}) - {scopes.DEFAULT}
+            self.memory_skills.asker = who[0] if len(who) == 1 else None
         if self.scope != self.turn_state.prompt_scope:  # the prompt was built for someone else's turn
             self.turn_state.sections = {}
             self.turn_state.prompt = "\n".join(bridges.atom_text(a) for a in self.runner.evaluate_atom(E(S("build-prompt"))))

@@ -132,9 +132,10 @@ class Memory(Forgetting):
 
     # --- reading (`visible`: the scopes the reader may see, e.g. scopes.reading(); None: every scope)
     def query(self, phrase: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
-              touch: bool = True, visible: frozenset[str] | None = None, lens: Any = None) -> list[Hit]:
+              touch: bool = True, visible: frozenset[str] | None = None, lens: Any = None,
+              asker: str | None = None) -> list[Hit]:
         """The agent's recall over everything it remembers (see recall.py), through a `lens` (a
-        config.Lens: layer, tags, sinceDays, limit) when one is given."""
+        config.Lens: layer, tags, sinceDays, limit) when one is given; `asker`: who asks (Recall.recall)."""
         since = None
         if lens is not None:
             layer, limit = lens.layer or layer, lens.limit or limit
@@ -142,7 +143,7 @@ class Memory(Forgetting):
                 since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.semantic.clock() - lens.sinceDays * 86_400))
         with self.lock:
             return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch, visible=visible,
-                                      tags=tuple(lens.tags) if lens is not None else (), since=since)
+                                      tags=tuple(lens.tags) if lens is not None else (), since=since, asker=asker)
 
     def beliefs(self, phrase: str, limit: int, visible: frozenset[str] | None = None) -> list[Any]:
         """The stored beliefs (memories carrying an atom) best matching `phrase`: premises for `infer`."""

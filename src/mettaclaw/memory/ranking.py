@@ -43,7 +43,8 @@ class RecallSettings(BaseModel):
     `vector` over the memory index, `sentences` (the index's candidates re-ranked by their best
     sentence), `semantic` (the semantic layer's own ranking; its facts and summaries are also in the
     index, so it adds little) and `speaker` (the dream's records that quote only the people a question
-    names: see `Recall._quoting_named`)."""
+    names: see `Recall._quoting_named`) and `asker` (what the person asking said, when the question
+    is about them: `Recall._said_by_asker`; only when the caller says who asks)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -54,6 +55,7 @@ class RecallSettings(BaseModel):
     semantic: float = Field(0.0, ge=0)
     speaker: float = Field(0.3, ge=0)
     speaker_records: int = Field(3, ge=1)  # ... at most this many (a theme costs up to 10 sentences)
+    asker: float = Field(1.0, ge=0)  # what the asker said, for a question about themselves (Recall._said_by_asker)
     depth: int = Field(200, ge=1)  # candidates taken from each ranking
     sentence_pool: int = Field(200, ge=1)  # fused candidates whose sentences are compared with the query
     seeds: int = Field(10, ge=1)  # best hits spreading activation starts from

@@ -29,7 +29,16 @@ from mettaclaw.textutil import cap_head
 
 from .filters import PRIOR_TIME, row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
-from .text import check_query, label, labelled_sentences, query_terms, speakers, term_set, words
+from .text import (
+    asks_about_asker,
+    check_query,
+    label,
+    labelled_sentences,
+    query_terms,
+    speakers,
+    term_set,
+    words,
+)
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
@@ -139,10 +148,11 @@ class Recall:
     # --- the ranked list
     def recall(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
                touch: bool = True, visible: frozenset[str] | None = None, tags: tuple[str, ...] = (),
-               since: str | None = None) -> list[Hit]:
+               since: str | None = None, asker: str | None = None) -> list[Hit]:
         """The `limit` best hits for `query` (`layer`: "episodic" or "semantic" only), best first, among
         the records of the `visible` scopes (None: every scope) carrying every one of `tags` and
-        recorded since `since` (a lens's filters)."""
+        recorded since `since` (a lens's filters); `asker`: who asks (their name as they speak), whose
+        own statements a question about themselves ("my", "I") ranks first (`_said_by_asker`)."""
         if not isinstance(query, str) or not query.strip():
             raise ValueError("cannot recall with an empty query")
         check_query(query)
@@ -159,7 +169,7 @@ class Recall:
         lists = {name: [k for k in ids if k is not None] for name, ids in lists.items()}
         cosine = {self._key(i, keys): score for i, score in raw.get("vector", [])}
         weights = {"vector": s.vector, "bm25": s.bm25, "sentences": s.sentences, "semantic": s.semantic,
-                   "speaker": s.speaker}
+                   "speaker": s.speaker, "asker": s.asker}
         pool_scores, _ = fuse(lists, weights, s.rrf_k)
         pool = sorted(pool_scores, key=lambda k: -pool_scores[k])[: s.sentence_pool]
         q = self.index.embedder.embed([query])[0]
@@ -173,6 +183,9 @@ class Recall:
         scores, ranks = fuse(lists, weights, s.rrf_k)
         if s.speaker > 0 and (quoting := self._quoting_named(query, scores, keys, s.speaker_records)):
             lists["speaker"] = quoting
+            scores, ranks = fuse(lists, weights, s.rrf_k)
+        if asker and s.asker > 0 and (mine := self._said_by_asker(query, asker, best_sentence, keys)):
+            lists["asker"] = mine
             scores, ranks = fuse(lists, weights, s.rrf_k)
         relevance = self._relevance(query, scores, keys, cosine, best_sentence)
         passing = {k for k, r in relevance.items() if r >= self.floor}
@@ -257,6 +270,29 @@ class Recall:
             return []
         return [k for k in sorted(scores, key=lambda k: -scores[k])
                 if keys[k][0] == "semantic" and quoted[k] and quoted[k] <= named][:limit]
+
+    def _said_by_asker(self, query: str, asker: str, best_sentence: dict[str, float],
+                       keys: dict[str, tuple[str, Any]]) -> list[str]:
+        """The candidates that quote only `asker` and pass the relevance floor, the closest sentence
+        first, when the question is about its asker ("what is my password", "where do I live now") and
+        names no one else who spoke; else none. (Ordered by the fused score, the asker's small talk that
+        shared a word with the question took the first ranks, and "I drive a red Honda" stayed below
+        bob's "my car is a blue Volvo" for Carol's "what car do I have".)
+
+        Why: several people tell one memory the same kind of thing ("my wifi password is ...", "I live
+        in ..."), and the asker's "my password" means theirs; without this, whoever's statement was
+        closest in words came first (bob's password for alice, bob's city for alice's "where do I live").
+        A question naming another person ("what did bob say about my car") is about that person's
+        statements (`_quoting_named`), so it is left as it was."""
+        if not asks_about_asker(query):
+            return []
+        known = self.index.senders()
+        wanted = frozenset(query_terms(query))
+        if any(p != asker and term_set(p) and term_set(p) <= wanted for p in known):
+            return []
+        mine = frozenset({asker})
+        return [k for k in sorted(best_sentence, key=lambda k: -best_sentence[k])
+                if best_sentence[k] >= self.floor and speakers(_text(keys[k][1]), known | mine) == mine]
 
     # --- relevance
     def _best_sentences(self, q: Any, pool: list[str], keys: dict[str, tuple[str, Any]],

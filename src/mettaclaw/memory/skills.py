@@ -86,6 +86,9 @@ class MemorySkills:
         # the channel's own scope, where turns in which several people spoke go: said in front of
         # everyone there, so each of them reads it (the runtime sets it from the turn's channel)
         self.shared: frozenset[str] = frozenset()
+        # who asks: the one person who spoke in the turn being answered (None when several did); a
+        # question about themselves ("my password") ranks their own statements first (Recall.recall)
+        self.asker: str | None = None
 
     @property
     def visible(self) -> frozenset[str]:
@@ -127,7 +130,8 @@ class MemorySkills:
         if not phrase:
             raise SkillError("query needs a phrase to look for, e.g. query where does Alice live")
         try:
-            hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible, lens=lens)
+            hits = self.memory.query(phrase, self.max_items, layer=layer, visible=self.visible, lens=lens,
+                                     asker=self.asker)
         except ValueError as err:  # what recall refuses to look for (a query past text.MAX_QUERY_CHARS)
             raise SkillError(str(err)) from None
         return render(hits) or f"no memories match {quoted(phrase)}"

@@ -113,6 +113,15 @@ def query_terms(query: str) -> tuple[str, ...]:
     return tuple(terms(_QUESTION_FRAME.sub(" ", query)))
 
 
+FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))  # what makes a question about its asker
+
+
+def asks_about_asker(query: str) -> bool:
+    """Whether a question is about the one asking it ("what is my password", "where do I live now"),
+    its frame aside ("remind me when the dentist is" asks about the dentist)."""
+    return bool(FIRST_PERSON & set(words(_QUESTION_FRAME.sub(" ", query))))
+
+
 def sentences(text: str, limit: int = MAX_SENTENCES) -> list[str]:
     """The statements of a text (at most `limit`), split after . ! ? and at line breaks."""
     return [s.strip() for s in SENTENCE_BREAK.split(text) if s and len(s.strip()) >= MIN_SENTENCE][:limit]
