@@ -258,7 +258,8 @@ OWN = {"bob": ("my wifi password is tangerine-77", "I live in Madrid"),
 def test_a_question_about_the_asker_finds_their_own_statement_first(make_agent, stack) -> None:
     """Three people tell one memory the same kind of thing; "what is my password" asked by alice_92
     means hers. Without the asker the closest words won (bob's password for alice_92 and for Carol),
-    while a question naming someone else still finds that person's statement."""
+    while a question naming someone else still finds that person's statement. Each asked once before:
+    that question, in the same words, is theirs too, but it answers nothing."""
     people = list(OWN)
     lines = [(people[i % 3], line) for i, line in enumerate(small_talk(40))]
     for n, (who, (password, home)) in enumerate(OWN.items()):
@@ -271,6 +272,10 @@ def test_a_question_about_the_asker_finds_their_own_statement_first(make_agent, 
         agent.turn()
     agent.memory.dreamer.wait()
     assert hits_of(agent, "what is alice_92's wifi password")[0] == "alice_92: my wifi password is walrus-19"  # names her
+    for who in OWN:
+        clock.advance(60)
+        channel.put(Message("what is my password?", who, channel.name))
+        agent.turn()
     for who, (password, home) in OWN.items():
         clock.advance(60)
         channel.put(Message("hi", who, channel.name))  # the turn being answered is theirs

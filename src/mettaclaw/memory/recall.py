@@ -34,6 +34,7 @@ from .text import (
     check_query,
     label,
     labelled_sentences,
+    only_asks,
     query_terms,
     speakers,
     term_set,
@@ -283,7 +284,9 @@ class Recall:
         in ..."), and the asker's "my password" means theirs; without this, whoever's statement was
         closest in words came first (bob's password for alice, bob's city for alice's "where do I live").
         A question naming another person ("what did bob say about my car") is about that person's
-        statements (`_quoting_named`), so it is left as it was."""
+        statements (`_quoting_named`), so it is left as it was. What the asker only asked ("what is my
+        password" last week, asked again) answers nothing: it holds the question's words, and ranked
+        above the statement it asks about."""
         if not asks_about_asker(query):
             return []
         known = self.index.senders()
@@ -292,7 +295,8 @@ class Recall:
             return []
         mine = frozenset({asker})
         return [k for k in sorted(best_sentence, key=lambda k: -best_sentence[k])
-                if best_sentence[k] >= self.floor and speakers(_text(keys[k][1]), known | mine) == mine]
+                if best_sentence[k] >= self.floor and speakers(_text(keys[k][1]), known | mine) == mine
+                and not only_asks(_text(keys[k][1]), known | mine)]
 
     # --- relevance
     def _best_sentences(self, q: Any, pool: list[str], keys: dict[str, tuple[str, Any]],

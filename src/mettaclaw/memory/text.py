@@ -122,6 +122,17 @@ def asks_about_asker(query: str) -> bool:
     return bool(FIRST_PERSON & set(words(_QUESTION_FRAME.sub(" ", query))))
 
 
+_ASKING = frozenset(("what", "where", "when", "who", "whom", "whose", "which", "why", "how", "do", "does", "did",
+                     "is", "are", "am", "was", "were", "can", "could", "will", "would", "should", "shall"))
+
+
+def only_asks(text: str, known: frozenset[str] = frozenset()) -> bool:
+    """Whether every sentence of a memory (its speaker's label aside) is a question: it ends with "?" or
+    begins with an asking word, as chat questions often come without one ("what is my password")."""
+    said = [s for s in (s.removeprefix(label(s, known) or "").strip() for s in labelled_sentences(text, known)) if words(s)]
+    return bool(said) and all(s.endswith("?") or words(s)[0] in _ASKING for s in said)
+
+
 def sentences(text: str, limit: int = MAX_SENTENCES) -> list[str]:
     """The statements of a text (at most `limit`), split after . ! ? and at line breaks."""
     return [s.strip() for s in SENTENCE_BREAK.split(text) if s and len(s.strip()) >= MIN_SENTENCE][:limit]
