@@ -462,3 +462,21 @@ def test_two_agent_processes_and_a_client_write_one_memory_at_once(tmp_path, chr
             assert any(line in text for text in shown), f"{line!r} not found"
     finally:
         memory.close()
+
+
+def test_a_remote_agents_query_knows_who_asks_as_a_local_agents_does(tmp_path, open_test_memory) -> None:
+    """A remote agent's skills answer as a local agent's: "what is my password" asked by alice finds
+    hers first, though bob's says the same closer to the question's words (the server was not told
+    who asks, so bob's came first there while the local agent found hers)."""
+    server = open_test_memory()
+    agent, channel, _ = remote_agent(tmp_path, server, ["send ok", "send ok", "query what is my password"], "a")
+    try:
+        for who, said in (("alice", "my wifi password is walrus-19"), ("bob", "what is my wifi password? it is tangerine-77")):
+            channel.put(Message(said, who, channel.name))
+            agent.turn()
+        channel.put(Message("hi", "alice", channel.name))
+        agent.turn()
+        assert agent.last_results.split("\n")[0].endswith("alice: my wifi password is walrus-19 (id ep-0)"), agent.last_results
+    finally:
+        agent.close()
+        agent.memory.close()

@@ -264,11 +264,14 @@ class MemoryTools:
     def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]
                     arg: str, time: Time,
                     scope: str = scopes.DEFAULT, max_items: Limit = 10,
-                    max_lines: Annotated[int, Field(ge=1, le=1000)] = 20) -> dict[str, Any]:
-        """Run one of an agent's memory skills (query, remember, learn, ...) as that agent, in a scope."""
+                    max_lines: Annotated[int, Field(ge=1, le=1000)] = 20,
+                    asker: Annotated[str | None, Field(max_length=64)] = None) -> dict[str, Any]:
+        """Run one of an agent's memory skills (query, remember, learn, ...) as that agent, in a scope;
+        `asker`: who the turn answers, whose own statements a question about themselves finds first."""
         self._real_time(time)
         skills = MemorySkills(self.memory, lambda: time, max_items, max_lines, source="agent", lenses=self.lenses)
         skills.scope, skills.with_agent = self._acting_in(scope), self.scope == scopes.DEFAULT
+        skills.asker = asker
         try:
             return {"result": skills.run(skill, arg)}
         except SkillError as err:

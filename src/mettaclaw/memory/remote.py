@@ -261,6 +261,7 @@ class RemoteSkills:
     def __init__(self, memory: RemoteMemory, now: Callable[[], str], max_items: int, max_episode_lines: int) -> None:
         self.memory, self.now, self.max_items, self.max_episode_lines = memory, now, max_items, max_episode_lines
         self.scope = scopes.DEFAULT
+        self.asker: str | None = None  # who the turn answers (MemorySkills.asker; the runtime sets it)
 
     @property
     def visible(self) -> frozenset[str]:
@@ -269,7 +270,8 @@ class RemoteSkills:
     def run(self, skill: str, arg: str) -> str:
         try:
             answer = self.memory.caller.call("agent_skill", skill=skill, arg=arg, time=self.now(), scope=self.scope,
-                                             max_items=self.max_items, max_lines=self.max_episode_lines)
+                                             max_items=self.max_items, max_lines=self.max_episode_lines,
+                                             asker=self.asker)
         except ServerUnavailable as err:
             raise SkillError(str(err)) from None
         return str(answer["result"])
