@@ -174,23 +174,11 @@ def cohesive_parts(found: list[int], vectors: np.ndarray, cohesion: float) -> li
     `cohesion`) links, each of two or more. Clustering puts every sentence somewhere: a small window
     (Sam's seven content sentences: a standup's time and its two changes, a gym locker and its change,
     a plumber's visit and its new day) is one cluster, and each sentence having a partner on its own topic glued all three into a theme."""
-    close = vectors[found] @ vectors[found].T >= cohesion
-    parts, seen = [], set()
-    for start in range(len(found)):
-        if start in seen:
-            continue
-        seen.add(start)
-        part, todo = [], [start]
-        while todo:
-            i = todo.pop()
-            part.append(i)
-            for j in map(int, np.flatnonzero(close[i])):
-                if j not in seen:
-                    seen.add(j)
-                    todo.append(j)
-        if len(part) >= 2:
-            parts.append([found[i] for i in sorted(part)])
-    return parts
+    from scipy.sparse.csgraph import connected_components  # scipy comes with scikit-learn (cluster.py)
+
+    _, part_of = connected_components(vectors[found] @ vectors[found].T >= cohesion, directed=False)
+    members = [[found[i] for i in np.flatnonzero(part_of == part)] for part in range(part_of.max() + 1)]
+    return [part for part in members if len(part) >= 2]
 
 
 def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
