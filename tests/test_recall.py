@@ -226,14 +226,15 @@ def test_a_chat_lines_later_sentences_keep_who_said_them():
         "remember this: the key is under the mat.", "And the code is 42."]
 
 
-def _two_painters(memory) -> tuple[str, str]:
-    """Alice's theme of what she painted, and Bob's record that says "painted" more often and names her."""
-    alice = memory.semantic.learn("Alice: I did a watercolour of the lake at sunrise. Alice: I painted my dog Luna.",
-                                  kind="summary", source_episodes=["ep-1", "ep-2"]).id
-    bob = memory.semantic.learn("Bob: Wow Alice, you painted that? Alice has painted so much! I painted a fence.",
-                                kind="summary", source_episodes=["ep-3"]).id
+def _two_painters(memory, alice: str = "Alice", bob: str = "Bob") -> tuple[str, str]:
+    """Alice's theme of what she painted, and Bob's record that says "painted" more often and names her,
+    each labelled with the name given."""
+    mine = memory.semantic.learn(f"{alice}: I did a watercolour of the lake at sunrise. {alice}: I painted my dog Luna.",
+                                 kind="summary", source_episodes=["ep-1", "ep-2"]).id
+    theirs = memory.semantic.learn(f"{bob}: Wow Alice, you painted that? Alice has painted so much! I painted a fence.",
+                                   kind="summary", source_episodes=["ep-3"]).id
     memory.sync_mirror()
-    return alice, bob
+    return mine, theirs
 
 
 @pytest.mark.parametrize("weight", [0.0, RecallSettings().speaker])
@@ -310,12 +311,7 @@ def _two_painting_nicks(memory) -> tuple[str, str]:
     """`_two_painters` as an IRC channel writes them: lower-case nicks, each a sender memory has."""
     for n, nick in enumerate(("alice", "bob")):
         memory.record_turn(f"2026-01-0{n + 1} 10:00:00", [Message("hello everyone", nick, "irc")], [])
-    alice = memory.semantic.learn("alice: I did a watercolour of the lake at sunrise. alice: I painted my dog Luna.",
-                                  kind="summary", source_episodes=["ep-1", "ep-2"]).id
-    bob = memory.semantic.learn("bob: Wow Alice, you painted that? Alice has painted so much! I painted a fence.",
-                                kind="summary", source_episodes=["ep-3"]).id
-    memory.sync_mirror()
-    return alice, bob
+    return _two_painters(memory, "alice", "bob")
 
 
 @pytest.mark.parametrize("question", ["What has Alice painted?", "What has alice painted?"])
