@@ -263,3 +263,32 @@ def test_vectors_damaged_on_disk_are_computed_again_not_ranked_as_nan(tmp_path: 
     assert np.array_equal(store.get("b", "d2"), vecs(2).astype(dtype))
     store.put("a", "d1", vecs(1))
     assert np.array_equal(store.get("a", "d1"), vecs(1).astype(dtype))
+
+
+@pytest.mark.parametrize("kind", ["file", "memory"])
+def test_many_rows_read_at_once_are_what_each_read_alone_gives(tmp_path: Path, caplog, kind: str) -> None:
+    """An exact search reads every row's vector at once (`many`): it must serve exactly what `get`
+    serves row by row: only one-vector entries of the same text, damaged ones dropped and said."""
+    store = reopen(tmp_path, dtype="float32") if kind == "file" else keyed_vectors.InMemoryKeyedVectors()
+    one = {f"r{n}": vecs(n, 1).astype(np.float32) for n in range(40)}
+    for row_id, vector in one.items():
+        store.put(row_id, f"d-{row_id}", vector)
+    store.put("multi", "d-multi", vecs(99, 3))  # a row of several sentences: not a row's one vector
+    wanted = {row_id: f"d-{row_id}" for row_id in one} | {"r3": "changed", "multi": "d-multi", "absent": "d"}
+    ids, rows = store.many(wanted)
+    expected = [i for i in one if i != "r3"]
+    assert ids == expected and rows.dtype == np.float32
+    assert all(np.array_equal(rows[pos], store.get(i, f"d-{i}")[0]) for pos, i in enumerate(ids))
+    assert store.many({"absent": "d"})[0] == []
+    if kind == "file":
+        store.close()
+        data = next(tmp_path.glob("vectors-*.bin"))
+        with open(data, "r+b") as fh:
+            fh.write(b"\xff" * 8)  # r0's first number: NaN
+        store = reopen(tmp_path, dtype="float32")
+        with caplog.at_level("WARNING", logger=keyed_vectors.__name__):
+            ids, rows = store.many(wanted)
+        assert "r0" not in ids and len(ids) == len(expected) - 1 and np.isfinite(rows).all()
+        assert any("vectors of r0" in m and "damaged" in m for m in caplog.messages)
+        assert store.get("r0", "d-r0") is None  # dropped, to be put again
+    store.close()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import CountingEmbedder, record_deletes
 
+from mettaclaw.memory import longterm
 from mettaclaw.memory.chroma import EmbedderMismatch
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.layers import MemoryLayer
@@ -185,3 +187,26 @@ def test_the_names_of_everyone_heard_are_no_evidence_on_their_own(ltm: LongTermM
     rome = ltm.remember("Jon: Took a short trip last week to Rome, my favourite city.", kind="episode", tags=["who:Jon"])
     found = ltm.query("Which cities has Jon visited?", mode="bm25", limit=10)
     assert [m.id for m in found] == [rome.id]
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_an_exact_search_ranks_every_row_by_its_cosine_read_in_parts(tmp_path, monkeypatch, kept: bool) -> None:
+    """The exact search (taken when the store's answer is caught among copies of one text, or for a
+    narrow filter) reads the rows' vectors SCORED_AT_ONCE at a time: across the parts it must give the
+    brute-force order, copies of one text tied and in the order they were written."""
+    monkeypatch.setattr(longterm, "SCORED_AT_ONCE", 7)
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore(), vectors=tmp_path / "vectors" if kept else None)
+    texts = [f"note {n}: the {w} is by the {v}" for n, (w, v) in
+             enumerate(zip(["boat", "lamp", "kettle", "bike", "chair"] * 5, ["dock", "desk", "stove", "gate", "door"] * 5, strict=True))]
+    ids = [ltm.remember(t).id for t in texts]
+    copies = [ltm.remember_many([{"text": "agent: ok", "id": f"ep-{d}"}])[0].id for d in range(3)]  # own ids: 3 rows
+    q = ltm.embedder.embed(["where is the kettle"])[0]
+    everything = ids + copies
+    rows = dict(zip(everything, ltm.embedder.embed(texts + ["agent: ok"] * 3), strict=True))
+    brute = sorted(everything, key=lambda i: -float(rows[i] @ q / np.linalg.norm(rows[i]) / np.linalg.norm(q)))
+    got = ltm._exact(q, 12, None)
+    assert [i for i, _ in got] == brute[:12]
+    assert [i for i, _ in ltm._exact(q, 100, None) if i in copies] == copies
+    some = ids[::3]  # a filter's rows, in the order written (tied scores keep it)
+    assert [i for i, _ in ltm._exact(q, 5, some)] == [i for i in brute if i in some][:5]
+    ltm.close()

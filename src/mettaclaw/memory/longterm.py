@@ -32,7 +32,7 @@ from mettaclaw.memory.rows import Memory, RememberResult, lexical_text, prepare_
 from mettaclaw.memory.sentence_vectors import SentenceVectors, sentence_parts
 from mettaclaw.memory.text import terms
 from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
-from mettaclaw.memory.vectors import StoredItem, VectorStore, cosines
+from mettaclaw.memory.vectors import StoredItem, VectorStore, cosine_scores
 from mettaclaw.progress import progress_bar
 
 __all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "vector", "bm25")
 RESTORE_BATCH = 1000  # rows a damaged vector index is written again with at once (restore_vectors)
+SCORED_AT_ONCE = 16_384  # rows whose vectors an exact search reads and scores together (_scored)
 EXACT_UP_TO = 5000  # rows a filtered vector search scores one by one instead of asking the store
 CAUGHT_AMONG_COPIES = 16  # rows of one text in the store's answer that say its search was caught (_searched)
 
@@ -235,8 +236,23 @@ class LongTermMemory(Announcer):
     def similarity(self, vector: Any, ids: list[str]) -> dict[str, float]:
         """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not
         reach)."""
-        rows = self.vectors_of({i: self._items[i].document for i in ids if i in self._items})
-        return cosines(vector, list(rows), list(rows.values()))
+        found, scores = self._scored(vector, ids)
+        return dict(zip(found, scores.tolist(), strict=True))
+
+    def _scored(self, vector: Any, ids: Iterable[str]) -> tuple[list[str], np.ndarray]:
+        """The rows among `ids` that have a vector, and each one's cosine with `vector`; read and
+        scored SCORED_AT_ONCE rows at a time, so an exact search of 100k rows never holds all their
+        vectors (150 MB with MiniLM) at once."""
+        items = self._items
+        present = [i for i in ids if i in items]
+        found: list[str] = []
+        scores = []
+        for start in range(0, len(present), SCORED_AT_ONCE):
+            got, rows = self._row_vectors.matrix({i: items[i].document for i in present[start:start + SCORED_AT_ONCE]})
+            if got:
+                found += got
+                scores.append(cosine_scores(vector, rows))
+        return found, np.concatenate(scores) if scores else np.zeros(0, dtype=np.float32)
 
     def vectors_of(self, texts: dict[str, str]) -> dict[str, np.ndarray]:
         """The vectors of the rows that hold exactly these texts (id -> text), as the index computed
@@ -333,20 +349,10 @@ class LongTermMemory(Announcer):
         return self._exact(vector, k, allowed) if copies >= CAUGHT_AMONG_COPIES else hits
 
     def _exact(self, vector: Any, k: int, allowed: Iterable[str] | None) -> list[tuple[str, float]]:
-        """The `k` nearest of the `allowed` rows (None: all), scored one by one: each distinct vector
-        once, its copies (rows of the same text) following it."""
-        same: dict[str, list[str]] = {}
-        for row_id in self._items if allowed is None else allowed:
-            if (item := self._items.get(row_id)) is not None:
-                same.setdefault(vector_text(item.document, item.metadata), []).append(row_id)
-        scored = self.similarity(vector, [ids[0] for ids in same.values()])
-        out: list[tuple[str, float]] = []
-        for ids in sorted(same.values(), key=lambda ids: -scored.get(ids[0], -1.0)):
-            if ids[0] in scored:
-                out.extend((row_id, scored[ids[0]]) for row_id in ids[: k - len(out)])
-            if len(out) >= k:
-                break
-        return out
+        """The `k` nearest of the `allowed` rows (None: all), every row scored (copies of one text
+        tie, and keep their order)."""
+        ids, scores = self._scored(vector, self._items if allowed is None else allowed)
+        return [(ids[pos], float(scores[pos])) for pos in np.argsort(-scores, kind="stable")[:k]]
 
     def _ranked(self, text: str, limit: int, mode: str, allowed: set[str] | None,
                 where: dict[str, Any] | None) -> list[tuple[str, float, dict[str, Any]]]:

@@ -67,11 +67,15 @@ def cosines(vector: np.ndarray, ids: list[str], rows: Any) -> dict[str, float]:
     """{id: cosine of its row with `vector`} (rows need not be normalised)."""
     if not ids:
         return {}
+    return dict(zip(ids, cosine_scores(vector, rows).tolist(), strict=True))
+
+
+def cosine_scores(vector: np.ndarray, rows: Any) -> np.ndarray:
+    """The cosine of each row with `vector`, in row order (rows need not be normalised)."""
     mat = np.asarray(rows, dtype=np.float32)
     q = np.asarray(vector, dtype=np.float32)
     norms = np.linalg.norm(mat, axis=1) * (np.linalg.norm(q) or 1.0)
-    sims = mat @ q / np.where(norms == 0, 1.0, norms)
-    return {i: float(s) for i, s in zip(ids, sims, strict=True)}
+    return mat @ q / np.where(norms == 0, 1.0, norms)
 
 
 def matches(metadata: dict[str, Any], where: Where | None) -> bool:
