@@ -232,20 +232,22 @@ def test_a_deleted_semantic_store_is_said_at_the_start_that_finds_it(open_test_m
     assert not [n for n in open_test_memory("chromaMode=embedded").index.notices if "semantic store" in n]
 
 
-def test_a_statement_the_agent_remembered_in_its_speakers_words_is_one_hit(make_agent) -> None:
+@pytest.mark.parametrize("sam, ann", [("Sam", "Ann"), ("sam_k", "ann")])
+def test_a_statement_the_agent_remembered_in_its_speakers_words_is_one_hit(make_agent, sam, ann) -> None:
     """The model answering "Sam: I started learning the cello in January." with `remember` of the
     same words kept a note equal to the episode but for its "Sam: " label, and `query` showed the
     statement twice (the note, then the episode), taking a place from another memory. Now it is one
-    hit citing both; two people who said the same words are still two hits."""
+    hit citing both; two people who said the same words are still two hits. The same for lower-case
+    IRC nicks (labels read with the senders memory has), which were still shown twice."""
     cello = "I started learning the cello in January."
     agent, llm, channel, clock = make_agent([f"remember {cello}", "send ok", "send ok"])
-    channel.put(cello, who="Sam")
+    channel.put(cello, who=sam)
     agent.turn()
-    channel.put(cello, who="Ann")
+    channel.put(cello, who=ann)
     agent.turn()
     hits = hits_of(agent, "learning the cello since January")
-    assert len(hits) == 2 and f"Ann: {cello}" in hits, hits  # the note and Sam's episode are one hit
-    assert all(h.removeprefix("Sam: ").removeprefix("Ann: ") == cello for h in hits), hits
+    assert len(hits) == 2 and f"{ann}: {cello}" in hits, hits  # the note and Sam's episode are one hit
+    assert all(h.removeprefix(f"{sam}: ").removeprefix(f"{ann}: ") == cello for h in hits), hits
 
 
 OWN = {"bob": ("my wifi password is tangerine-77", "I live in Madrid"),

@@ -199,7 +199,7 @@ class Recall:
                 if near[key] < self.floor:
                     del hits[key]
         ordered = sorted(hits.values(), key=lambda h: -h.score)
-        out = self._latest_first(self._shown(ordered, int(limit)))
+        out = self._latest_first(self._shown(ordered, int(limit), self.index.senders()))
         if explain:
             for hit in out:
                 key = hit.id
@@ -396,10 +396,10 @@ class Recall:
         return None if key is None else self._hit(key, keys[key], 0.0)
 
     @staticmethod
-    def _shown(ordered: list[Hit], limit: int) -> list[Hit]:
+    def _shown(ordered: list[Hit], limit: int, known: frozenset[str]) -> list[Hit]:
         """The best hits that show something new: pointers (concepts) and hits whose episodes a better
         hit already shows are left out, and a statement said again in the same words is one hit that
-        cites every episode that said it."""
+        cites every episode that said it (a "who: " label read with the `known` senders, text.label)."""
         out: list[Hit] = []
         covered: set[str] = set()
         said: dict[str, Hit] = {}
@@ -408,7 +408,7 @@ class Recall:
             if not hit.shows:
                 continue  # activation flowed through it; the model is shown what it points at instead
             key = _said(hit.text)
-            head = label(hit.text)
+            head = label(hit.text, known)
             bare = _said(hit.text[len(head):]) if head else key
             # a note kept in the words someone said ("remember X" of "Sam: X") is that statement again;
             # two people who said the same words are not one statement, so only an unlabelled text matches
