@@ -499,3 +499,36 @@ def test_a_malformed_line_over_stdio_gets_its_json_rpc_error_and_the_session_goe
     assert all(a["jsonrpc"] == "2.0" and a["error"]["message"] for a in got if "error" in a)
     assert {a["id"]: "result" in a for a in got if "error" not in a} == {1: True, 2: True}, got
     assert server.returncode == 0
+
+
+def test_a_request_with_an_id_mcp_does_not_take_gets_one_invalid_request_answer_over_stdio(tmp_path) -> None:
+    """A request whose id is an object, an array, a fraction, a boolean or null was read by the SDK as a
+    notification (its models drop the id): served, never answered, and the client waited. JSON-RPC 2.0
+    answers an invalid request -32600 with id null; every request that is not a notification gets
+    exactly one answer, in order, and a notification none."""
+    import queue
+    import threading
+
+    server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", *settings(tmp_path)], env=environment(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    answers: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [answers.put(line) for line in server.stdout], daemon=True).start()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    odd = ['{"a": 1}', "[1]", "1.5", "2.0", "true", "false", "null"]
+    lines = [json.dumps(init), '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+             *(f'{{"jsonrpc": "2.0", "id": {given}, "method": "ping"}}' for given in odd),
+             '{"jsonrpc": "2.0", "method": "ping"}',  # no id: a notification, answered by nothing
+             '{"jsonrpc": "2.0", "id": "last", "method": "ping"}']
+    try:
+        server.stdin.write("\n".join(lines) + "\n")
+        server.stdin.flush()
+        got = [json.loads(answers.get(timeout=120)) for _ in range(len(odd) + 2)]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+    assert got[0]["id"] == 1 and "result" in got[0], got[0]
+    assert [(a["id"], a.get("error", {}).get("code")) for a in got[1:-1]] == [(None, -32600)] * len(odd), got
+    assert all(given in a["error"]["data"] for given, a in zip(odd, got[1:-1], strict=True)), got
+    assert got[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}, got[-1]
+    assert answers.empty() and server.returncode == 0

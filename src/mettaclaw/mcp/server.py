@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -115,35 +116,90 @@ def malformed_answer(error: Exception) -> SessionMessage | None:
             return None
         code, message = mcp_types.PARSE_ERROR, "Parse error: the line is not JSON"
     else:
-        code, message = mcp_types.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+        code, message = mcp_types.INVALID_REQUEST, INVALID_REQUEST
     # a field missing from one of the message types is reported with the whole object as its input
     whole = next((d["input"] for d in details if d.get("type") == "missing" and len(d.get("loc", ())) == 2), None)
     asked = whole.get("id") if isinstance(whole, dict) and "method" in whole else None
-    answer_id = asked if isinstance(asked, str) or (isinstance(asked, int) and not isinstance(asked, bool)) else None
     where = ".".join(map(str, details[0].get("loc", ()))) if details else ""
     reason = (f"{details[0].get('msg')}{' at ' + where if where else ''}" if details else str(error)) or type(error).__name__
+    return _error_answer(code, message, reason, asked if _valid_id(asked) else None)
+
+
+INVALID_REQUEST = "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+
+
+def _valid_id(value: Any) -> bool:
+    """An id MCP takes (a string or an integer; JSON-RPC's null and fractions are not)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _error_answer(code: int, message: str, reason: str, answer_id: str | int | None) -> SessionMessage:
     log.warning("stdio: answered a malformed line with %d: %s", code, reason[:200])
     return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=answer_id, error=mcp_types.ErrorData(
         code=code, message=message, data=reason[:500])))
 
 
+def _id_given(line: str) -> Any:
+    """The `id` member of a line that is a JSON object, or _NO_ID when it has none."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return _NO_ID
+    return data.get("id", _NO_ID) if isinstance(data, dict) else _NO_ID
+
+
+_NO_ID = object()
+
+
+def read_line(line: str) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """A stdio line as (the message to serve, the answer to send back at once); (None, None) for a
+    blank line, which asks nothing. A line that is no message is answered by `malformed_answer`. A
+    request whose id is not a string or an integer (an object, an array, a fraction, a boolean, null)
+    is answered -32600 with id null: the SDK reads it as a notification (its models drop the id), so
+    it was served and never answered, and its client waited for an answer that never came."""
+    if not line.strip():
+        return None, None
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception as err:  # what the SDK's stdio reader catches
+        return None, malformed_answer(err)
+    if isinstance(message, mcp_types.JSONRPCNotification) and (given := _id_given(line)) is not _NO_ID:
+        return None, _error_answer(mcp_types.INVALID_REQUEST, INVALID_REQUEST,
+                                   f"the id must be a string or an integer, not {json.dumps(given)[:100]}", None)
+    return SessionMessage(message), None
+
+
+class _NoLines:
+    """An input that ends at once: the SDK's stdio reader is given it, since serve_stdio reads stdin."""
+
+    def __aiter__(self) -> _NoLines:
+        return self
+
+    async def __anext__(self) -> str:
+        raise StopAsyncIteration
+
+
 async def serve_stdio(server: MCPServer) -> None:
-    """The server over stdin and stdout, as MCPServer.run("stdio") serves it, except that a line it
-    cannot read is answered with its JSON-RPC error (`malformed_answer`). Why: the SDK's stdio reader
-    hands such a line on as an exception, which its dispatcher logs at debug level and drops, so a
-    client that sent one waited for an answer that never came; the lines after it are served as before."""
+    """The server over stdin and stdout, as MCPServer.run("stdio") serves it, except that each line is
+    read here (`read_line`), so that every request gets exactly one answer: the SDK's stdio reader
+    hands a line it cannot read on as an exception, which its dispatcher logs at debug level and
+    drops, and reads a request with an odd id as a notification, so a client that sent either waited
+    for an answer that never came; the lines after it are served as before. The SDK still writes
+    stdout (its claim of fd 1 keeps stray prints off the wire); stdin is read here in place."""
     lowlevel = server._lowlevel_server  # (as the SDK's own in-process client reaches it)
-    async with stdio_server() as (read_stream, write_stream):
+    stdin = anyio.wrap_file(open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115
+    async with stdio_server(stdin=_NoLines()) as (_, write_stream):  # type: ignore[arg-type]
         checked_send, checked = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
         async def relay() -> None:
             # once the server has stopped serving, what is left unread is nobody's to answer
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 async with checked_send:
-                    async for item in read_stream:
-                        if not isinstance(item, Exception):
-                            await checked_send.send(item)
-                        elif (answer := malformed_answer(item)) is not None:
+                    async for line in stdin:
+                        served, answer = read_line(line)
+                        if served is not None:
+                            await checked_send.send(served)
+                        elif answer is not None:
                             await write_stream.send(answer)
 
         async with anyio.create_task_group() as tasks:
