@@ -174,6 +174,51 @@ def test_ctrl_c_during_the_session_end_dream_ends_it_at_once_and_loses_nothing(t
     assert snapshot(sem) == snapshot(clean)
 
 
+class HeldModel:
+    """A model whose call does not end until the test releases it (or a hang guard passes)."""
+
+    name = "held"
+
+    def __init__(self) -> None:
+        self.entered, self.release, self.returned = threading.Event(), threading.Event(), threading.Event()
+
+    def complete(self, prompt: str, message: str) -> str:
+        self.entered.set()
+        self.release.wait(120)
+        self.returned.set()
+        return "- Alice drinks black coffee every morning before work. [1]"
+
+
+def test_ctrl_c_during_the_session_end_dream_abandons_the_summarisers_model_call(tmp_path):
+    """The session-end dream's summariser called the model in the dreamer's own thread, so Ctrl-C (or
+    SIGTERM) waited out the call under way, up to llmTimeout (30 s), where the agent's own calls are
+    abandoned at once. Now the call is abandoned as those are: stop returns with the call still
+    running, the cut batch writes nothing (no fallback facts), and the next dream does it whole."""
+    trace = EpisodicTrace(tmp_path / "history.metta")
+    fill(trace, 6)
+    clean = semantic()
+    Dreamer(clean, trace, clean.embedder, tmp_path / "clean.json", cluster_size=1, extract_concepts=False).dream()
+    sem, model = semantic(), HeldModel()
+    state_path = tmp_path / "dream" / "state.json"
+    dreamer = Dreamer(sem, trace, sem.embedder, state_path, llm=model, cluster_size=1, extract_concepts=False)
+    dreamer.start()
+    cancel = threading.Event()
+    threading.Thread(target=lambda: model.entered.wait(WAIT) and cancel.set(), daemon=True).start()
+    try:
+        dreamer.finish_session(WAIT, cancel)
+        assert model.entered.is_set() and cancel.is_set()
+        dreamer.stop(WAIT)
+        assert not dreamer._thread.is_alive(), "stop waited for the model"
+        assert not model.returned.is_set(), "the model call is still under way: abandoned, not waited out"
+    finally:
+        model.release.set()
+    assert dreamer.summariser.failures == 0  # abandoned, not failed over to the extractive summariser
+    assert dreamer.state.dream_mark < 0 and dreamer.state.in_progress is not None and len(sem) == 0
+    again = Dreamer(sem, trace, sem.embedder, state_path, cluster_size=1, extract_concepts=False)
+    again.dream()
+    assert snapshot(sem) == snapshot(clean)
+
+
 def test_every_n_new_episodes_triggers_a_dream_in_the_background(tmp_path):
     trace = EpisodicTrace(tmp_path / "history.metta")
     sem = semantic()

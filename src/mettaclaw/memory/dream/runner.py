@@ -87,6 +87,8 @@ class Dreamer:
         self._dreaming = threading.Lock()  # one dream at a time
         self._wake = threading.Event()
         self._stop = threading.Event()
+        if isinstance(self.summariser, LLMSummariser) and self.summariser.stopping is None:
+            self.summariser.stopping = self._stop  # a stop abandons a model call under way
         self._requested: str | None = None
         self._thread: threading.Thread | None = None
         self._handling = False  # the worker is handling a wake-up
@@ -386,6 +388,8 @@ class Dreamer:
             if self._stop.is_set():
                 return False
             per_group.append(self.summariser.summarise([batch[i] for i in group], ignore))
+        if self._stop.is_set():  # stopped while the last cluster was summarised (its model call abandoned)
+            return False
         embed_ahead(self.semantic.embedder, [c.content for cands in per_group for c in cands])
         scope_of = {ep.id: ep.meta.get("scope", scopes.DEFAULT) for ep in batch}
         for candidates in per_group:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -202,15 +203,26 @@ _LINE = re.compile(r"^\s*[-*]?\s*(?P<fact>.+?)\s*\[(?P<cites>[\d,\s]+)\]\s*\.?\s
 
 
 class LLMSummariser:
-    """The model writes the facts; citations are checked against the cluster, so provenance is exact."""
+    """The model writes the facts; citations are checked against the cluster, so provenance is exact.
 
-    def __init__(self, llm: Any, fallback: ExtractiveSummariser | None = None, max_chars: int = 6000) -> None:
+    `stopping` (the Dreamer sets it to its stop event): once set, a model call under way is abandoned
+    and no new one is made, and `summarise` returns no candidates (the dreamer writes nothing of that
+    batch, so it is dreamt whole next time). Why: the call waited for the endpoint, up to llmTimeout,
+    and Ctrl-C during the session-end dream sat it out (the agent's own calls were abandoned at once).
+    """
+
+    def __init__(self, llm: Any, fallback: ExtractiveSummariser | None = None, max_chars: int = 6000,
+                 stopping: threading.Event | None = None) -> None:
         self.llm, self.fallback, self.max_chars = llm, fallback or ExtractiveSummariser(), max_chars
         self.name = f"llm:{getattr(llm, 'name', 'model')}"
         self.failures = 0
+        self.stopping = stopping
 
     def summarise(self, cluster: Sequence[DreamEpisode], ignore: frozenset[str] = frozenset()) -> list[CandidateFact]:
-        from mettaclaw.llm import LLMError
+        from mettaclaw.llm import LLMError, call_in_thread
+
+        if self.stopping is not None and self.stopping.is_set():
+            return []
 
         listing, used = [], 0
         for n, ep in enumerate(cluster, start=1):
@@ -220,8 +232,13 @@ class LLMSummariser:
             listing.append(line)
             used += len(line)
         try:
-            reply = self.llm.complete(PROMPT, "\n".join(listing))
+            # in a daemon thread, waited for here, as the agent's own calls are (runtime._complete)
+            reply = call_in_thread(lambda: self.llm.complete(PROMPT, "\n".join(listing)), stopping=self.stopping,
+                                   what="dream summariser call")
         except LLMError as err:
+            if self.stopping is not None and self.stopping.is_set():
+                log.info("dream summariser: the model call was abandoned: the dream is stopping")
+                return []
             self.failures += 1
             log.warning("dream summariser: model failed (%s); using the extractive summariser", err)
             return self.fallback.summarise(cluster, ignore)
