@@ -12,6 +12,7 @@ import pytest
 from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource, dream_skill
 from mettaclaw.memory.dream.episodes import DreamEpisode
 from mettaclaw.memory.dream.mirror import Mirror
+from mettaclaw.memory.dream.state import DreamState, save_state
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.episodic import EpisodicTrace
 from mettaclaw.memory.longterm import LongTermMemory
@@ -273,6 +274,29 @@ def test_a_memory_that_never_dreamed_waits_a_whole_interval_before_its_first_sch
         dreamer.tick()
         assert until(lambda: dreamer.last_report is not None)
         assert dreamer.last_report.reason == "schedule"
+    finally:
+        dreamer.stop()
+
+
+@pytest.mark.parametrize("when", ["while the agent runs", "while it was stopped"])
+def test_a_clock_moved_back_does_not_put_the_scheduled_dream_off(tmp_path, when):
+    """The schedule counted from the last dream's time by the system clock alone: a clock moved back a
+    day put the next dream off by that day, until it caught up with the last dream's time. Now the time
+    that really passes counts. A last dream a day ahead of the clock is that clock moved back (a 1 s
+    interval here; the wait is a hang guard, not a measurement)."""
+    state_path = tmp_path / "dream" / "state.json"
+    ahead = time.time() + 86_400
+    if when == "while it was stopped":
+        save_state(state_path, DreamState(last_dream=ahead))
+    sem = semantic()
+    source = ListSource([DreamEpisode(f"e{i}", ahead + i, f"Note {i}: the heating was fixed.") for i in range(4)])
+    dreamer = Dreamer(sem, source, sem.embedder, state_path, interval_s=1.0, extract_concepts=False)
+    if when == "while the agent runs":
+        dreamer.state.last_dream = ahead
+    dreamer.start()
+    try:
+        assert until(lambda: dreamer.last_report is not None)
+        assert dreamer.last_report.reason == "schedule" and dreamer.last_report.episodes == 4
     finally:
         dreamer.stop()
 

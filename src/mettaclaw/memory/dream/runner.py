@@ -78,6 +78,12 @@ class Dreamer:
             raise ValueError(f"cluster_on must be 'embedding' or 'words', not {cluster_on!r}")
         self.cluster_size, self.cluster_on = cluster_size, cluster_on
         self.state: DreamState = load_state(self.state_path)
+        # the schedule's origin on the monotonic clock (_schedule_left), on the system's clock only (a
+        # simulated one drives the schedule alone, so a benchmark's dreams do not depend on how long it
+        # runs): the time the clock says has passed since the last dream, none when it reads earlier
+        # than that (it was moved back meanwhile)
+        self._steady_origin = None if clock is not time.time else \
+            time.monotonic() - max(0.0, clock() - (self.state.last_dream or self._created_at))
         self._erased: set[str] = set()  # episodes erased since the running dream read its episodes
         self.statistics: Any = None  # the statistics layer, linked into the graph after each dream's batches
         self.lock = lock or threading.RLock()  # around every memory write: the turn's memory work holds it too
@@ -141,7 +147,7 @@ class Dreamer:
     def tick(self) -> None:
         """Cheap check the runtime may make each turn: wake the worker when the schedule is due (the
         worker also wakes on its own; this keeps a paused or simulated clock honest)."""
-        if self.interval_s is not None and self.clock() - self._schedule_origin() >= self.interval_s:
+        if self.interval_s is not None and self._schedule_left(self.interval_s) <= 0:
             self._wake.set()
 
     def request(self, reason: str = "skill") -> bool:
@@ -230,13 +236,22 @@ class Dreamer:
     def _until_schedule(self) -> float | None:
         if self.interval_s is None:
             return None
-        return max(0.05, min(self.interval_s, self._schedule_origin() + self.interval_s - self.clock()))
+        return max(0.05, min(self.interval_s, self._schedule_left(self.interval_s)))
 
     def _schedule_due(self) -> bool:
         if self.interval_s is None:
             return False
-        due = self.clock() - self._schedule_origin() >= self.interval_s
-        return due and bool(self.source.after(self.state.dream_mark, 1))
+        return self._schedule_left(self.interval_s) <= 0 and bool(self.source.after(self.state.dream_mark, 1))
+
+    def _schedule_left(self, interval: float) -> float:
+        """Seconds until the scheduled dream is due (0 or less: due), by whichever clock says sooner:
+        `clock` from the last dream's time, or (on the system's clock) the monotonic clock from when
+        this process saw that time. Why: by `clock` alone, a system clock moved back an hour put the
+        next dream off by that hour, until the clock caught up with the last dream's time."""
+        by_clock = self._schedule_origin() + interval - self.clock()
+        if self._steady_origin is None:
+            return by_clock
+        return min(by_clock, self._steady_origin + interval - time.monotonic())
 
     def _schedule_origin(self) -> float:
         """When the schedule counts from: the last dream, or, in a memory that never dreamed, the
@@ -328,6 +343,8 @@ class Dreamer:
         report.finished_at = self.clock()
         self.state.in_progress = None
         self.state.last_dream = report.finished_at
+        if self._steady_origin is not None:
+            self._steady_origin = time.monotonic()
         self.state.dreams += 1
         self.state.last_report = {k: v for k, v in report.to_dict().items() if not isinstance(v, list)}
         with self.lock:
