@@ -217,3 +217,68 @@ def test_a_background_writer_and_a_reader_share_one_memory(tmp_path):
     mem.flush()
     assert mem.vectors.index.count() == 150
     mem.close()
+
+
+def damage_past_the_start(path) -> None:
+    """Overwrite every other page of the file's last three quarters (a disk error): SQLite opens it and
+    reads its schema, and a read that reaches one of those pages finds the file malformed."""
+    page = 4096
+    pages = path.stat().st_size // page
+    with open(path, "r+b") as fh:
+        for n in range(pages // 4, pages, 2):
+            fh.seek(n * page)
+            fh.write(b"\xa5" * page)
+
+
+def filled_store(path, count: int = 1500) -> None:
+    store = SqliteSemanticStore(path)
+    with store.transaction():
+        for i in range(count):
+            store.put(rec(f"Fact {i}: the kettle number {i} sits beside window {i % 13}.", tags=["kitchen"],
+                          embedding=np.full(8, i, np.float32)))
+    store.close()
+
+
+def test_a_store_damaged_past_its_first_pages_says_which_file_and_what_to_do_when_used(tmp_path):
+    """Damage past the pages read at open is not found at open (reading the whole file there, PRAGMA
+    quick_check, costs the restart too much at 100k records): the first read or write that reaches
+    it raised sqlite3's bare "database disk image is malformed", and the dream and recall failed as an
+    internal error naming no file. Now it is StoreDamaged, naming the file and the way out."""
+    from mettaclaw.memory.chroma import StoreDamaged
+
+    path = tmp_path / "semantic" / "records.sqlite3"
+    filled_store(path)
+    damage_past_the_start(path)
+    store = SqliteSemanticStore(path)  # opens: its first pages are whole
+    try:
+        for use in (lambda: list(store.iter_records()), lambda: store.lexical("kettle window", 5),
+                    lambda: store.put(rec("A new fact about the hall."))):
+            with pytest.raises(StoreDamaged) as err:
+                use()
+            said = str(err.value)
+            assert said.startswith(f"the semantic store {path} is damaged ("), said  # SQLite's words follow
+            assert f"mv {path} {path}.damaged" in said and "is restored" in said, said
+        with pytest.raises(ValueError), store.transaction():  # the store still works for what is whole
+            raise ValueError("rolled back")
+    finally:
+        store.close()
+
+
+def test_a_turn_on_a_damaged_semantic_store_goes_on_and_the_skill_says_what_to_do(tmp_path, make_agent):
+    """`recall` and `learn` on a semantic store damaged past its first pages were 'internal error
+    DatabaseError: database disk image is malformed'; now each is its skill's error naming the file
+    (and the prompt's knowledge block says it so), the turn's other commands run, and the next turn runs."""
+    path = tmp_path / "memory" / "semantic" / "records.sqlite3"
+    filled_store(path)
+    damage_past_the_start(path)
+    agent, llm, channel, _ = make_agent(["recall kettle window\nlearn The kettle is in the hall.\nsend done", "send again"],
+                                        ["where is the kettle window?"])
+    first = agent.turn()
+    prompt = "\n".join(llm.prompts[0])  # the knowledge block read the store too: said the same way
+    assert f"ERROR: the semantic store {path} is damaged" in prompt and "internal error" not in prompt
+    assert [r.split(" -> ", 1)[1][:60] for r in first.results[:2]] == \
+        [f"ERROR: {skill}: the semantic store {path}"[:60] for skill in ("recall", "learn")], first.results
+    assert all("is damaged" in r and "internal error" not in r for r in first.results[:2]), first.results
+    assert first.results[2].endswith("SENT") and channel.sent == ["done"]
+    channel.put("and now?")
+    assert agent.turn().results[-1].endswith("SENT") and channel.sent == ["done", "again"]

@@ -3,7 +3,8 @@
 Every operation returns a value, never raises into hyperon: a Python exception would become an
 `(Error ...)` atom carrying a whole traceback. A `SkillError` (the model's or the user's cause) comes
 back as a `SkillFailure` value; a bug in our code is logged with its traceback and becomes a brief
-`SkillFailure` too. `error_text` writes every kind of failure out as `ERROR: <skill>: <cause>`.
+`SkillFailure` too, and a store damaged on disk (StoreDamaged) one saying which and what to do. `error_text`
+writes every kind of failure out as `ERROR: <skill>: <cause>`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAtom, ValueAtom
 
+from mettaclaw.memory.chroma import StoreDamaged
 from mettaclaw.reasoning import skills as reasoning_skills
 from mettaclaw.skills import SkillError, SkillFailure, skill_error
 from mettaclaw.textutil import safe_text
@@ -42,6 +44,9 @@ def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             out = fn(*args)
             return safe_text(out, f"bridge {name}") if isinstance(out, str) else out
         except SkillError as err:
+            return SkillFailure(safe_text(str(err), f"bridge {name}"))
+        except StoreDamaged as err:  # a store file damaged on disk (e.g. the knowledge block's reads): its
+            log.error("bridge %s: %s", name, err)  # message names the file and what to do; no traceback
             return SkillFailure(safe_text(str(err), f"bridge {name}"))
         except Exception as err:
             log.exception("bridge %s failed", name)

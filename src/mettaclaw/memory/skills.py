@@ -6,6 +6,7 @@ every error the model caused raises SkillError with its cause (bridges.error_tex
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -15,9 +16,11 @@ from mettaclaw.skills import SkillError
 from mettaclaw.textutil import TIME_FORMAT, cap_head, quoted
 
 from . import scopes
+from .chroma import StoreDamaged
 from .priors import MAX_SECTION
 from .recall import MAX_HIT_CHARS, render
 
+log = logging.getLogger(__name__)
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*(?::\s*|\s+)", re.IGNORECASE)
 LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 TIME_PREFIX = re.compile(r"^\d{4}(-\d\d(-\d\d( \d\d(:\d\d(:\d\d)?)?)?)?)?$")
@@ -100,10 +103,12 @@ class MemorySkills:
         `agent_skill` tool both come through here, so a remote agent's skills are these)."""
         if skill not in SKILLS:
             raise SkillError(f"no memory skill {skill!r}; memory skills: {', '.join(SKILLS)}")
-        if skill in SEMANTIC_WRITES:
-            return self.semantic_skill(skill)(arg)
-        method: Callable[[str], str] = getattr(self, skill)
-        return method(arg)
+        run: Callable[[str], str] = self.semantic_skill(skill) if skill in SEMANTIC_WRITES else getattr(self, skill)
+        try:
+            return run(arg)
+        except StoreDamaged as err:  # said to the model (and the log) as it is: the turn goes on without it
+            log.error("memory skill %s: %s", skill, err)
+            raise SkillError(str(err)) from err
 
     # --- long-term memory and episodes
     def remember(self, text: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.memory import scopes
+from mettaclaw.memory.chroma import StoreDamaged
 from mettaclaw.memory.keyed_vectors import KeyedVectors
 from mettaclaw.progress import progress_bar
 
@@ -227,6 +228,8 @@ class Dreamer:
                     self._requested = "schedule"
                 if self._requested is not None:
                     self.dream(self._requested)
+            except StoreDamaged as err:  # the user's to fix (the message says how): no traceback each time
+                log.error("dream failed: %s", err)
             except Exception:  # a failed dream is reported and retried later; the agent goes on
                 log.exception("dream failed")
             with self._done:

@@ -49,6 +49,26 @@ def unopenable(path: Path, err: sqlite3.Error) -> OSError:
                                  "can read and write, in a folder it can write", str(path))
 
 
+def is_damage(err: BaseException) -> bool:
+    """Whether SQLite said the file is damaged (SQLITE_CORRUPT, its extended codes, or SQLITE_NOTADB),
+    not that it is busy, full or unwritable: in `err`, or in the error a StoreDamaged was raised from."""
+    for said in (err, err.__cause__):
+        code = getattr(said, "sqlite_errorcode", None) if isinstance(said, sqlite3.DatabaseError) else None
+        if code is not None and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+            return True
+    return False
+
+
+def damaged(path: Path, err: sqlite3.DatabaseError) -> Exception:
+    """The store-damaged error for the semantic store at `path`, naming the file and the way out."""
+    from mettaclaw.memory.chroma import StoreDamaged
+
+    return StoreDamaged(
+        f"the semantic store {path} is damaged ({err}). With the agent stopped, move it aside (mv {path} "
+        f"{path}.damaged) to start it empty: its facts, concepts and links are lost unless a copy or an export "
+        "(python -m mettaclaw.memory export) is restored")
+
+
 def count_upper_bound(store: SqliteSemanticStore, f: RecordFilter, cap: int) -> int:
     """At most how many records pass `f`, capped at cap + 1, from the tag index alone when tags filter
     (an index-only count), else by counting; deciding "too many to scan" needs no exact figure."""
@@ -84,16 +104,11 @@ class SqliteSemanticStore:
                 self._rebuild_fts()
         except sqlite3.DatabaseError as err:
             self._db.close()
-            if getattr(err, "sqlite_errorcode", None) not in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+            if not is_damage(err):
                 if isinstance(err, sqlite3.OperationalError):
                     raise unopenable(self.path, err) from None
                 raise
-            from mettaclaw.memory.chroma import StoreDamaged
-
-            raise StoreDamaged(
-                f"the semantic store {self.path} is damaged ({err}). Move it aside (mv {self.path} "
-                f"{self.path}.damaged) to start it empty: its facts, concepts and links are lost unless a copy "
-                "or an export (python -m mettaclaw.memory export) is restored") from None
+            raise damaged(self.path, err) from None
 
     def _rebuild_fts(self) -> None:
         """A store whose FTS holds other terms (raw text, or an earlier `terms`) is re-indexed once, in one
@@ -106,25 +121,43 @@ class SqliteSemanticStore:
             self.set_meta(*FTS_FORMAT)
 
     @contextlib.contextmanager
+    def _damage_named(self) -> Iterator[None]:
+        """SQLite's "database disk image is malformed" as StoreDamaged naming this file and what to do.
+        Why: a file damaged past its first pages opens fine (checking it whole at open, PRAGMA
+        quick_check, reads every page: too slow a start at 100k records), and the first read of a
+        damaged page failed the dream and each recall with an internal error that named no file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as err:
+            if not is_damage(err):
+                raise
+            raise damaged(self.path, err) from err
+
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """Nestable: only the outermost level commits, and any exception rolls the whole write back."""
-        with self._lock:
+        with self._lock, self._damage_named():
             if self._depth == 0:
                 self._db.execute("BEGIN IMMEDIATE")
             self._depth += 1
             try:
                 yield
-            except BaseException:
+            except BaseException as err:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._db.execute("ROLLBACK")
+                    try:
+                        self._db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        if not is_damage(err):
+                            raise
+                        # SQLite may have ended the transaction itself: the damage is what to say
                 raise
             self._depth -= 1
             if self._depth == 0:
                 self._db.execute("COMMIT")
 
     def _all(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, self._damage_named():
             return self._db.execute(sql, params).fetchall()
 
     # --- records
