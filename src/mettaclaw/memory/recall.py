@@ -12,7 +12,7 @@ episodes next to each other in a conversation, facts and the episodes they came 
 Why one list: the model pays for every line it reads, so episodes and the facts distilled from them
 compete for the same few slots; a hit whose cited episodes are all shown by a better hit adds nothing
 and is dropped. Below the relevance floor (best-sentence cosine, unless the hit holds the query's
-words) nothing is shown, whether a ranking or only spreading found it: an unrelated question gets "no
+words; a name the question shares with the speaker a hit quotes not counted) nothing is shown, whether a ranking or only spreading found it: an unrelated question gets "no
 memories match", and a question with two matches gets two hits, not eight more of their neighbours.
 """
 
@@ -188,12 +188,12 @@ class Recall:
         if asker and s.asker > 0 and (mine := self._said_by_asker(query, asker, best_sentence, keys)):
             lists["asker"] = mine
             scores, ranks = fuse(lists, weights, s.rrf_k)
-        relevance = self._relevance(query, scores, keys, cosine, best_sentence)
+        relevance = self._relevance(query, q, scores, keys, cosine, best_sentence)
         passing = {k for k, r in relevance.items() if r >= self.floor}
         hits = {k: self._hit(k, keys[k], scores[k]) for k in passing}
         activation = self._spread(hits, keys, visible)
         if reached := [k for k in hits if k not in passing]:  # what only spreading found faces the same floor
-            near = self._relevance(query, reached, keys, cosine, self._best_sentences(q, reached, keys, cosine))
+            near = self._relevance(query, q, reached, keys, cosine, self._best_sentences(q, reached, keys, cosine))
             relevance.update(near)
             for key in reached:
                 if near[key] < self.floor:
@@ -266,7 +266,7 @@ class Recall:
         quoted = {k: speakers(_text(keys[k][1]), known) for k in scores}
         among = frozenset().union(*quoted.values())
         wanted = frozenset(query_terms(query))
-        named = frozenset(p for p in among if term_set(p) and term_set(p) <= wanted)
+        named = _named(wanted, among)
         if not named or named == among:
             return []
         return [k for k in sorted(scores, key=lambda k: -scores[k])
@@ -291,7 +291,7 @@ class Recall:
             return []
         known = self.index.senders()
         wanted = frozenset(query_terms(query))
-        if any(p != asker and term_set(p) and term_set(p) <= wanted for p in known):
+        if _named(wanted, known) - {asker}:
             return []
         mine = frozenset({asker})
         return [k for k in sorted(best_sentence, key=lambda k: -best_sentence[k])
@@ -320,14 +320,15 @@ class Recall:
                 pos += len(found)
         return out
 
-    def _relevance(self, query: str, scores: Iterable[str], keys: dict[str, tuple[str, Any]],
+    def _relevance(self, query: str, q: Any, scores: Iterable[str], keys: dict[str, tuple[str, Any]],
                    cosine: dict[str | None, float], best_sentence: dict[str, float]) -> dict[str, float]:
         """How related each candidate is, on the cosine scale: its best sentence or its whole vector,
         whichever is closer (a turn of short sentences can be about the question as a whole though
         none of its sentences is on its own), and 1 for a hit whose own text holds every content word of
         the query (a name, a code, a number). A query without content words ("the of and", "tell me
         about it") asks about nothing, so nothing is related to it: the hash embedder, a bag of words
-        stop words included, put every text sharing its "the" and "of" above the floor."""
+        stop words included, put every text sharing its "the" and "of" above the floor. A row quoting
+        someone the query names is measured without what the name alone makes of it (`_beyond_names`)."""
         wanted = frozenset(query_terms(query))
         if not wanted:
             return dict.fromkeys(scores, -1.0)
@@ -336,6 +337,39 @@ class Recall:
             out[key] = max(best_sentence.get(key, -1.0), cosine.get(key, -1.0))
             if out[key] < self.floor and wanted and wanted <= term_set(_text(keys[key][1])):
                 out[key] = 1.0
+        out.update(self._beyond_names(query, q, out, keys))
+        return out
+
+    def _beyond_names(self, query: str, q: Any, relevance: dict[str, float],
+                      keys: dict[str, tuple[str, Any]]) -> dict[str, float]:
+        """The relevance of the index rows quoting someone the query names, with what the name alone
+        makes of it taken out: the query's and each sentence's vector with their part along the
+        name's own vector removed (1 for a row holding every content word of the query, as before).
+
+        Why: a chat line is embedded with its "Sam: " label, so for "what is Sam's address" every line
+        of Sam's is close, the shorter the closer: "Sam: See you later." scored 0.58, "Sam: I moved to
+        14 Harbour Road" 0.63, and both passed the floor; a question about something Sam never said
+        listed Sam's small talk instead of "no memories match"."""
+        known = self.index.senders()
+        named = sorted(_named(frozenset(query_terms(query)), known))
+        if not named:
+            return {}
+        rows = {keys[k][1].id: k for k, r in relevance.items() if r < 1.0 and not hasattr(keys[k][1], "content")
+                and speakers(_text(keys[k][1]), known) & set(named)}  # index rows (dream records' mirrors too)
+        if not rows:
+            return {}
+        basis = _orthonormal(self.index.embedder.embed(named))
+        q_out = _without(np.asarray(q, dtype=np.float32)[None, :], basis)[0]
+        sentences = self.index.sentence_vectors(list(rows))
+        whole = self.index.vectors_of({i: _text(keys[k][1]) for i, k in rows.items() if i not in sentences})
+        out = {}
+        for row_id, key in rows.items():
+            vectors = sentences.get(row_id, whole.get(row_id))
+            if vectors is None:
+                continue
+            rest = _without(np.asarray(vectors, dtype=np.float32).reshape(-1, len(q_out)), basis)
+            norms = np.linalg.norm(rest, axis=1) * (np.linalg.norm(q_out) or 1.0)
+            out[key] = float(np.max(rest @ q_out / np.where(norms == 0, 1.0, norms)))
         return out
 
     def relevant(self, query: str, records: list[Any]) -> set[str]:
@@ -348,7 +382,7 @@ class Recall:
         q = self.index.embedder.embed([query])[0]
         cosine: dict[str | None, float] = {r.id: float(np.asarray(r.embedding, dtype=np.float32) @ q)
                                            for r in records if r.embedding is not None}
-        relevance = self._relevance(query, keys, keys, cosine, self._best_sentences(q, list(keys), keys, cosine))
+        relevance = self._relevance(query, q, keys, keys, cosine, self._best_sentences(q, list(keys), keys, cosine))
         return {k for k, r in relevance.items() if r >= self.floor}
 
     # --- spreading and the shown list
@@ -461,3 +495,19 @@ def render(hits: list[Hit], explain: bool = False) -> str:
             line += " {" + ", ".join(f"{k}={v:.3g}" for k, v in sorted(hit.parts.items())) + "}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _named(wanted: frozenset[str], people: Iterable[str]) -> frozenset[str]:
+    """The `people` a query of these content terms names (every term of their name in it)."""
+    return frozenset(p for p in people if (name := term_set(p)) and name <= wanted)
+
+
+def _orthonormal(vectors: Any) -> Any:
+    """An orthonormal basis of the rows' span (Gram-Schmidt through QR)."""
+    basis, _ = np.linalg.qr(np.asarray(vectors, dtype=np.float32).T)
+    return basis.T
+
+
+def _without(rows: Any, basis: Any) -> Any:
+    """The rows with their components along the orthonormal `basis` taken out."""
+    return rows - (rows @ basis.T) @ basis
