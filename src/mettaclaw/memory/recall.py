@@ -40,6 +40,7 @@ from .text import (
     term_set,
     words,
 )
+from .vectors import cosine_scores
 
 SHOWING_KINDS = ("fact", "summary")  # semantic kinds whose text restates their episodes
 # Layers a `query episodic:` / `query semantic:` looks in, by the index rows' kinds.
@@ -342,9 +343,10 @@ class Recall:
 
     def _beyond_names(self, query: str, q: Any, relevance: dict[str, float],
                       keys: dict[str, tuple[str, Any]]) -> dict[str, float]:
-        """The relevance of the index rows quoting someone the query names, with what the name alone
-        makes of it taken out: the query's and each sentence's vector with their part along the
-        name's own vector removed (1 for a row holding every content word of the query, as before).
+        """The relevance of the candidates over the floor that quote someone the query names, with what
+        the name alone makes of it taken out: the query's and each sentence's vector with their part
+        along the name's own vector removed (1 for a hit holding every content word of the query, as
+        before; one under the floor stays out, whatever the name made of it).
 
         Why: a chat line is embedded with its "Sam: " label, so for "what is Sam's address" every line
         of Sam's is close, the shorter the closer: "Sam: See you later." scored 0.58, "Sam: I moved to
@@ -352,25 +354,25 @@ class Recall:
         listed Sam's small talk instead of "no memories match"."""
         known = self.index.senders()
         named = sorted(_named(frozenset(query_terms(query)), known))
-        if not named:
+        quoting = [k for k, r in relevance.items()  # those the floor would let through (others stay out)
+                   if self.floor <= r < 1.0 and speakers(_text(keys[k][1]), known) & set(named)]
+        if not quoting:
             return {}
-        rows = {keys[k][1].id: k for k, r in relevance.items() if r < 1.0 and not hasattr(keys[k][1], "content")
-                and speakers(_text(keys[k][1]), known) & set(named)}  # index rows (dream records' mirrors too)
-        if not rows:
-            return {}
-        basis = _orthonormal(self.index.embedder.embed(named))
-        q_out = _without(np.asarray(q, dtype=np.float32)[None, :], basis)[0]
+        vectors: dict[str, Any] = {}  # each candidate's sentence vectors (or its own vector)
+        rows = {keys[k][1].id: k for k in quoting if not hasattr(keys[k][1], "content")}  # index rows
         sentences = self.index.sentence_vectors(list(rows))
         whole = self.index.vectors_of({i: _text(keys[k][1]) for i, k in rows.items() if i not in sentences})
-        out = {}
-        for row_id, key in rows.items():
-            vectors = sentences.get(row_id, whole.get(row_id))
-            if vectors is None:
-                continue
-            rest = _without(np.asarray(vectors, dtype=np.float32).reshape(-1, len(q_out)), basis)
-            norms = np.linalg.norm(rest, axis=1) * (np.linalg.norm(q_out) or 1.0)
-            out[key] = float(np.max(rest @ q_out / np.where(norms == 0, 1.0, norms)))
-        return out
+        vectors.update({k: v for i, k in rows.items() if (v := sentences.get(i, whole.get(i))) is not None})
+        records = [k for k in quoting if hasattr(keys[k][1], "content")]  # semantic records the index does not hold
+        parts = [labelled_sentences(_text(keys[k][1]), known) for k in records]
+        embedded, pos = self.index.embedder.embed([s for p in parts for s in p]), 0
+        for key, found in zip(records, parts, strict=True):
+            vectors[key], pos = embedded[pos : pos + len(found)], pos + len(found)
+        basis = _orthonormal(self.index.embedder.embed(named))
+        q_out = _without(np.asarray(q, dtype=np.float32)[None, :], basis)[0]
+        dim = len(q_out)
+        return {k: float(np.max(cosine_scores(q_out, _without(np.asarray(v, dtype=np.float32).reshape(-1, dim), basis))))
+                for k, v in vectors.items() if np.size(v)}
 
     def relevant(self, query: str, records: list[Any]) -> set[str]:
         """The ids of the semantic `records` at or above the relevance floor for `query`, measured as
