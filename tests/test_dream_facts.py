@@ -44,6 +44,28 @@ def test_a_persons_fact_said_again_changed_in_a_later_dream_supersedes_the_old_o
     assert report.counts()["superseded"] == 1
 
 
+def test_a_plan_said_again_at_a_new_time_supersedes_the_old_time_and_other_plans_stay(tmp_path):
+    """Before, "sam: My flight to Lisbon is at 7am." and "... is now at 9am on Friday." were both current
+    facts: a time read as an attribute of many values."""
+    source = ListSource([said(1, "sam", "My flight to Lisbon is at 7am.", T0),
+                         said(2, "sam", "My flight to Lisbon is at 7am.", T0 + HOUR),
+                         said(3, "sam", "My team meeting with Dana is at 9am.", T0 + 2 * HOUR),
+                         said(4, "sam", "My team meeting with Dana is at 9am.", T0 + 3 * HOUR)])
+    sem, dream = dreamer(tmp_path, source)
+    dream.dream("first")
+    source.extend([said(5, "sam", "My flight to Lisbon is now at 9am on Friday.", T0 + 50 * HOUR),
+                   said(6, "sam", "My flight to Lisbon is now at 9am on Friday.", T0 + 51 * HOUR)])
+    report = dream.dream("second")
+    found = facts(sem)
+    moved = next(r.id for r in sem if r.content == "sam: My flight to Lisbon is now at 9am on Friday.")
+    assert found == {"sam: My flight to Lisbon is at 7am.": (False, moved),
+                     "sam: My team meeting with Dana is at 9am.": (True, None),
+                     "sam: My flight to Lisbon is now at 9am on Friday.": (True, None)}
+    assert report.counts()["superseded"] == 1
+    then = [h.record.content for h in sem.recall("sam flight to Lisbon", as_of=T0 + 10 * HOUR)]
+    assert "sam: My flight to Lisbon is at 7am." in then and "sam: My flight to Lisbon is now at 9am on Friday." not in then
+
+
 def summarise(*turns: tuple[str, str]) -> list[tuple[str, str, tuple[str, ...]]]:
     """What the offline summariser makes of one cluster of turns: (kind, text, cited episodes); the
     speakers' names are no content (the runner's `participant_names`)."""

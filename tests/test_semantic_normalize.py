@@ -94,6 +94,21 @@ def test_first_person_contractions_are_read_as_their_words(sentence, expected):
     assert _triple_of(sentence) == expected
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    ("My flight is at 7am", ("user flight", "TIME", "7am", True, True)),
+    ("sam: My flight is now at 9am on Friday.", ("sam flight", "TIME", "9am on friday", True, True)),
+    ("Ana's dentist appointment is at 3:30pm, Monday", ("ana dentist appointment", "TIME", "3:30pm, monday", True, True)),
+    # not a clock time: no schedule, so nothing it could replace
+    ("My flight is at gate 12", ("user", "ATTR:flight", "at gate 12", True, False)),
+    ("My meeting is at the main office", ("user", "ATTR:meeting", "at the main office", True, False)),
+    ("My flight is on Friday", ("user", "ATTR:flight", "on friday", True, False)),
+])
+def test_a_clock_time_of_someones_plan_is_its_one_time(sentence, expected):
+    """`my X is at <clock time>` is X's time (single-valued, as "the meeting is at 3pm" is), of X's
+    owner: a later time supersedes it; someone's other plan is another subject."""
+    assert _triple_of(sentence) == expected
+
+
 def test_a_label_of_several_speakers_names_no_one():
     assert extract_triple("alice, bob: I live in Rome") is None
 

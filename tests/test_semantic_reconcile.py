@@ -105,6 +105,26 @@ def test_a_contradiction_supersedes_and_as_of_still_sees_the_old_fact():
     assert [r.content for r in mem.history("Alice moved to Berlin")] == ["Alice lives in Paris", "Alice moved to Berlin"]
 
 
+def test_a_new_time_for_the_same_plan_supersedes_the_old_one_and_other_plans_stay_current():
+    """Before, "my flight is at 7am" was the attribute `flight` with the object "at 7am", a relation of
+    many values: the 9am statement stood beside it, and recall showed both times as current."""
+    clock = Clock()
+    mem = make_memory(clock)
+    flight = mem.learn("My flight is at 7am")
+    meeting = mem.learn("My meeting is at 9am")
+    before_change = clock.now + 0.5
+    clock.now += 2 * DAY
+    moved = mem.learn("My flight is now at 9am on Friday")
+    assert moved.action == "superseded" and moved.superseded == [flight.id]
+    assert mem.get(meeting.id).current, "a plan of another subject at the new time is no old version"
+    current = {r.content for r in mem if r.current}
+    assert current == {"My meeting is at 9am", "My flight is now at 9am on Friday"}
+    then = [h.record.content for h in mem.recall("when is my flight", as_of=before_change)]
+    assert "My flight is at 7am" in then and "My flight is now at 9am on Friday" not in then
+    assert mem.learn("My flight is at gate 12").action == "created", "a gate is no time: it replaces none"
+    assert mem.get(moved.id).current
+
+
 def test_negation_closes_the_fact_it_denies():
     mem = make_memory()
     old = mem.learn("Alice works at Initech")

@@ -269,11 +269,35 @@ def _possessive_fact(s: str) -> Triple | None:
     if not m or subj is None:
         return None
     attr = _canon_attr(m["a"])
+    if (when := _clock_schedule(m["o"])) is not None:  # `my flight is at 7am`: the flight's time
+        return Triple(f"{subj} {attr}", "TIME", when, functional=True)
     if attr in _ATTR_TO_RELATION:
         return _identifying(subj, _ATTR_TO_RELATION[attr], m["o"], time_means_when=False)
     if _attr_functional(attr):
         return _identifying(subj, f"ATTR:{attr}", m["o"], time_means_when=False)
     return Triple(subj, f"ATTR:{attr}", _phrase(m["o"]))
+
+
+_CLOCK = re.compile(r"^(\d{1,2}(:\d{2})?\s*(am|pm)|\d{1,2}:\d{2}|noon|midnight)$")
+_WHEN_JOIN = re.compile(r",?\s+(?:at|on|in)\s+|,\s*")
+
+
+def _clock_schedule(raw_object: str) -> str | None:
+    """`at 7am`, `now at 9am on friday`: the time a thing of someone's is at, or None.
+
+    Why: "my flight is at 7am" was the attribute `flight` with the object "at 7am", a relation that
+    holds many values, so "my flight is now at 9am on friday" stood beside it as a second current fact.
+    A schedule is one time (as "the flight is at 9am" is, `_location_fact`). Only a clock time makes
+    one, with nothing but times beside it: "on friday" alone may add to "at 7am" rather than replace
+    it, and "at gate 12" or "at the main office" is no time at all (a missed update is a duplicate, a
+    false supersede a lost fact)."""
+    obj = re.sub(r"^(?:now|still)\s+", "", " ".join(raw_object.split()))
+    if not obj.startswith("at "):
+        return None
+    pieces = _WHEN_JOIN.split(obj[3:])
+    if not all(_TIME_OBJECT.match(p) for p in pieces) or not any(_CLOCK.match(p) for p in pieces):
+        return None
+    return obj[3:]
 
 
 def _location_fact(s: str) -> Triple | None:
