@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource
+import pytest
+
+from mettaclaw.llm import Scripted
+from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource, LLMSummariser
 from mettaclaw.memory.dream.episodes import DreamEpisode
 from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.text import code_line, prose
 from mettaclaw.memory.vectors import InMemoryVectorStore
 
 T0 = 1_800_000_000.0
@@ -109,3 +113,55 @@ def test_a_fact_said_again_says_what_most_of_its_turns_said_in_full():
                      ("ana", "The harbour painting hides the office safe with code 4417."))
     assert made == [("fact", "ana: The safe code at the office is 4417, behind the harbour painting.",
                      ("ep-1", "ep-2", "ep-3"))]
+
+
+TRACEBACK = '''Traceback (most recent call last):
+  File "/home/sam/importer/main.py", line 42, in <module>
+    rows = load_rows(path)
+  File "/home/sam/importer/loader.py", line 17, in load_rows
+    return [parse(line) for line in handle]
+ValueError: invalid literal for int() with base 10: 'abc'
+Any idea? I moved to Berlin last month by the way.'''
+PROGRAM = '''```python
+def load_rows(path):
+    with open(path) as handle:
+        return [parse(line) for line in handle]
+```'''
+LOG = '''2026-03-02 08:00:01,123 INFO importer started with 4 workers
+2026-03-02 08:00:02,001 ERROR importer could not reach the database: timeout
+[WARN] importer retrying the database connection in 5 seconds'''
+
+
+def test_a_pasted_traceback_program_or_log_said_again_makes_no_fact_and_no_person(tmp_path):
+    """Before, each line of a traceback pasted twice was a fact ("sam: File "/home/sam/importer/main.py",
+    line 42, in <module>"), and "Traceback" and "File" were people. The paste stays an episode; what
+    was said beside it is still distilled."""
+    turns = [TRACEBACK, TRACEBACK, PROGRAM, PROGRAM, LOG, LOG]
+    source = ListSource([said(n, "sam", text, T0 + n * HOUR) for n, text in enumerate(turns, start=1)])
+    sem, dream = dreamer(tmp_path, source)
+    dream.extract_concepts = True
+    dream.extract_pending()
+    dream.dream("pastes")
+    assert {r.content for r in sem if r.kind in ("fact", "summary")} == {"sam: I moved to Berlin last month by the way."}
+    assert {(r.name, r.category) for r in sem if r.kind == "concept"} == {("Berlin", "place")}
+
+
+def test_the_model_is_shown_no_paste_and_a_fact_citing_only_a_paste_is_dropped():
+    llm = Scripted(["- The importer fails on line 42 [1]\n- Sam moved to Berlin [2]"])
+    cluster = [said(1, "sam", TRACEBACK.rsplit("\n", 1)[0], T0), said(2, "sam", "I moved to Berlin last month.", T0 + HOUR)]
+    facts = LLMSummariser(llm).summarise(cluster)
+    assert [(f.content, f.episodes) for f in facts] == [("Sam moved to Berlin", ("ep-2",))]
+    assert "Traceback" not in llm.prompts[0][1] and "[2] sam: I moved to Berlin last month." in llm.prompts[0][1]
+
+
+@pytest.mark.parametrize("line", [
+    "let me know when you're free", "return the book tomorrow pls", "raise the issue with Tom (again)",
+    "I (Bob) like [this] thing a lot", "Here are the options (three of them):", "$ 20 is fine for lunch",
+    "class starts at 9: bring books", "Error: the site is down again", "I scored 3/5 = 60% on the test",
+    "Check https://example.com/a/b_c?x=1&y=2 for details", "my email is john_doe@example.com",
+    "we met at 10:30 - 11:00 (room 3)", "WARNING: wet paint", "try: the blue one", "1) buy milk",
+    "Melanie: Yeah, I painted that lake sunrise last year! It's special to me.",
+])
+def test_chat_is_no_code(line):
+    """The code test reads shapes chat does not take (it flags no turn of the LoCoMo conversations)."""
+    assert not code_line(line) and prose(line) == line

@@ -190,3 +190,71 @@ def speakers(text: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
     """Who a memory quotes: the "Who: " labels (`label`, of `known` senders) its sentences begin with
     (a chat line, or a theme or summary of what someone said); empty when it quotes nobody."""
     return frozenset(found[:-2] for s in (sentences(text) or [text]) if (found := label(s, known)))
+
+
+# What a pasted program, traceback or log looks like, line by line (`code_line`). Each alternative is a
+# shape prose does not take: a traceback's header and frames, an exception's name before its message, a
+# definition or import, an assignment, a log line's timestamp or level, a shell or REPL prompt.
+_CODE_SHAPES = re.compile(
+    r"^(?:Traceback \(most recent call last\)"
+    r"|File \"[^\"]*\", line \d+"
+    r"|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)\b(?::|$)"
+    r"|at [\w$.<>]+\(.*\)$"
+    r"|(?:async\s+)?(?:def|class|fn|func|function)\s+\w+\s*[(:<{]"
+    r"|(?:from\s+[\w.]+\s+)?import\s+[\w.*{]+(?:\s+(?:as|from)\b.*)?;?$"
+    r"|(?:return|raise|yield|await|throw|assert)\s+[\w.]*[(\[]|(?:else|try|finally):$|(?:except|elif)\b.*:$"
+    r"|(?:if|for|while|with|switch)\s[^!?]*\S:$|(?:const|let|var)\s+\w+\s*=|#include\b|#define\b|@\w+\("
+    r"|[\w.\[\]'\"]+\s*(?:[-+*/%|&]|//)?=\s*[^=\s]"
+    r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"
+    r"|(?:\[(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\]|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL):[\w.]+:)"
+    r"|>>>|\$\s+[a-z][\w./-]*(?:\s|$)|[)\]}]+[;,]?$)")
+_CODE_END = re.compile(r"(?:[{;]|\w\([^()]*\)\s*:|=>|->)$")  # a block opened, a statement ended
+_CODE_MARKS = re.compile(r"[{}\[\]()<>=;\\|]|\w_\w|\.\w+\(")  # brackets, operators, snake_case, .call(
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_URL = re.compile(r"\S+://\S+")
+
+
+def code_line(line: str) -> bool:
+    """Whether a line reads as code, a traceback or a log rather than as something a person says.
+
+    Why: the dream distils what people said into facts, and a pasted traceback said twice became
+    facts ("sam: File "/home/sam/app.py", line 42, in <module>"), its "Traceback" a person. Such a
+    paste stays an episode (searchable as it was said); it only makes no knowledge. A line is code by
+    its shape (`_CODE_SHAPES`), by how it ends (an opened block, a statement's `;`), or by a density
+    of brackets and operators no sentence has."""
+    text = line.strip()
+    if not text:
+        return False
+    if _CODE_SHAPES.match(text) or _CODE_END.search(text):
+        return True
+    bare = _URL.sub(" ", text)  # a link's slashes and query marks are no code
+    marks = len(_CODE_MARKS.findall(bare))
+    return marks >= 4 and marks >= len(words(bare))
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"')]*$")
+
+
+def prose(text: str, known: frozenset[str] = frozenset()) -> str:
+    """The text without its code: fenced blocks, lines that read as code (`code_line`, after a
+    speaker's "Who: " label, `label`) and the indented lines after them; in a text that is mostly code
+    (half of three lines or more), every line that is not a sentence too ("for arg in sys.argv:").
+    What is left is what the person said around the paste ("Any idea what is wrong?")."""
+    lines = text.split("\n")
+    code, fenced, in_code = [False] * len(lines), False, False
+    for i, line in enumerate(lines):
+        body = line.removeprefix(label(line, known) or "")
+        if _FENCE.match(body):
+            fenced = in_code = not fenced
+            code[i] = True
+            continue
+        if not body.strip():  # a blank line ends nothing: code has blank lines between its blocks
+            continue
+        # the whole line too: "ValueError: bad value" has the shape of a label ("Who: ")
+        in_code = code[i] = fenced or code_line(body) or code_line(line) or (in_code and body[:1] in (" ", "\t"))
+    said = [i for i, line in enumerate(lines) if line.strip()]
+    if len(said) >= 3 and 2 * sum(code[i] for i in said) >= len(said):
+        for i in said:
+            body = lines[i].removeprefix(label(lines[i], known) or "").strip()
+            code[i] = code[i] or not (_SENTENCE_END.search(body) and len(words(body)) >= 3)
+    return "\n".join(line for line, dropped in zip(lines, code, strict=True) if not dropped)

@@ -18,7 +18,7 @@ from typing import Any
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episode_index import MEMORY_SKILLS
 from mettaclaw.memory.semantic.normalize import normalize_name
-from mettaclaw.memory.text import STOPWORDS
+from mettaclaw.memory.text import STOPWORDS, prose
 
 from .episodes import DreamEpisode
 
@@ -62,6 +62,7 @@ def _sentence_starts(text: str) -> set[int]:
 def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
     """The concepts one episode names, in order of first mention, at most MAX_PER_EPISODE."""
     found: dict[str, Mention] = {}
+    text = prose(text)  # a pasted traceback names no one: its "Traceback" and "File" were people
     starts = _sentence_starts(text)
     capitalised = {m.group(1) for m in _NAME.finditer(text) if m.start() not in starts}
     for m in _NAME.finditer(text):

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mettaclaw.memory.text import sentences, term_set, terms
+from mettaclaw.memory.text import prose, sentences, term_set, terms
 
 from .concepts import CALENDAR
 from .episodes import DreamEpisode
@@ -110,7 +110,7 @@ class ExtractiveSummariser:
         items: list[tuple[str, str, frozenset[str]]] = []  # (episode id, sentence, content terms)
         for ep in cluster:
             who = str(ep.meta.get("who") or "")
-            for sent in sentences(ep.text):
+            for sent in sentences(prose(ep.text)):  # a pasted program, traceback or log makes no fact
                 t = term_set(sent) - ignore
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS and not sent.endswith("?"):
                     items.append((ep.id, _labelled(sent, who), t))
@@ -224,13 +224,19 @@ class LLMSummariser:
         if self.stopping is not None and self.stopping.is_set():
             return []
 
-        listing, used = [], 0
+        listing, used, listed = [], 0, set()
         for n, ep in enumerate(cluster, start=1):
-            line = f"[{n}] {' '.join(ep.text.split())[:600]}"
+            said = " ".join(prose(ep.text).split())  # the model sees no pasted code to make facts of
+            if not said:
+                continue
+            line = f"[{n}] {said[:600]}"
             if used + len(line) > self.max_chars:
                 break
             listing.append(line)
+            listed.add(n)
             used += len(line)
+        if not listing:
+            return []
         try:
             # in a daemon thread, waited for here, as the agent's own calls are (runtime._complete)
             reply = call_in_thread(lambda: self.llm.complete(PROMPT, "\n".join(listing)), stopping=self.stopping,
@@ -247,7 +253,7 @@ class LLMSummariser:
             m = _LINE.match(line)
             if not m:
                 continue
-            cites = [int(c) for c in re.findall(r"\d+", m["cites"]) if 1 <= int(c) <= len(listing)]
+            cites = [int(c) for c in re.findall(r"\d+", m["cites"]) if int(c) in listed]
             episodes = tuple(dict.fromkeys(cluster[c - 1].id for c in cites))
             if episodes and m["fact"].strip():
                 facts.append(CandidateFact(m["fact"].strip(), episodes, "fact", ("dream", "llm")))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.text import sentences, term_set
+from mettaclaw.memory.text import prose, sentences, term_set
 
 from .cache import embed_ahead
 from .cluster import CLUSTERINGS, cluster_vectors
@@ -109,7 +109,8 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
         if ep.id in seen:
             continue  # this batch was consolidated before a crash: its sentences are in already
         group = str(ep.meta.get(group_by) or "") if group_by else ""
-        for who, text in spoken(ep.text, group if group_by == "who" else ""):
+        # a pasted program or traceback is no theme of what someone said (text.prose)
+        for who, text in spoken(prose(ep.text), group if group_by == "who" else ""):
             rows = kept.setdefault(who or group, [])
             for sent in content_sentences(text, who or group, names, policy):
                 rows.append([ep.id, ep.time, sent])
