@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mettaclaw.memory.dream import Dreamer
 from mettaclaw.memory.dream.concepts import MAX_PER_EPISODE, Mention, extract, learn_concepts
 from mettaclaw.memory.dream.episodes import DreamEpisode
@@ -97,6 +99,31 @@ def test_an_attached_dreamer_reads_new_episodes_without_rescanning_the_trace(tmp
     assert scans == []
     hiro = [r for r in sem if r.name == "Hiro"][0]
     assert len(hiro.source_episodes) == 2
+
+
+@pytest.mark.parametrize("text, places, people", [
+    ("I live on Elm Street near Main St and Baker Avenue.", {"Elm Street", "Main St", "Baker Avenue"}, set()),
+    ("Baker Avenue is closed today, so Bob took the bus.", {"Baker Avenue"}, {"Bob"}),
+    ("Lois Lane met Clark at 12 Park Lane.", {"Park Lane"}, {"Lois Lane", "Clark"}),
+    ("We walked along the Hudson River with Emma Hill.", {"Hudson River"}, {"Emma Hill"}),
+])
+def test_a_street_or_a_river_is_a_place_and_a_surname_like_lane_still_a_person(text, places, people):
+    """Before, every capitalised name not after in/at/from/near/to was a person: "Elm Street" and "Baker
+    Avenue" were people, and "Main St" was "Main"."""
+    found = extract(text)
+    assert {m.name for m in found if m.category == "place"} == places
+    assert {m.name for m in found if m.category == "person"} == people
+
+
+@pytest.mark.parametrize("text, people", [
+    ("I keep getting a Traceback when I run it, then a ValueError and a KeyError.", set()),
+    ("Error: the page is broken again, Alice says.", {"Alice"}),
+    ("None of us saw Grace at the party.", {"Grace"}),
+    ("Call os.Path and Foo.bar or Parse(x) later, Tom.", {"Call", "Tom"}),  # ("Call": a sentence's start, as before)
+])
+def test_a_word_of_a_program_is_no_person(text, people):
+    """Before, "Traceback", "Error", "None" and the "Path" of os.Path were people."""
+    assert {m.name for m in extract(text) if m.category == "person"} == people
 
 
 # (episode text, the skills it used, the concepts a reader would name) — kept fixed, never tuned on

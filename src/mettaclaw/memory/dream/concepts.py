@@ -25,7 +25,10 @@ from .episodes import DreamEpisode
 log = logging.getLogger(__name__)
 
 MAX_PER_EPISODE = 8
-_NAME = re.compile(r"(?<![\w'])([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?)(?!\w)")
+# a capitalised word or two, with a street's abbreviation after it ("Main St"); not part of an
+# identifier: no letter, dot or underscore joined to it, no call after it ("os.Path", "Foo.bar", "Parse(")
+_NAME = re.compile(r"(?<![\w'.])([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?(?:\s(?:St|Rd|Dr|Ln|Ct|Sq|Pl|Av)\b)?)"
+                   r"(?!\w|\.\w|\(|::)")
 _OBJECT = re.compile(r"\b(?:a|an|the|my|your|his|her|our|their|this|that|some)\s+([a-z][a-z-]{2,})\b")
 _PLACE_BEFORE = re.compile(r"\b(?:in|at|from|near|to)\s+$")
 _NOT_NAMES = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "today", "tomorrow", "yesterday", "tonight", "hey", "hello", "thanks", "thank", "yes", "yeah", "sure", "okay", "wow", "great", "good", "nice", "well", "what", "when", "where", "why", "how", "who", "which", "this", "that", "these", "those", "there", "here", "the", "and", "but", "also", "just", "really", "please", "sorry", "human_message", "error_feedback"])
@@ -45,8 +48,38 @@ CALENDAR = frozenset(["day", "days", "week", "weeks", "weekend", "weekends", "mo
 BOOKKEEPING = MEMORY_SKILLS | {"pin", "send"}
 SKILL_WORDS = BOOKKEEPING | {"shell", "read-file", "write-file", "append-file", "metta", "search", "nal", "pln", "infer"}
 _NOT_NAMES = _NOT_NAMES | CALENDAR | SKILL_WORDS
+# the last word of a place's name: a street, a square, a station, a river ("Elm Street", "Main St",
+# "Baker Avenue", "Hudson River"). The words that are surnames too ("Lois Lane", "Benny Hill", "Grace
+# Park") make a place only after a house number ("12 Park Lane") or a place's preposition (in, at, ...)
+PLACE_WORDS = frozenset(["street", "st", "road", "rd", "avenue", "ave", "av", "boulevard", "blvd", "drive", "dr",
+                         "square", "sq", "terrace", "crescent", "parkway", "highway", "hwy", "alley", "plaza",
+                         "station", "airport", "harbour", "harbor", "river", "valley", "island", "islands", "county",
+                         "ct", "ln", "pl"])
+MAYBE_PLACE_WORDS = frozenset(["lane", "way", "court", "close", "place", "park", "hill", "row", "gardens", "bridge",
+                               "bay", "lake", "beach", "green", "walk", "mews", "grove"])
+_HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?,?\s+$")
+# words of programs and their failures: a traceback, an exception, a value ("None of us", "Traceback")
+CODE_WORDS = frozenset(["traceback", "stacktrace", "exception", "error", "warning", "segfault", "null", "none",
+                        "nan", "true", "false", "undefined", "todo", "fixme"])
 _COMMON_START = STOPWORDS | _STARTERS  # a capital here is just the start of a sentence
 _NOT_OBJECTS = frozenset(["way", "time", "lot", "thing", "things", "something", "anything", "everything", "nothing", "bit", "kind", "sort", "day", "week", "year", "moment", "idea", "best", "most", "same", "other", "first", "last", "next", "new", "good", "great"])
+
+
+def code_word(word: str) -> bool:
+    """Whether a capitalised word names a part of a program, not a person: a programming word
+    (`CODE_WORDS`) or an exception class, whose name ends in Error, Exception or Warning."""
+    low = word.lower()
+    return low in CODE_WORDS or low.endswith(("error", "exception", "warning"))
+
+
+def place_name(parts: list[str], before: str) -> bool:
+    """Whether a name is a place's: after a place's preposition (`before`, the text before it), or
+    ending in a street's, a station's or a river's word (`PLACE_WORDS`), or after a house number in a
+    word that may also be a surname ("12 Park Lane", but "Lois Lane")."""
+    last = parts[-1].lower()
+    if _PLACE_BEFORE.search(before) or (len(parts) > 1 and last in PLACE_WORDS):
+        return True
+    return len(parts) > 1 and last in MAYBE_PLACE_WORDS and bool(_HOUSE_NUMBER.search(before))
 
 
 @dataclass(frozen=True)
@@ -71,10 +104,10 @@ def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
                                                              and parts[0].lower() in _COMMON_START)):
             start += len(parts[0]) + 1  # "Yesterday Alice": the name is Alice
             parts = parts[1:]
-        if not parts:
+        if not parts or any(code_word(p) for p in parts):  # "Traceback", "KeyError": no one, nowhere
             continue
         name = " ".join(parts)
-        category = "place" if _PLACE_BEFORE.search(text[max(0, start - 8) : start]) else "person"
+        category = "place" if place_name(parts, text[max(0, start - 8) : start]) else "person"
         found.setdefault(normalize_name(name), Mention(name, category))
     for m in _OBJECT.finditer(text):
         word = m.group(1)
