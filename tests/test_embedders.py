@@ -89,34 +89,3 @@ def test_sentence_transformer_loads_offline_and_ranks_paraphrase_first() -> None
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
     assert rows[0] @ rows[1] > rows[0] @ rows[2] + 0.3
     assert emb.embed([]).shape == (0, 384)
-
-
-def test_a_short_input_is_embedded_on_one_thread_and_a_long_one_on_torchs_default() -> None:
-    """Each of torch's threads waits for the others at every layer, so with another process on a core a
-    turn's three rows took 420 ms on two threads and 18 ms on one. Short inputs get one thread, long
-    ones (a dream's batches) the default, and the count this thread had is given back either way; a
-    count the user fixed (`threads`) is kept for both."""
-    torch = pytest.importorskip("torch")
-    seen: list[int] = []
-
-    class Model:
-        dim = 4
-
-        def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-            seen.append(torch.get_num_threads())
-            return np.ones((len(texts), 4), dtype=np.float32)
-
-    was = torch.get_num_threads()
-    torch.set_num_threads(2)  # as on this 2-core machine, so one thread differs from the default
-    try:
-        embedder = SentenceTransformerEmbedder()
-        embedder._model = Model()
-        embedder.embed(["what did Ada build", "agent: ok"])
-        embedder.embed(["a long paragraph " * 200])
-        assert seen == [1, 2] and torch.get_num_threads() == 2
-        fixed = SentenceTransformerEmbedder(threads=2)
-        fixed._model = Model()
-        fixed.embed(["agent: ok"])
-        assert seen[-1] == 2
-    finally:
-        torch.set_num_threads(was)
