@@ -370,9 +370,12 @@ class Recall:
             vectors[key], pos = embedded[pos : pos + len(found)], pos + len(found)
         basis = _orthonormal(self.index.embedder.embed(named))
         q_out = _without(np.asarray(q, dtype=np.float32)[None, :], basis)[0]
-        dim = len(q_out)
-        return {k: float(np.max(cosine_scores(q_out, _without(np.asarray(v, dtype=np.float32).reshape(-1, dim), basis))))
-                for k, v in vectors.items() if np.size(v)}
+        blocks = {k: np.asarray(v, dtype=np.float32).reshape(-1, len(q_out)) for k, v in vectors.items() if np.size(v)}
+        if not blocks:
+            return {}
+        scores = cosine_scores(q_out, _without(np.concatenate(list(blocks.values())), basis))  # all at once
+        starts = np.cumsum([0] + [len(b) for b in blocks.values()])[:-1]
+        return dict(zip(blocks, np.maximum.reduceat(scores, starts).tolist(), strict=True))
 
     def relevant(self, query: str, records: list[Any]) -> set[str]:
         """The ids of the semantic `records` at or above the relevance floor for `query`, measured as
