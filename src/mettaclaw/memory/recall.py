@@ -12,8 +12,9 @@ episodes next to each other in a conversation, facts and the episodes they came 
 Why one list: the model pays for every line it reads, so episodes and the facts distilled from them
 compete for the same few slots; a hit whose cited episodes are all shown by a better hit adds nothing
 and is dropped. Below the relevance floor (best-sentence cosine, unless the hit holds the query's
-words; a name the question shares with the speaker a hit quotes not counted) nothing is shown, whether a ranking or only spreading found it: an unrelated question gets "no
-memories match", and a question with two matches gets two hits, not eight more of their neighbours.
+words; a name the question shares with the speaker a hit quotes does not count) nothing is shown,
+whether a ranking or only spreading found it: an unrelated question gets "no memories match", and a
+question with two matches gets two hits, not eight more of their neighbours.
 """
 
 from __future__ import annotations
@@ -312,13 +313,18 @@ class Recall:
         out.update({rows[i]: s for i, s in self.index.similarity(q, whole).items()})
         out.update({k: cosine[k] for k in rows.values() if k not in out and k in cosine})
         records = [k for k in pool if k not in rows.values()]  # semantic records the index does not hold
-        if records:
-            known = self.index.senders()
-            parts = [labelled_sentences(_text(keys[k][1]), known) for k in records]
-            vectors, pos = self.index.embedder.embed([s for p in parts for s in p]), 0
-            for key, found in zip(records, parts, strict=True):
-                out[key] = float(np.max(vectors[pos : pos + len(found)] @ q))
-                pos += len(found)
+        out.update({k: float(np.max(v @ q)) for k, v in self._record_sentences(records, keys).items()})
+        return out
+
+    def _record_sentences(self, records: list[str], keys: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+        """The vectors of each semantic record's sentences, each with its speaker's label (embedded here:
+        the index keeps sentence vectors of its own rows only)."""
+        known = self.index.senders()
+        parts = [labelled_sentences(_text(keys[k][1]), known) for k in records]
+        vectors = self.index.embedder.embed([s for p in parts for s in p]) if records else None
+        out, pos = {}, 0
+        for key, found in zip(records, parts, strict=True):
+            out[key], pos = vectors[pos : pos + len(found)], pos + len(found)
         return out
 
     def _relevance(self, query: str, q: Any, scores: Iterable[str], keys: dict[str, tuple[str, Any]],
@@ -363,11 +369,7 @@ class Recall:
         sentences = self.index.sentence_vectors(list(rows))
         whole = self.index.vectors_of({i: _text(keys[k][1]) for i, k in rows.items() if i not in sentences})
         vectors.update({k: v for i, k in rows.items() if (v := sentences.get(i, whole.get(i))) is not None})
-        records = [k for k in quoting if hasattr(keys[k][1], "content")]  # semantic records the index does not hold
-        parts = [labelled_sentences(_text(keys[k][1]), known) for k in records]
-        embedded, pos = self.index.embedder.embed([s for p in parts for s in p]), 0
-        for key, found in zip(records, parts, strict=True):
-            vectors[key], pos = embedded[pos : pos + len(found)], pos + len(found)
+        vectors.update(self._record_sentences([k for k in quoting if hasattr(keys[k][1], "content")], keys))
         basis = _orthonormal(self.index.embedder.embed(named))
         q_out = _without(np.asarray(q, dtype=np.float32)[None, :], basis)[0]
         blocks = {k: np.asarray(v, dtype=np.float32).reshape(-1, len(q_out)) for k, v in vectors.items() if np.size(v)}
