@@ -343,3 +343,19 @@ def test_a_knowledge_prior_is_not_dated_so_it_revises_no_statement() -> None:
     assert [h.id for h in recall._latest_first(hits)] == [said.id, prior.id]
     hits.append(Hit("longterm", later.id, index.row(later.id).document, time="2026-02-01 10:00:00"))
     assert [h.id for h in recall._latest_first(hits)] == [later.id, said.id, prior.id]
+
+
+def test_names_that_embed_alike_take_out_one_direction_of_the_question() -> None:
+    """Two senders whose names embed alike ("Sam" and "sam" for an uncased model) are one direction:
+    QR gave the second an arbitrary one, and a part of the question was taken out for nothing."""
+    import numpy as np
+
+    from mettaclaw.memory.recall import _orthonormal, _without
+
+    sam = np.eye(8, dtype=np.float32)[0]
+    basis = _orthonormal(np.stack([sam, sam, np.eye(8, dtype=np.float32)[3]]))
+    assert basis.shape == (2, 8)
+    question = np.arange(1, 9, dtype=np.float32)
+    expected = question.copy()
+    expected[[0, 3]] = 0  # the name's direction and the other sender's, nothing else
+    assert np.allclose(_without(question[None, :], basis)[0], expected)

@@ -510,9 +510,11 @@ def _named(wanted: frozenset[str], people: Iterable[str]) -> frozenset[str]:
 
 
 def _orthonormal(vectors: Any) -> Any:
-    """An orthonormal basis of the rows' span (Gram-Schmidt through QR)."""
-    basis, _ = np.linalg.qr(np.asarray(vectors, dtype=np.float32).T)
-    return basis.T
+    """An orthonormal basis of the rows' span (Gram-Schmidt through QR). A row that adds no direction
+    of its own (two senders whose names embed alike, "Sam" and "sam" for an uncased model) adds none:
+    QR would give it an arbitrary one, and a direction of the question would be taken out for nothing."""
+    basis, r = np.linalg.qr(np.asarray(vectors, dtype=np.float32).T)
+    return basis.T[np.abs(np.diag(r)) > 1e-3]
 
 
 def _without(rows: Any, basis: Any) -> Any:
