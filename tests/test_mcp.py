@@ -472,33 +472,42 @@ def test_a_category_past_the_limit_is_refused_naming_it_and_nothing_is_stored(op
     assert not kept.is_error and [r.category for r in memory.semantic] == ["vehicle"]
 
 
-def test_a_malformed_line_over_stdio_gets_its_json_rpc_error_and_the_session_goes_on(tmp_path) -> None:
-    """The SDK's stdio reader dropped a line that is not JSON, or JSON that is no JSON-RPC message, with
-    a debug log line: the client got no answer at all. JSON-RPC 2.0 answers -32700 and -32600 (id null,
-    or the request's own when it has one); a blank line asks nothing; the lines after are served."""
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+
+
+def over_stdio(tmp_path: Path, lines: list[str], answers: int) -> tuple[list[dict], bool, int]:
+    """`lines` sent to `python -m mettaclaw.mcp` over stdio, stdin then closed: the first `answers`
+    answers, whether any other came, and the server's exit code."""
     import queue
     import threading
 
     server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", *settings(tmp_path)], env=environment(),
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    answers: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [answers.put(line) for line in server.stdout], daemon=True).start()
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-    lines = ["this is not json", "", "[1, 2]", '{"jsonrpc": "2.0", "id": 7, "method": 3}', "{broken", json.dumps(init),
-             '{"jsonrpc": "2.0", "method": "notifications/initialized"}', '{"jsonrpc": "2.0", "id": 2, "method": "ping"}']
+    said: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [said.put(line) for line in server.stdout], daemon=True).start()
     try:
         server.stdin.write("\n".join(lines) + "\n")
         server.stdin.flush()
-        got = [json.loads(answers.get(timeout=120)) for _ in range(6)]
+        got = [json.loads(said.get(timeout=120)) for _ in range(answers)]
     finally:
         server.stdin.close()
         server.wait(timeout=60)
+    return got, not said.empty(), server.returncode
+
+
+def test_a_malformed_line_over_stdio_gets_its_json_rpc_error_and_the_session_goes_on(tmp_path) -> None:
+    """The SDK's stdio reader dropped a line that is not JSON, or JSON that is no JSON-RPC message, with
+    a debug log line: the client got no answer at all. JSON-RPC 2.0 answers -32700 and -32600 (id null,
+    or the request's own when it has one); a blank line asks nothing; the lines after are served."""
+    lines = ["this is not json", "", "[1, 2]", '{"jsonrpc": "2.0", "id": 7, "method": 3}', "{broken", INITIALIZE,
+             '{"jsonrpc": "2.0", "method": "notifications/initialized"}', '{"jsonrpc": "2.0", "id": 2, "method": "ping"}']
+    got, _, returncode = over_stdio(tmp_path, lines, 6)
     errors = [(a["id"], a["error"]["code"]) for a in got if "error" in a]
     assert errors == [(None, -32700), (None, -32600), (7, -32600), (None, -32700)], got
     assert all(a["jsonrpc"] == "2.0" and a["error"]["message"] for a in got if "error" in a)
     assert {a["id"]: "result" in a for a in got if "error" not in a} == {1: True, 2: True}, got
-    assert server.returncode == 0
+    assert returncode == 0
 
 
 def test_a_request_with_an_id_mcp_does_not_take_gets_one_invalid_request_answer_over_stdio(tmp_path) -> None:
@@ -506,29 +515,14 @@ def test_a_request_with_an_id_mcp_does_not_take_gets_one_invalid_request_answer_
     notification (its models drop the id): served, never answered, and the client waited. JSON-RPC 2.0
     answers an invalid request -32600 with id null; every request that is not a notification gets
     exactly one answer, in order, and a notification none."""
-    import queue
-    import threading
-
-    server = subprocess.Popen([sys.executable, "-m", "mettaclaw.mcp", *settings(tmp_path)], env=environment(),
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    answers: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [answers.put(line) for line in server.stdout], daemon=True).start()
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
     odd = ['{"a": 1}', "[1]", "1.5", "2.0", "true", "false", "null"]
-    lines = [json.dumps(init), '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+    lines = [INITIALIZE, '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
              *(f'{{"jsonrpc": "2.0", "id": {given}, "method": "ping"}}' for given in odd),
              '{"jsonrpc": "2.0", "method": "ping"}',  # no id: a notification, answered by nothing
              '{"jsonrpc": "2.0", "id": "last", "method": "ping"}']
-    try:
-        server.stdin.write("\n".join(lines) + "\n")
-        server.stdin.flush()
-        got = [json.loads(answers.get(timeout=120)) for _ in range(len(odd) + 2)]
-    finally:
-        server.stdin.close()
-        server.wait(timeout=60)
+    got, more, returncode = over_stdio(tmp_path, lines, len(odd) + 2)
     assert got[0]["id"] == 1 and "result" in got[0], got[0]
     assert [(a["id"], a.get("error", {}).get("code")) for a in got[1:-1]] == [(None, -32600)] * len(odd), got
     assert all(given in a["error"]["data"] for given, a in zip(odd, got[1:-1], strict=True)), got
     assert got[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}, got[-1]
-    assert answers.empty() and server.returncode == 0
+    assert not more and returncode == 0
