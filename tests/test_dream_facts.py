@@ -21,6 +21,11 @@ def said(n: int, who: str, text: str, at: float) -> DreamEpisode:
     return DreamEpisode(f"ep-{n}", at, f"{who}: {text}", meta={"who": who})
 
 
+def said_twice(n: int, who: str, text: str, at: float) -> list[DreamEpisode]:
+    """The same statement in turns `n` and `n + 1`, an hour apart: said twice, it makes a fact."""
+    return [said(n, who, text, at), said(n + 1, who, text, at + HOUR)]
+
+
 def dreamer(tmp_path, source: ListSource) -> tuple[SemanticMemory, Dreamer]:
     sem = SemanticMemory(HashEmbedder(256), InMemoryVectorStore(), InMemorySemanticStore(), clock=lambda: T0)
     return sem, Dreamer(sem, source, sem.embedder, tmp_path / "dream.json", extract_concepts=False, group_by="who",
@@ -34,12 +39,10 @@ def facts(sem: SemanticMemory) -> dict[str, tuple[bool, str | None]]:
 def test_a_persons_fact_said_again_changed_in_a_later_dream_supersedes_the_old_one(tmp_path):
     """Before, the speaker's label ("sam: I live in Paris") hid the subject from the triple extractor:
     both facts stayed current, and recall showed Sam living in Paris and in Berlin."""
-    source = ListSource([said(1, "sam", "I live in Paris near the canal.", T0),
-                         said(2, "sam", "I live in Paris near the canal.", T0 + HOUR)])
+    source = ListSource(said_twice(1, "sam", "I live in Paris near the canal.", T0))
     sem, dream = dreamer(tmp_path, source)
     dream.dream("first")
-    source.extend([said(3, "sam", "I moved to Berlin last month.", T0 + 50 * HOUR),
-                   said(4, "sam", "I moved to Berlin last month.", T0 + 51 * HOUR)])
+    source.extend(said_twice(3, "sam", "I moved to Berlin last month.", T0 + 50 * HOUR))
     report = dream.dream("second")
     found = facts(sem)
     berlin = next(r.id for r in sem if r.content == "sam: I moved to Berlin last month.")
@@ -51,14 +54,11 @@ def test_a_persons_fact_said_again_changed_in_a_later_dream_supersedes_the_old_o
 def test_a_plan_said_again_at_a_new_time_supersedes_the_old_time_and_other_plans_stay(tmp_path):
     """Before, "sam: My flight to Lisbon is at 7am." and "... is now at 9am on Friday." were both current
     facts: a time read as an attribute of many values."""
-    source = ListSource([said(1, "sam", "My flight to Lisbon is at 7am.", T0),
-                         said(2, "sam", "My flight to Lisbon is at 7am.", T0 + HOUR),
-                         said(3, "sam", "My team meeting with Dana is at 9am.", T0 + 2 * HOUR),
-                         said(4, "sam", "My team meeting with Dana is at 9am.", T0 + 3 * HOUR)])
+    source = ListSource([*said_twice(1, "sam", "My flight to Lisbon is at 7am.", T0),
+                         *said_twice(3, "sam", "My team meeting with Dana is at 9am.", T0 + 2 * HOUR)])
     sem, dream = dreamer(tmp_path, source)
     dream.dream("first")
-    source.extend([said(5, "sam", "My flight to Lisbon is now at 9am on Friday.", T0 + 50 * HOUR),
-                   said(6, "sam", "My flight to Lisbon is now at 9am on Friday.", T0 + 51 * HOUR)])
+    source.extend(said_twice(5, "sam", "My flight to Lisbon is now at 9am on Friday.", T0 + 50 * HOUR))
     report = dream.dream("second")
     found = facts(sem)
     moved = next(r.id for r in sem if r.content == "sam: My flight to Lisbon is now at 9am on Friday.")
