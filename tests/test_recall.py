@@ -12,7 +12,8 @@ from mettaclaw.memory.ranking import RecallSettings, fuse, spread
 from mettaclaw.memory.recall import Hit, LayerGraph, Recall, labelled_sentences, render
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.sentence_vectors import sentence_parts
-from mettaclaw.memory.text import sentences, speakers
+from mettaclaw.memory.text import label, sentences, speakers
+from mettaclaw.memory.text import prose as without_code
 from mettaclaw.memory.vectors import InMemoryVectorStore
 from mettaclaw.messages import Message
 
@@ -251,6 +252,29 @@ def test_what_the_dream_gathered_of_the_person_a_question_names_ranks_first(open
 def test_who_a_memory_quotes():
     assert speakers("Melanie: I paint. Caroline: So do I.\nMary Ann Lee: Me too!") == {"Melanie", "Caroline", "Mary Ann Lee"}
     assert speakers("remember this: the key is under the mat.") == frozenset()
+
+
+@pytest.mark.parametrize("line", [
+    "ValueError: invalid literal for int() with base 10: 'abc'", "KeyError: 'x'",
+    "TypeError: unsupported operand type(s) for +: 'int' and 'str'", "ZeroDivisionError: division by zero",
+    "DeprecationWarning: the module is deprecated", "KeyboardInterrupt: stopped", "Requests.HTTPError: 404",
+    "requests.exceptions.HTTPError: 404 Client Error",
+])
+def test_an_exceptions_name_is_no_speaker_unless_memory_knows_the_sender(line):
+    """Before, "ValueError: invalid literal ..." had a label's shape (a capitalised word, ": "): the
+    error quoted "ValueError" as a speaker, and a pasted traceback's last line was someone's words."""
+    head = line.split(": ", 1)[0]
+    assert label(line) is None and label(line, frozenset({"bob"})) is None
+    assert speakers(line) == frozenset() and labelled_sentences(line + " More.") == sentences(line + " More.")
+    assert label(line, frozenset({head})) == head + ": "  # a sender of that name is one
+    assert without_code("sam: Any idea?\n" + line) == "sam: Any idea?"
+
+
+def test_names_that_end_like_an_exception_or_carry_dots_are_still_speakers():
+    for line, who in [("Alice: I paint.", "Alice"), ("Mary Ann: We moved.", "Mary Ann"), ("Error: the site is down", "Error"),
+                      ("J.R. Smith: Hello there.", "J.R. Smith"), ("Dr. Terror: Hello there.", "Dr. Terror"),
+                      ("WARNING: wet paint", "WARNING")]:
+        assert label(line) == who + ": ", line
 
 
 def test_only_the_best_few_of_the_named_persons_records_are_lifted(open_test_memory):

@@ -145,6 +145,10 @@ def term_set(text: str) -> frozenset[str]:
 
 
 _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s")
+# an exception's class, bare or in its module ("ValueError", "requests.exceptions.HTTPError"): what a
+# traceback's last line begins with, in a speaker label's shape (`label`) and a code line's (`code_line`)
+_EXCEPTION = r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)"
+_EXCEPTION_NAME = re.compile(_EXCEPTION)
 
 
 def label(line: str, known: frozenset[str] = frozenset()) -> str | None:
@@ -156,8 +160,9 @@ def label(line: str, known: frozenset[str] = frozenset()) -> str | None:
     my car" quoted no one. Their shape cannot tell them from prose ("note: buy milk", "re: the wifi"),
     but the senders memory has are the names such a label was written from. A capitalised label is
     read as before, known or not: a record written with no turn of its speaker ("Alice: I paint.",
-    learned or imported) still quotes her."""
-    if found := _LABEL.match(line):
+    learned or imported) still quotes her; an exception's name (`_EXCEPTION`) only when it is a known
+    sender's: "ValueError: invalid literal for int()" quoted "ValueError", a traceback's words a person's."""
+    if (found := _LABEL.match(line)) and not _EXCEPTION_NAME.fullmatch(found.group(1)):
         return found.group(0)
     at = line.find(":", 1, MAX_NAME + 1) if known else -1
     while at > 0:
@@ -198,7 +203,7 @@ def speakers(text: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
 _CODE_SHAPES = re.compile(
     r"^(?:Traceback \(most recent call last\)"
     r"|File \"[^\"]*\", line \d+"
-    r"|(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)\b(?::|$)"
+    rf"|{_EXCEPTION}\b(?::|$)"
     r"|at [\w$.<>]+\(.*\)$"
     r"|(?:async\s+)?(?:def|class|fn|func|function)\s+\w+\s*[(:<{]"
     r"|(?:from\s+[\w.]+\s+)?import\s+[\w.*{]+(?:\s+(?:as|from)\b.*)?;?$"
