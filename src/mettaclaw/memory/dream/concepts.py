@@ -18,26 +18,50 @@ from typing import Any
 from mettaclaw.memory import scopes
 from mettaclaw.memory.episode_index import MEMORY_SKILLS
 from mettaclaw.memory.semantic.normalize import normalize_name
-from mettaclaw.memory.text import STOPWORDS, prose
+from mettaclaw.memory.text import STOPWORDS, label, prose
 
 from .episodes import DreamEpisode
 
 log = logging.getLogger(__name__)
 
 MAX_PER_EPISODE = 8
-# a capitalised word or two, with a street's abbreviation after it ("Main St"); not part of an
-# identifier: no letter, dot or underscore joined to it, no call after it ("os.Path", "Foo.bar", "Parse(")
-_NAME = re.compile(r"(?<![\w'.])([A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?(?:\s(?:St|Rd|Dr|Ln|Ct|Sq|Pl|Av)\b)?)"
-                   r"(?!\w|\.\w|\(|::)")
+# a capitalised word or two, with a street's abbreviation after it ("Main St") or a saint's, a
+# mount's or a fort's before it ("St. Louis", "Mt Hood"); not part of an identifier: no letter, dot or
+# underscore joined to it, no call after it ("os.Path", "Foo.bar", "Parse("), no "n't" ("Haven't", "Isn't")
+_NAME = re.compile(r"(?<![\w'.])((?:(?:St|Mt|Ft)\.?\s)?[A-Z][a-z]{2,}(?:\s[A-Z][a-z]{2,})?(?:\s(?:St|Rd|Dr|Ln|Ct|Sq|Pl|Av)\b)?)"
+                   r"(?!\w|\.\w|\(|::|['\u2019]t\b)")
 _OBJECT = re.compile(r"\b(?:a|an|the|my|your|his|her|our|their|this|that|some)\s+([a-z][a-z-]{2,})\b")
 _PLACE_BEFORE = re.compile(r"\b(?:in|at|from|near|to)\s+$")
-_NOT_NAMES = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "today", "tomorrow", "yesterday", "tonight", "hey", "hello", "thanks", "thank", "yes", "yeah", "sure", "okay", "wow", "great", "good", "nice", "well", "what", "when", "where", "why", "how", "who", "which", "this", "that", "these", "those", "there", "here", "the", "and", "but", "also", "just", "really", "please", "sorry", "human_message", "error_feedback"])
+_NOT_NAMES = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "today", "tomorrow", "yesterday", "tonight", "hey", "hello", "thanks", "thank", "yes", "yeah", "sure", "okay", "wow", "great", "good", "nice", "well", "what", "when", "where", "why", "how", "who", "which", "this", "that", "these", "those", "there", "here", "the", "and", "but", "also", "just", "really", "please", "sorry", "human_message", "error_feedback",
+                        "last", "next", "bye", "goodbye"])  # "Last Friday", "Bye Joanna": when, and who
 _STARTERS = frozenset(["sounds", "looks", "let", "let's", "went", "got", "maybe", "love", "glad", "congrats",
                        "awesome", "cool", "definitely", "totally", "absolutely", "haha", "lol", "exactly", "agreed",
                        "hope", "omg", "wish", "make", "take", "keep", "try", "feel", "still", "anyway", "plus",
                        "since", "because", "after", "before", "then", "now", "thats", "sounds", "nope", "hmm",
                        "some", "any", "every", "each", "most", "many", "much", "our", "one", "two", "both",
-                       "did", "does", "had", "have", "been", "being", "was", "were", "yep", "ah", "ooh", "same"])
+                       "did", "does", "had", "have", "been", "being", "was", "were", "yep", "ah", "ooh", "same",
+                       # what else begins a chat's sentences: someone or something of no one in particular,
+                       # how often or how much, a sound, a word that asks or bids ("Anything new?", "Lately
+                       # I ...", "Aww, ...", "Appreciate it!", "Talk soon")
+                       "anything", "everything", "something", "nothing", "anyone", "everyone", "someone",
+                       "anybody", "everybody", "somebody", "nobody", "always", "never", "sometimes", "often",
+                       "even", "perhaps", "already", "almost", "whenever", "however", "though", "although",
+                       "besides", "instead", "indeed", "anyways", "anytime", "somewhere", "everywhere", "someday",
+                       "together", "enough", "quite", "overall", "later", "lots", "pretty", "kinda", "gotta",
+                       "alright", "btw", "ttyl", "aww", "awww", "woah", "whoa", "woohoo", "woo", "yay", "oof",
+                       "ugh", "ouch", "phew", "oops", "hmmm", "mmm", "nah", "yea", "yum", "cheers", "gotcha",
+                       "kudos", "dang", "bummer", "appreciate", "talk", "see", "check", "look", "enjoy", "guess",
+                       "tell", "believe", "catch", "stay", "cherish", "need", "want", "agree", "remind", "reminds",
+                       "feels", "seems", "means", "makes", "takes", "gives", "bet", "come", "give", "get", "put",
+                       "show", "speak", "hold", "follow", "relax", "understand", "imagine", "thought", "heard",
+                       "took", "found", "met", "made", "felt", "tried", "started", "joined", "loved", "missed",
+                       "lost", "won", "seen", "used", "excited", "happy", "lucky", "proud", "crazy", "funny"])
+# the shapes of words that are no one's name, as a sentence's first word that is nowhere else written
+# with a capital: a gerund ("Painting helps me relax", "Seeing you ..."), an adverb ("Honestly",
+# "Hopefully"; not a name's -lly, -rly: "Kelly", "Beverly"), an abstract noun or adjective ("Kindness",
+# "Adoption", "Wonderful", "Precious")
+_ORDINARY_SHAPE = re.compile(r"^[a-z]{3,}(?:ing|ness|ment|tion|sion|ship|ism|ful|ous|ible|able)$"
+                             r"|^[a-z]{4,}(?<![lr])ly$|^[a-z]{3,}[au]lly$")
 # times of day, of the week and of the year, and holidays: when something happened, never who or what
 CALENDAR = frozenset(["day", "days", "week", "weeks", "weekend", "weekends", "month", "months", "year", "years",
                       "morning", "afternoon", "evening", "night", "tonight", "noon", "midnight", "hour", "hours",
@@ -62,6 +86,25 @@ _HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?,?\s+$")
 CODE_WORDS = frozenset(["traceback", "stacktrace", "exception", "error", "warning", "segfault", "null", "none",
                         "nan", "true", "false", "undefined", "todo", "fixme"])
 _COMMON_START = STOPWORDS | _STARTERS  # a capital here is just the start of a sentence
+# the words before a saint's, a mount's, a lake's, a fort's or a city's name ("St. Louis", "Mount
+# Rainier", "Lake Tahoe", "Fort Worth", "San Diego", "Santa Cruz", "New York"): a place, not a person
+PLACE_PREFIXES = frozenset(["st", "mt", "ft", "mount", "lake", "fort", "san", "santa", "new"])
+# titles and places' abbreviations a period follows without ending a sentence ("Dr. Okafor", "St. Louis")
+_ABBREVIATIONS = frozenset(["st", "mt", "ft", "dr", "mr", "mrs", "ms", "jr", "sr", "prof"])
+# programming languages and the tools people use, learn or switch between ("I switched from Python to
+# Rust"): neither a person nor a place, but a thing someone uses. A name that may be a person's too
+# ("Ruby", "Julia", "Swift", "Java") is a tool only where someone uses or learns it (`_TOOL_USE`), or
+# beside a tool ("Python and Ruby")
+TOOLS = frozenset(["python", "javascript", "typescript", "kotlin", "haskell", "golang", "rust", "php", "cobol",
+                   "fortran", "clojure", "erlang", "elixir", "scala", "matlab", "perl", "lua", "docker", "kubernetes",
+                   "linux", "ubuntu", "github", "gitlab", "postgres", "postgresql", "mysql", "sqlite", "mongodb",
+                   "redis", "django", "numpy", "pytorch", "tensorflow", "excel", "photoshop", "figma", "jira",
+                   "vscode", "emacs", "vim", "wordpress", "salesforce", "tableau"])
+_TOOL_USE = re.compile(r"\b(?:use|uses|used|using|learn|learns|learned|learnt|learning|install|installs|installed|"
+                       r"installing|(?:switch|switches|switched|switching|migrate|migrated|migrating)\s+(?:from|to)|"
+                       r"(?:code|coded|coding|program|programmed|programming|script|scripting)\s+in)\s+$",
+                       re.IGNORECASE)
+_TOOL_JOIN = re.compile(r"^(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|to|from|then|than|over|vs\.?|&)\s+|\s*/\s*)$")
 _NOT_OBJECTS = frozenset(["way", "time", "lot", "thing", "things", "something", "anything", "everything", "nothing", "bit", "kind", "sort", "day", "week", "year", "moment", "idea", "best", "most", "same", "other", "first", "last", "next", "new", "good", "great"])
 
 
@@ -72,12 +115,31 @@ def code_word(word: str) -> bool:
     return low in CODE_WORDS or low.endswith(("error", "exception", "warning"))
 
 
+def ordinary_word(word: str) -> bool:
+    """Whether a capitalised word at a sentence's start is only that sentence's first word: a common
+    start (`_COMMON_START`) or a word of a shape no name has (`_ORDINARY_SHAPE`)."""
+    low = word.lower()
+    return low in _COMMON_START or bool(_ORDINARY_SHAPE.match(low))
+
+
+def tool_name(parts: list[str], before: str, after: str) -> bool:
+    """Whether a name is a language's or a tool's someone uses (`TOOLS`), or any name right after
+    using or learning it (`_TOOL_USE`, `before` the text before it): "learning Ruby", "coding in
+    Julia", but "Ruby's bike" is Ruby's (`after`, the text after it)."""
+    if any(p.lower() in TOOLS for p in parts):
+        return True
+    return bool(_TOOL_USE.search(before)) and not after.startswith(("'s", "\u2019s"))
+
+
 def place_name(parts: list[str], before: str) -> bool:
     """Whether a name is a place's: after a place's preposition (`before`, the text before it), or
-    ending in a street's, a station's or a river's word (`PLACE_WORDS`), or after a house number in a
-    word that may also be a surname ("12 Park Lane", but "Lois Lane")."""
+    ending in a street's, a station's or a river's word (`PLACE_WORDS`), or after a place's prefix
+    (`PLACE_PREFIXES`, "St. Louis", "Lake Tahoe"), or after a house number in a word that may also be
+    a surname ("12 Park Lane", but "Lois Lane")."""
     last = parts[-1].lower()
     if _PLACE_BEFORE.search(before) or (len(parts) > 1 and last in PLACE_WORDS):
+        return True
+    if len(parts) > 1 and parts[0].lower().rstrip(".") in PLACE_PREFIXES:
         return True
     return len(parts) > 1 and last in MAYBE_PLACE_WORDS and bool(_HOUSE_NUMBER.search(before))
 
@@ -88,26 +150,46 @@ class Mention:
     category: str  # person | place | object | action
 
 
+_BREAK = re.compile(r"(?:\b(\w+))?[.!?:\n]\s*")
+
+
 def _sentence_starts(text: str) -> set[int]:
-    return {0} | {m.end() for m in re.finditer(r"[.!?:\n]\s*", text)}
+    """Where sentences begin (after . ! ? : and line breaks), but not after a title's or an initial's
+    period ("Dr. Manning", "J.K. Rowling")."""
+    return {0} | {m.end() for m in _BREAK.finditer(text)
+                  if not (m[1] and m[0][len(m[1])] == "." and (m[1].lower() in _ABBREVIATIONS or m[1].isupper()
+                                                                 and len(m[1]) == 1))}
+
+
+def _speakers_at(text: str) -> set[int]:
+    """Where a line's "Who: " label (`text.label`) begins: a speaker's name, whatever its shape."""
+    return {at for at in [0, *(m.end() for m in re.finditer("\n", text))] if label(text[at:at + 200])}
 
 
 def extract(text: str, actions: Iterable[str] = ()) -> list[Mention]:
     """The concepts one episode names, in order of first mention, at most MAX_PER_EPISODE."""
     found: dict[str, Mention] = {}
     text = prose(text)  # a pasted traceback names no one: its "Traceback" and "File" were people
-    starts = _sentence_starts(text)
+    starts, speakers = _sentence_starts(text), _speakers_at(text)
     capitalised = {m.group(1) for m in _NAME.finditer(text) if m.start() not in starts}
+    tool_end = -1  # where the last tool's name ended: "Python and Ruby" names two tools
     for m in _NAME.finditer(text):
         parts, start = m.group(1).split(), m.start()
-        while parts and (parts[0].lower() in _NOT_NAMES or (start in starts and m.group(1) not in capitalised
-                                                             and parts[0].lower() in _COMMON_START)):
+        while parts and (parts[0].lower() in _NOT_NAMES or (start in starts and start not in speakers
+                                                             and m.group(1) not in capitalised
+                                                             and ordinary_word(parts[0]))):
             start += len(parts[0]) + 1  # "Yesterday Alice": the name is Alice
             parts = parts[1:]
         if not parts or any(code_word(p) for p in parts):  # "Traceback", "KeyError": no one, nowhere
             continue
-        name = " ".join(parts)
-        category = "place" if place_name(parts, text[max(0, start - 8) : start]) else "person"
+        if len(parts) > 1 and parts[0].lower().rstrip(".") in PLACE_PREFIXES and parts[1].lower() in CALENDAR:
+            continue  # "New Year": when, not where
+        name, before = " ".join(parts), text[max(0, start - 40) : start]
+        if tool_name(parts, before, text[m.end() : m.end() + 2]) or (
+                tool_end >= 0 and _TOOL_JOIN.match(text[tool_end:start])):
+            category, tool_end = "object", m.end()
+        else:
+            category = "place" if place_name(parts, before[-8:]) else "person"
         found.setdefault(normalize_name(name), Mention(name, category))
     for m in _OBJECT.finditer(text):
         word = m.group(1)
