@@ -70,6 +70,21 @@ def test_a_plan_said_again_at_a_new_time_supersedes_the_old_time_and_other_plans
     assert "sam: My flight to Lisbon is at 7am." in then and "sam: My flight to Lisbon is now at 9am on Friday." not in then
 
 
+@pytest.mark.parametrize("moved", ["My flight to Lisbon got moved to 9am.", "My flight to Lisbon now leaves at 9am."])
+def test_a_plans_new_time_said_with_a_verb_supersedes_the_old_time_and_other_plans_stay(tmp_path, moved):
+    """Before, "sam: My flight to Lisbon leaves at 7am." and "... got moved to 9am." were both current."""
+    source = ListSource([*said_twice(1, "sam", "My flight to Lisbon leaves at 7am.", T0),
+                         *said_twice(3, "sam", "My team meeting with Dana is at 9am.", T0 + 2 * HOUR)])
+    sem, dream = dreamer(tmp_path, source)
+    dream.dream("first")
+    source.extend(said_twice(5, "sam", moved, T0 + 50 * HOUR))
+    report = dream.dream("second")
+    new = next(r.id for r in sem if r.content == f"sam: {moved}")
+    assert facts(sem) == {"sam: My flight to Lisbon leaves at 7am.": (False, new),
+                          "sam: My team meeting with Dana is at 9am.": (True, None), f"sam: {moved}": (True, None)}
+    assert report.counts()["superseded"] == 1
+
+
 def summarise(*turns: tuple[str, str]) -> list[tuple[str, str, tuple[str, ...]]]:
     """What the offline summariser makes of one cluster of turns: (kind, text, cited episodes); the
     speakers' names are no content (the runner's `participant_names`)."""

@@ -109,6 +109,31 @@ def test_a_clock_time_of_someones_plan_is_its_one_time(sentence, expected):
     assert _triple_of(sentence) == expected
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    ("My flight leaves at 7am", ("user flight", "TIME", "7am", True, True)),
+    ("sam: My flight to Lisbon now leaves at 9am on Friday.", ("sam flight to lisbon", "TIME", "9am on friday", True, True)),
+    ("My flight got moved to 9am", ("user flight", "TIME", "9am", True, True)),
+    ("The meeting was moved from 3pm to 4:30pm", ("meeting", "TIME", "4:30pm", True, True)),
+    ("Ana's dentist appointment has been pushed back to 11am", ("ana dentist appointment", "TIME", "11am", True, True)),
+    ("The standup starts at 9:15", ("standup", "TIME", "9:15", True, True)),
+    ("My train arrives at 11:30", ("user train", "TIME:END", "11:30", True, True)),  # when it ends: another time
+    ("The shop closes at 5pm", ("shop", "TIME:END", "5pm", True, True)),
+])
+def test_a_verb_that_says_when_a_plan_is_gives_its_one_time(sentence, expected):
+    """"my flight leaves at 7am" was the verb `leave` with the object "at 7am", a relation of many values,
+    and "my flight got moved to 9am" a place the flight lived in: neither replaced the other."""
+    assert _triple_of(sentence) == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "My desk got moved to the second floor", "My flight leaves from gate 12", "My flight leaves at dawn on Friday",
+    "The shop opens at weekends", "Sam leaves at 7am",  # a person, not a plan: another day, another time
+])
+def test_a_verb_without_a_clock_time_or_of_a_person_is_no_plans_time(sentence):
+    t = extract_triple(sentence)
+    assert t is None or not t.relation.startswith("TIME"), t
+
+
 def test_a_label_of_several_speakers_names_no_one():
     assert extract_triple("alice, bob: I live in Rome") is None
 

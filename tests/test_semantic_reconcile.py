@@ -125,6 +125,49 @@ def test_a_new_time_for_the_same_plan_supersedes_the_old_one_and_other_plans_sta
     assert mem.get(moved.id).current
 
 
+def test_a_plans_time_said_with_a_verb_supersedes_the_old_time_and_other_plans_stay_current():
+    """Before, "my flight leaves at 7am" and "my flight got moved to 9am" (or "... now leaves at 9am")
+    were both current: a verb's object was one of many values, and "moved to" read as where one lives."""
+    clock = Clock()
+    mem = make_memory(clock)
+    flight = mem.learn("My flight leaves at 7am")
+    meeting = mem.learn("My meeting is at 9am")
+    clock.now += DAY
+    moved = mem.learn("My flight got moved to 9am")
+    assert moved.action == "superseded" and moved.superseded == [flight.id]
+    assert mem.get(meeting.id).current, "a plan of another subject at the new time is no old version"
+    again = mem.learn("My flight now leaves at 10am")
+    assert again.action == "superseded" and again.superseded == [moved.id]
+    lands = mem.learn("My flight lands at 1pm")  # when it ends is another time of it
+    assert lands.action == "created" and mem.get(again.id).current
+    assert {r.content for r in mem if r.current} == {"My meeting is at 9am", "My flight now leaves at 10am",
+                                                     "My flight lands at 1pm"}
+
+
+SCHEDULE_NEAR_MISSES = [
+    ("My flight leaves at 7am", "My flight lands at 11am"),
+    ("My flight leaves at 7am", "My flight leaves from gate 12"),
+    ("My flight leaves at 7am", "My train leaves at 9am"),
+    ("My flight leaves at 7am", "My flight leaves at 7am on Friday"),
+    ("Sam's flight leaves at 7am", "Ana's flight leaves at 9am"),
+    ("The shop opens at 9am", "The shop closes at 5pm"),
+    ("My shift starts at 9am", "My shift ends at 5pm"),
+    ("The meeting starts at 3pm", "The meeting got moved to room 4"),
+    ("The meeting is at 3pm", "The meeting got moved to the main office"),
+    ("Sam leaves at 7am", "Sam leaves at 9am"),
+]
+
+
+def test_a_plans_time_said_with_a_verb_replaces_no_other_time_and_no_other_plan():
+    superseded = []
+    for old, new in SCHEDULE_NEAR_MISSES:
+        mem = make_memory()
+        mem.learn(old)
+        if mem.learn(new).action == "superseded":
+            superseded.append((old, new))
+    assert superseded == []
+
+
 def test_negation_closes_the_fact_it_denies():
     mem = make_memory()
     old = mem.learn("Alice works at Initech")

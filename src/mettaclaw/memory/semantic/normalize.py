@@ -196,7 +196,8 @@ def extract_triple(text: str) -> Triple | None:
     if sentence is None:
         return None
     sentence, polarity = _strip_negation(_resolved(sentence))
-    for fn in (_verb_fact, _age_fact, _count_fact, _possessive_fact, _location_fact, _copula_fact, _generic_fact):
+    for fn in (_schedule_fact, _verb_fact, _age_fact, _count_fact, _possessive_fact, _location_fact, _copula_fact,
+               _generic_fact):
         triple = fn(sentence)
         if triple is not None:
             if not triple.object or triple.subject is None:
@@ -282,8 +283,9 @@ _CLOCK = re.compile(r"^(\d{1,2}(:\d{2})?\s*(am|pm)|\d{1,2}:\d{2}|noon|midnight)$
 _WHEN_JOIN = re.compile(r",?\s+(?:at|on|in)\s+|,\s*")
 
 
-def _clock_schedule(raw_object: str) -> str | None:
-    """`at 7am`, `now at 9am on friday`: the time a thing of someone's is at, or None.
+def _clock_schedule(raw_object: str, preposition: str = "at") -> str | None:
+    """`at 7am`, `now at 9am on friday`: the time a thing of someone's is at, or None (`to 9am` with
+    the `preposition` "to", where it was moved to).
 
     Why: "my flight is at 7am" was the attribute `flight` with the object "at 7am", a relation that
     holds many values, so "my flight is now at 9am on friday" stood beside it as a second current fact.
@@ -292,12 +294,51 @@ def _clock_schedule(raw_object: str) -> str | None:
     it, and "at gate 12" or "at the main office" is no time at all (a missed update is a duplicate, a
     false supersede a lost fact)."""
     obj = re.sub(r"^(?:now|still)\s+", "", " ".join(raw_object.split()))
-    if not obj.startswith("at "):
+    if not obj.startswith(preposition + " "):
         return None
-    pieces = _WHEN_JOIN.split(obj[3:])
+    when = obj[len(preposition) + 1 :]
+    pieces = _WHEN_JOIN.split(when)
     if not all(_TIME_OBJECT.match(p) for p in pieces) or not any(_CLOCK.match(p) for p in pieces):
         return None
-    return obj[3:]
+    return when
+
+
+# What a plan's time is said with besides "is at" (`_schedule_fact`): a verb of its start ("my flight
+# leaves at 7am", "the standup starts at 9:15"), the same time "is at" gives; a verb of its end ("my
+# train arrives at 11:30", "the shop closes at 5pm"), another time of it; a move to a new time ("my
+# flight got moved to 9am", "the meeting was moved from 3pm to 4pm"), its new start.
+_STARTS = r"leaves|departs|takes off|starts|begins|opens|kicks off"
+_ENDS = r"arrives|lands|ends|finishes|closes|gets in"
+_MOVED = (r"(?:(?:got|was|were|has been|have been|had been|is being|is|'s been)\s+)?(?:moved|rescheduled|pushed back|"
+          r"pushed|postponed|delayed|changed|shifted|bumped|brought forward)(?: up| back)?(?: from .+?)?")
+_SCHEDULE = re.compile(rf"^(?P<s>(?:my|the|.+?'s) .+?) (?:now |still |instead )?"
+                       rf"(?:(?P<start>{_STARTS})|(?P<end>{_ENDS})|(?P<moved>{_MOVED})) (?P<o>.+)$")
+
+
+def _schedule_fact(s: str) -> Triple | None:
+    """`my flight leaves at 7am`, `my flight got moved to 9am`: the time of someone's plan or of a
+    thing (`my`, `the`, someone's), single-valued as `my flight is at 7am` is (`_clock_schedule`),
+    so a new time supersedes the old one however it is said. A verb of the plan's end gives another
+    relation (TIME:END): "lands at 11am" is no new time for "leaves at 7am". Only a clock time
+    makes a schedule ("moved to the second floor", "leaves from gate 12" are no time), and a person
+    is no plan ("Sam leaves at 7am" today, at 9am tomorrow)."""
+    m = _SCHEDULE.match(s)
+    if m is None:
+        return None
+    when = _clock_schedule(m["o"], "to" if m["moved"] else "at")
+    if when is None:
+        return None
+    owner, _, thing = m["s"].partition(" ")
+    if owner == "my":
+        subj = f"user {_canon_attr(thing)}"
+    elif owner == "the":
+        subj = _subject(m["s"])
+    else:  # someone's: `sam's flight`
+        whose, _, thing = m["s"].rpartition("'s ")
+        subj = None if (who := _subject(whose)) is None else f"{who} {_canon_attr(thing)}"
+    if subj is None:
+        return None
+    return Triple(subj, "TIME:END" if m["end"] else "TIME", when, functional=True)
 
 
 def _location_fact(s: str) -> Triple | None:
