@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from datetime import datetime, timedelta
 
 import pytest
 
+from mettaclaw.memory.chroma import StoreDamaged
 from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource, dream_skill
 from mettaclaw.memory.dream.episodes import DreamEpisode
 from mettaclaw.memory.dream.mirror import Mirror
@@ -224,6 +226,58 @@ def test_ctrl_c_during_the_session_end_dream_abandons_the_summarisers_model_call
     again = Dreamer(sem, trace, sem.embedder, state_path, cluster_size=1, extract_concepts=False)
     again.dream()
     assert snapshot(sem) == snapshot(clean)
+
+
+class DamagedStore(InMemorySemanticStore):
+    """An in-memory store whose every write fails, while `broken`, as one damaged on disk does."""
+
+    broken = False
+
+    def transaction(self):
+        if self.broken:
+            raise StoreDamaged("the semantic store /m/records.sqlite3 is damaged (database disk image is malformed)")
+        return super().transaction()
+
+
+def test_a_damaged_store_is_logged_once_while_each_dream_still_fails(tmp_path, caplog):
+    """Before, each wake-up of the worker (every new episode, every dream asked for) logged the same
+    "dream failed" line while the store stayed damaged."""
+    store = DamagedStore()
+    sem = semantic(store)
+    said = "Alice: The boiler in the cellar gets serviced every spring."
+    source = ListSource([DreamEpisode(f"ep-{i}", 1_800_000_000.0 + i, said, meta={"who": "Alice"}) for i in range(2)])
+    dreamer = Dreamer(sem, source, sem.embedder, tmp_path / "s.json", theme_policy=None)
+    caplog.set_level(logging.INFO, logger="mettaclaw.memory.dream.runner")
+
+    def failures() -> int:
+        return sum(r.levelno >= logging.ERROR and "is damaged" in r.getMessage() for r in caplog.records)
+
+    def wake(n: int) -> None:
+        """A new episode and a dream asked for: each wakes the worker."""
+        source.extend([DreamEpisode(f"ep-{n}", 1_800_000_000.0 + n, said, meta={"who": "Alice"})])
+        dreamer.on_episode(f"ep-{n}", None)
+        dreamer.request("skill")
+        dreamer.wait(WAIT)
+
+    store.broken = True
+    dreamer.start()
+    try:
+        for n in range(2, 5):
+            wake(n)
+            assert dream_skill(dreamer, "status").startswith("DREAM-FAILED: the semantic store /m/records.sqlite3")
+            with pytest.raises(StoreDamaged, match="is damaged"):  # each use fails, and says why
+                dreamer.dream("now")
+        assert failures() == 1
+        store.broken = False  # mended: the next wake-up writes, and says so
+        wake(5)
+        assert dreamer.last_report.error is None and dream_skill(dreamer, "status").startswith("DREAM-DONE")
+        assert any("written again" in r.getMessage() for r in caplog.records)
+        store.broken = True  # damaged again: said again, once
+        wake(6)
+        wake(7)
+        assert failures() == 2
+    finally:
+        dreamer.stop()
 
 
 def test_every_n_new_episodes_triggers_a_dream_in_the_background(tmp_path):

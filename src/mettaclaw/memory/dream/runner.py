@@ -104,6 +104,10 @@ class Dreamer:
         self.progress: tuple[str, int, int] = ("idle", 0, 0)
         self.last_report: DreamReport | None = None
         self._done = threading.Condition()
+        # what the worker logged of a damaged store since the store last worked (`_damaged`): said once;
+        # the last of it, which `status` says until the store works again
+        self._damage_said: set[str] = set()
+        self._damage: str | None = None
 
     # ------------------------------------------------------------------ triggers
     def attach(self, trace: Any) -> None:
@@ -222,19 +226,39 @@ class Dreamer:
             if self._stop.is_set():
                 break
             try:
-                if self.extract_concepts:
-                    self.extract_pending()
+                wrote = bool(self.extract_concepts and self.extract_pending())
                 if self._requested is None and self._schedule_due():
                     self._requested = "schedule"
                 if self._requested is not None:
-                    self.dream(self._requested)
-            except StoreDamaged as err:  # the user's to fix (the message says how): no traceback each time
-                log.error("dream failed: %s", err)
+                    self.dream(self._requested)  # raises when it failed
+                    wrote = True
+                if wrote:
+                    self._store_works()
+            except StoreDamaged as err:  # the user's to fix (the message says how): no traceback, said once
+                self._requested = None  # the dream asked for failed with it (`status`), not left pending
+                self._damaged(err)
             except Exception:  # a failed dream is reported and retried later; the agent goes on
                 log.exception("dream failed")
             with self._done:
                 self._handling = False
                 self._done.notify_all()
+
+    def _damaged(self, err: StoreDamaged) -> None:
+        """Log a damaged store once, not at each wake-up: every new episode wakes the worker, whose
+        concept extraction and dream failed on it again and logged the same line each time, burying
+        the log. Each dream still fails, and `dream status` says why; the log says it again when the
+        store has worked since (`_store_works`), or when it is another damage."""
+        said = self._damage = str(err)
+        if said not in self._damage_said:
+            self._damage_said.add(said)
+            log.error("dream failed: %s (said once while it stays so; each dream fails until it is fixed)", said)
+
+    def _store_works(self) -> None:
+        """A wake-up wrote to semantic memory: a store logged as damaged works again."""
+        self._damage = None
+        if self._damage_said:
+            self._damage_said.clear()
+            log.info("dream: semantic memory can be written again; the dreams go on")
 
     def _until_schedule(self) -> float | None:
         if self.interval_s is None:
@@ -284,6 +308,8 @@ class Dreamer:
         if self.running is not None:
             phase, done, total = self.progress
             return f"DREAM-RUNNING ({self.running.reason}): {phase} {done}/{total} episodes\n{self.running.text()}"
+        if self._damage is not None:  # the worker's last wake-up failed on it, before or in its dream
+            return f"DREAM-FAILED: {self._damage}"
         if self.last_report is not None:
             return self.last_report.text()
         pending = len(self.source.after(self.state.dream_mark, self.max_episodes))
