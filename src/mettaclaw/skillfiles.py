@@ -72,6 +72,14 @@ def _defined_function(node: Expr) -> str | None:
     return None
 
 
+def _typed_name(node: Node) -> str | None:
+    """NAME if node is a type declaration `(: NAME TYPE)` (or a subtype one, `(:< NAME TYPE)`)."""
+    if isinstance(node, Expr) and len(node.items) == 3 and node.items[0] in (Sym(":"), Sym(":<")):
+        name = node.items[1]
+        return name.text if isinstance(name, Sym) else None
+    return None
+
+
 def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = False,
                      protected: Container[str] = frozenset()) -> tuple[dict[str, SkillSpec], str, set[str]]:
     """Validate one file; returns its declarations, text and the functions it defines, or raises
@@ -129,6 +137,14 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
                 raise ValueError(f"{where}: ({function} ...) is one of the agent's own functions; "
                                  "skill files may add skills and helpers, not change the agent")
             functions.add(function)
+        elif not trusted and (typed := _typed_name(node)) is not None:
+            if typed.startswith("$"):
+                raise ValueError(f"{where}: a type declaration for a variable ({typed}) would type every atom; refused")
+            if typed == "do" or typed in protected:  # `do` is every skill's head, declared by none
+                # `(: do (-> Symbol Atom Atom))` left every built-in skill unevaluated: `send` sent nothing
+                # and `remember` stored nothing, each answering its own call as text, and nothing said why
+                raise ValueError(f"{where}: (: {typed} ...) gives a type to one of the agent's own functions; "
+                                 "skill files may type their own helpers only")
         elif isinstance(node, Sym) and node.text == "!" and not trusted:
             raise ValueError(f"{where}: skill files may not run code at load time ('!')")
         if not trusted and Sym("pragma!") in nodes:
