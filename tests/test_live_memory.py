@@ -232,6 +232,18 @@ def test_a_deleted_semantic_store_is_said_at_the_start_that_finds_it(open_test_m
     assert not [n for n in open_test_memory("chromaMode=embedded").index.notices if "semantic store" in n]
 
 
+def test_a_vector_store_emptied_by_forgetting_is_no_lost_store(open_test_memory) -> None:
+    """Every row forgotten (the knowledge priors' folder emptied, each memory forgotten) leaves the
+    store empty rightly, but each start after said it "was deleted or moved aside" and that memories
+    stored with remember "are gone": the vector copies' listing still named the forgotten rows."""
+    memory = open_test_memory("chromaMode=embedded")
+    kept = memory.remember("The spare key is under the blue flower pot.")
+    memory.forget(kept.id)
+    memory.close()
+    again = open_test_memory("chromaMode=embedded")
+    assert not [n for n in again.index.notices if "vector store" in n], again.index.notices
+
+
 @pytest.mark.parametrize("sam, ann", [("Sam", "Ann"), ("sam_k", "ann")])
 def test_a_statement_the_agent_remembered_in_its_speakers_words_is_one_hit(make_agent, sam, ann) -> None:
     """The model answering "Sam: I started learning the cello in January." with `remember` of the

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from mettaclaw.memory import snapshot as snapshots
 from mettaclaw.memory.chroma import EmbedderMismatch, folder_id
@@ -506,9 +507,20 @@ def lost_store(store: Path, vectors: Path) -> str | None:
     listing = vectors / "rows" / "rows.jsonl"
     if not listing.is_file():
         return None
-    with open(listing, "rb") as fh:
-        if not fh.readline() or not fh.readline().strip():  # the header alone: no row was ever written
-            return None
+    live: set[str] = set()  # rows written and not forgotten since: all removed (the knowledge priors
+    with open(listing, "rb") as fh:  # taken out, every memory forgotten) leave an empty store rightly
+        fh.readline()  # the header
+        for line in fh:
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError:  # a torn last line
+                continue
+            if isinstance(row, list) and len(row) == 4 and isinstance(row[0], str):
+                live.add(row[0])
+            elif isinstance(row, list) and len(row) == 1:
+                live.discard(str(row[0]))
+    if not live:
+        return None
     return (f"the vector store {store} is empty, though this folder's index held rows: it was deleted or moved "
             "aside, and a new one was made. Episodes are indexed again from the trace, but memories stored with "
             "remember are gone unless the folder is restored from a copy or an export")
