@@ -89,3 +89,35 @@ def test_a_bad_line_does_not_stop_the_good_ones() -> None:
 
 def test_code_argument_keeps_its_text() -> None:
     assert commands("(metta (+ 1 2))") == ['(metta "(+ 1 2)")']
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("```\nsend hi\nremember the sky is blue\n```", ['(send "hi")', '(remember "the sky is blue")']),
+        ("```text\nsend hi\n```\nsend after", ['(send "hi")', '(send "after")']),
+        ("```\nsend hi\nremember cut short", ['(send "hi")', '(remember "cut short")']),
+    ],
+)
+def test_a_reply_wrapped_in_a_code_block_runs_its_lines(reply: str, expected: list[str]) -> None:
+    """Models often fence their whole answer: its first line was "'```\\nsend' is not a skill name"
+    and nothing ran."""
+    parsed = parse_reply(reply, arity=ARITY)
+    assert [str(c) for c in parsed.commands] == expected and not parsed.errors, parsed.errors
+
+
+def test_a_fenced_block_after_a_command_without_its_argument_is_that_argument() -> None:
+    """Not its lines run as commands: a file's text that reads `remember ...` is the file's."""
+    reply = "write-file a.txt\n```\nremember to buy milk\nsend nothing\n```\nsend\n```\ntwo\nlines\n```"
+    assert commands(reply) == ['(write-file "a.txt" "remember to buy milk\\nsend nothing")', '(send "two\\nlines")']
+
+
+def test_a_reasoning_models_think_block_is_not_read_as_commands() -> None:
+    """DeepSeek-R1 or Qwen3 on Ollama answer `<think>...</think>` before their lines: each line of
+    thought was an unknown skill, and with five of them the model's own commands were skipped."""
+    thoughts = "\n".join(f"Thought {i}: the user greets me." for i in range(6))
+    parsed = parse_reply(f"<think>\n{thoughts}\n</think>\n\nsend hello\nbad(", arity=ARITY)
+    assert [str(c) for c in parsed.commands] == ['(send "hello")'] and not parsed.skipped
+    assert parsed.errors == ["line 11: 'bad(' is not a skill name (a word without ( ) or \")"]
+    cut = parse_reply("<think>\nthe reply ran out of tokens here")
+    assert not cut.commands and "never closed" in cut.errors[0]

@@ -8,6 +8,8 @@ every line that cannot be read yields an error naming the line and the cause.
 
 from __future__ import annotations
 
+import re
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -209,15 +211,55 @@ def _argument_part(line: str) -> str:
     return after_first if after_first.startswith('"') else ""
 
 
+STANDALONE_FENCE = re.compile(r"```[^\s`]*(\n|$)")  # a fence line holding a language tag at most
+THINKING = re.compile(r"\s*<(think|thinking|reasoning)>(.*?)(</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def _without_thinking(reply: str) -> tuple[str, int, bool]:
+    """The reply after a reasoning model's leading `<think>...</think>` block (DeepSeek-R1, Qwen3 on
+    Ollama or llama.cpp put it in the text), the lines it took, and whether it was never closed (the
+    reply cut off while the model was still thinking). Its every line was read as a command: prose
+    answered "unknown skill" and used up maxCommands, so the commands after it were skipped."""
+    match = THINKING.match(reply)
+    if match is None:
+        return reply, 0, False
+    return reply[match.end():], reply.count("\n", 0, match.end()), not match.group(3)
+
+
+def _fenced_body(text: str) -> str:
+    """The text inside a fence that stands alone (```, or ```text, ..., ```): a model that wraps its
+    whole reply in a code block, which made its first line "'```\nsend' is not a skill name" and ran
+    nothing. A fence left open (the reply cut short) holds the rest of the reply."""
+    lines = text.strip().split("\n")[1:]  # after ``` and its language tag
+    if lines and lines[-1].strip() == FENCE:
+        lines.pop()
+    return "\n".join(lines)
+
+
 def parse_reply(reply: str, max_commands: int = 5, arity: Mapping[str, int] | None = None) -> ParsedReply:
     """Parse a whole reply; `arity` names skills taking more than one argument (e.g. write-file: 2)."""
     arity = arity or {}
     result = ParsedReply()
     found: list[Command] = []
-    for line_no, text in _logical_lines(reply):
+    reply, skipped_lines, unclosed = _without_thinking(reply)
+    if unclosed:
+        result.errors.append("line 1: the reply is only the model's reasoning (<think> is never closed): no command")
+        return result
+    lines = deque((n + skipped_lines, text) for n, text in _logical_lines(reply))
+    bare: Command | None = None  # the last line's command, when it lacks its (last) argument
+    while lines:
+        line_no, text = lines.popleft()
         stripped = text.strip()
         if not stripped:
             continue
+        if stripped.startswith(FENCE) and STANDALONE_FENCE.match(stripped):
+            if bare is not None:  # `send` then a fenced block: the block is its argument
+                found[-1] = Command(bare.skill, (*bare.args, _fenced_body(text).strip("\n")))
+            else:  # its lines are the reply's (the fence's own line is line_no)
+                lines.extendleft(reversed([(line_no + n, t) for n, t in _logical_lines(_fenced_body(text))]))
+            bare = None
+            continue
+        before, bare = len(found), None
         try:
             if stripped.startswith("-"):
                 found.append(Command("pin", (stripped,)))
@@ -238,6 +280,8 @@ def parse_reply(reply: str, max_commands: int = 5, arity: Mapping[str, int] | No
         except ValueError as err:
             msg = str(err)
             result.errors.append(msg if msg.startswith("line ") else f"line {line_no}: {msg}")
+        if len(found) == before + 1 and len(found[-1].args) < max(1, arity.get(found[-1].skill, 1)):
+            bare = found[-1]
     result.commands = found[:max_commands]
     result.skipped = found[max_commands:]
     return result
