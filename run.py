@@ -112,3 +112,6 @@ if __name__ == "__main__":
         sys.exit(main(sys.argv[1:]))
     except BrokenPipeError:
         sys.exit(closed_output())
+    except KeyboardInterrupt:  # Ctrl-C before the agent took it over (loading hyperon, the config): no traceback
+        print("\nstopped before the agent started", file=sys.stderr)
+        sys.exit(130)

@@ -94,3 +94,18 @@ def test_a_closed_output_ends_the_agent_with_one_line_and_the_memory_closed(tmp_
     kept = records(tmp_path)
     assert any('"hello"' in r for r in kept) and "not sent: the terminal's output is closed" in kept[-1]
     assert (tmp_path / "m" / "index-snapshot").exists()  # closed, not abandoned
+
+
+def test_ctrl_c_while_the_agent_loads_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    """Ctrl-C in the first second (hyperon and the stores being imported) printed a KeyboardInterrupt
+    traceback through importlib's frames. A hyperon that raises it on import stands in for the key."""
+    fake = tmp_path / "fake" / "hyperon"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise KeyboardInterrupt\n")
+    script = tmp_path / "script.txt"
+    script.write_text("send hi\n")
+    proc = start(tmp_path, "provider=scripted", f"scriptFile={script}",
+                 env={**ENV, "PYTHONPATH": str(fake.parent)})
+    out, err = proc.communicate("hello\n", timeout=90)
+    assert proc.returncode == 130 and "Traceback" not in err, (proc.returncode, err[-2000:])
+    assert err.strip() == "stopped before the agent started"
