@@ -89,6 +89,12 @@ class FakeChat(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b'{"error": {"message": "upstream said: ' + b"E" * 3_000_000 + b'"}}')
             return
+        if body["model"] == "nowhere":  # a base_url without its /v1, as a web server answers it
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html><body><h1>404 Not Found</h1></body></html>")
+            return
         if body["model"] == "broken":
             self.send_response(500)
             self.end_headers()
@@ -182,6 +188,17 @@ def test_an_endpoint_that_cannot_be_reached_says_why() -> None:
         port = probe.getsockname()[1]  # free once closed: nothing listens there
     with pytest.raises(LLMError, match=rf"^cannot reach 127\.0\.0\.1:{port} \(ConnectError: .*Connection refused\)$"):
         OpenAICompatible("tiny", "k", f"http://127.0.0.1:{port}/v1", timeout=10, max_tokens=5).complete("p", "m")
+
+
+def test_a_404_says_where_nothing_answered(server) -> None:
+    """A base_url missing its /v1 (or a model the server does not serve) said "NotFoundError: Error
+    code: 404" alone: not which address, nor what to check. The user:password of a URL is not shown."""
+    secret_url = server.replace("http://", "http://user:pw@")
+    with pytest.raises(LLMError) as caught:
+        OpenAICompatible("nowhere", "k", secret_url, timeout=10, max_tokens=5).complete("p", "m")
+    said = str(caught.value)
+    assert f"at {server}/chat/completions: check base_url, and that the model 'nowhere' is served there" in said
+    assert "pw" not in said
 
 
 def test_a_429_carries_the_wait_its_retry_after_asks_for(server) -> None:

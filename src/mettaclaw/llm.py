@@ -170,6 +170,11 @@ class OpenAICompatible:
                 where = err.response.headers.get("location", "")[:200]
                 raise LLMError(f"the endpoint redirects ({err.status_code}) to {where!r}, which is not followed: the "
                                "prompt would go to an address you did not name; set base_url to it if it is right") from err
+            if err.status_code == 404:  # a proxy's or server's page said only "Error code: 404", not where
+                url = err.response.request.url  # no user:password, which would go into the trace and the prompt
+                where = f"{url.scheme}://{url.host}{'' if url.port is None else f':{url.port}'}{url.path}"
+                raise LLMError(f"{type(err).__name__}: {err} (at {where}: check base_url, and that the model "
+                               f"{self.model!r} is served there)") from err
             raise LLMError(f"{type(err).__name__}: {err}", retry_after(err.response.headers)) from err
         except openai.OpenAIError as err:
             raise LLMError(f"{type(err).__name__}: {err}") from err
