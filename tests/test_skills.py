@@ -517,3 +517,20 @@ def test_a_skill_is_listed_on_one_line_and_never_without_help(make_agent, tmp_pa
     assert agent.skill_errors == [f"{folder / 'mute.metta'}:1: skill 'mute' has no help text; the model knows "
                                   "what a skill does only from it"]
     assert "mute" not in agent.skill_list()
+
+
+def test_a_user_skill_that_gives_a_bridge_no_text_is_told_so_and_nothing_runs(make_agent, tmp_path) -> None:
+    """`(memory-remember 42)` was "internal error AttributeError: 'int' object has no attribute 'strip'",
+    our bug to the model (and a traceback in the log); `(channel-send foo)` answered its own call as
+    text, as if it had run, and nothing was sent."""
+    folder = write_skills(tmp_path / "skills", {"bad.metta": (
+        '(skill num "X" "x") (= (do num $x) (memory-remember 42))\n'
+        '(skill sym "X" "x") (= (do sym $x) (channel-send foo))\n'
+        '(skill ok "X" "x") (= (do ok $x) (channel-send $x))\n')})
+    agent, llm, channel, _ = make_agent(["num a\nsym a\nok fine"], ["hi"], skillsDir=str(folder))
+    num, sym, ok = agent.turn().results
+    assert num == '(num "a") -> ERROR: num: (memory-remember ...) takes text (a "quoted" string) as each argument, not 42'
+    assert sym == ('(sym "a") -> ERROR: sym: (channel-send foo) was not run: channel-send takes text (a "quoted" '
+                   "string) as each argument")
+    assert ok == '(ok "fine") -> SENT' and channel.sent == ["fine"]
+    assert not agent.memory.query("42", 5)

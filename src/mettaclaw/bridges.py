@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
 
 from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAtom, ValueAtom
@@ -65,10 +65,12 @@ def locked(agent: Agent, fn: Callable[..., Any]) -> Callable[..., Any]:
     return op
 
 
-def error_text(skill: str, results: list[Any], usage: str = "") -> str | None:
+def error_text(skill: str, results: list[Any], usage: str = "", operations: Container[str] = ()) -> str | None:
     """`ERROR: <skill>: <cause>` when a skill failed: a SkillFailure from a bridge, an (Error ...) atom
-    from MeTTa, or a call no definition matched (then the skill's `usage`, so the model can write the
-    call again rightly); None when it did its work."""
+    from MeTTa, a call no definition matched (then the skill's `usage`, so the model can write the
+    call again rightly), or a call of one of the `operations` (the bridges) that hyperon left as it
+    was, its arguments not values (`(channel-send foo)`: it was the skill's answer, nothing sent);
+    None when it did its work."""
     for atom in results:
         if isinstance(atom, GroundedAtom) and isinstance(atom.get_object().content, SkillFailure):
             return skill_error(skill, atom.get_object().content.cause)
@@ -79,7 +81,39 @@ def error_text(skill: str, results: list[Any], usage: str = "") -> str | None:
                 return skill_error(skill, cause.splitlines()[0][:500] if cause else "failed")
             if len(children) >= 2 and children[0] == S("do") and children[1] == S(skill):
                 return skill_error(skill, "no definition matches these arguments" + (f"; usage: {usage}" if usage else ""))
+            if children and (operation := _operation_name(children[0])) in operations:
+                return skill_error(skill, f"{str(atom)[:200]} was not run: {operation} takes text "
+                                          '(a "quoted" string) as each argument')
     return None
+
+
+def _operation_name(atom: Any) -> str | None:
+    """The name of the operation `atom` is (as a symbol, or the grounded operation itself)."""
+    if isinstance(atom, SymbolAtom):
+        return atom.get_name()
+    if isinstance(atom, GroundedAtom):
+        return getattr(atom.get_object(), "name", None)
+    return None
+
+
+def texts(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` refusing any argument that is not text: a user skill's `(memory-remember 42)` failed as
+    "internal error AttributeError: 'int' object has no attribute 'strip'", our bug to the model."""
+
+    def op(*args: Any) -> Any:
+        for arg in args:
+            if not isinstance(arg, str):
+                raise SkillError(f"({name} ...) takes text (a \"quoted\" string) as each argument, not {arg!r}")
+        return fn(*args)
+
+    return op
+
+
+# the skills' own bridges, which a user skill may call: each argument is text
+TEXT_OPERATIONS = ("pin-set", "channel-send", "shell-run", "file-read", "file-write", "file-append", "sandbox-run",
+                   "web-search", "reason-nal", "reason-pln", "memory-remember", "memory-query", "semantic-learn",
+                   "semantic-relate", "semantic-recall", "semantic-supersede", "memory-forget", "semantic-history",
+                   "reason-infer", "memory-spread", "trace-around", "dream-run")
 
 
 def install(agent: Agent) -> set[str]:
@@ -124,6 +158,8 @@ def install(agent: Agent) -> set[str]:
         touches_memory[name] = functools.partial(agent.memory_skills.run, skill)
     for name, fn in touches_memory.items():
         values[name] = locked(agent, fn)
+    for name in TEXT_OPERATIONS:
+        values[name] = texts(name, values[name])
     for name, fn in values.items():
         runner.register_atom(name, OperationAtom(name, guarded(name, fn), unwrap=True))
 

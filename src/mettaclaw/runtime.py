@@ -400,7 +400,7 @@ class Agent:
                 return skill_error(name, str(err))
         else:
             results = self.runner.evaluate_atom(call)
-        text = bridges.error_text(name, results, self.skills[name].usage) or "\n".join(bridges.atom_text(r) for r in results)
+        text = bridges.error_text(name, results, self.skills[name].usage, self._bridges) or "\n".join(bridges.atom_text(r) for r in results)
         if name in self.user_skills:
             # held to maxSkillOutput as the built-in skills' own sides are (they cap what they return)
             text = cap_head(text, self.config.maxSkillOutput, "skill output")
