@@ -38,6 +38,7 @@ from .text import (
     only_asks,
     query_terms,
     speakers,
+    stem,
     term_set,
     words,
 )
@@ -55,8 +56,21 @@ DEFAULT_FLOOR = 0.2  # all-MiniLM-L6-v2: unrelated sentences score about 0 to 0.
 # support group" / "a conference") 0.83, so the revising words decide); a revision: one of these words.
 SAME_SUBJECT = {"hash": 0.5}
 DEFAULT_SAME_SUBJECT = 0.75
+# ... or closer than this and sharing a content word, names aside ("My dentist is Dr. Patel" / "I switched
+# dentists, I now see Dr. Romero" 0.74; "Our wifi password is sunflower77" / "I reset the router, the wifi
+# password is now maple12" 0.70; but "My address is 12 Elm Street" / "My phone number is 555-0101" 0.75)
+SHARED_WORD_SUBJECT = {"hash": 0.35}
+DEFAULT_SHARED_WORD_SUBJECT = 0.6
 REVISION_WORDS = frozenset(("actually", "correction", "corrected", "changed", "moved", "instead", "anymore",
-                            "longer", "now", "update", "updated", "rescheduled", "postponed", "switched"))
+                            "longer", "now", "update", "updated", "rescheduled", "postponed", "switched",
+                            "sold", "bought", "raised", "lowered", "reset", "replaced", "renamed", "quit"))
+# "new" revises only the thing it names, when an earlier hit is about that thing ("my new address is 5 Oak
+# Road" after "my address is 12 Elm Street"): as a revising word it moved "a new song" above anything
+# earlier that shared a word with it (LoCoMo 0-1: R@10 -0.005)
+RENEWING = "new"
+# the candidates among which a revision moves above what it revises: 3 x the hits asked for, at most 100 (each
+# revision is compared with every candidate above it)
+REVISIONS_WITHIN, MAX_REVISIONS_WINDOW = 3, 100
 MAX_CITES_SHOWN = 5  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
 MAX_HIT_CHARS = 2_000  # of one hit's text shown: a pasted log a query finds must not crowd out the others
 MAX_SOURCE_CHARS = 200  # of a knowledge prior's file and headings shown with it (a heading may be a paragraph)
@@ -146,6 +160,7 @@ class Recall:
         self.graph = graph or LayerGraph(semantic, adjacency_weight=settings.adjacency_weight)
         self.floor = floor_for(index.embedder.name, settings)
         self.same_subject = SAME_SUBJECT.get(index.embedder.name, DEFAULT_SAME_SUBJECT)
+        self.shared_word_subject = SHARED_WORD_SUBJECT.get(index.embedder.name, DEFAULT_SHARED_WORD_SUBJECT)
         self.in_scopes = in_scopes  # (node id, visible scopes) -> may the reader see it (Memory.visible)
 
     # --- the ranked list
@@ -201,7 +216,8 @@ class Recall:
                 if near[key] < self.floor:
                     del hits[key]
         ordered = sorted(hits.values(), key=lambda h: -h.score)
-        out = self._latest_first(self._shown(ordered, int(limit), self.index.senders()))
+        window = min(REVISIONS_WITHIN * int(limit), MAX_REVISIONS_WINDOW)
+        out = self._shown(self._latest_first(ordered[:window]) + ordered[window:], int(limit), self.index.senders())
         if explain:
             for hit in out:
                 key = hit.id
@@ -470,24 +486,59 @@ class Recall:
         return out
 
     def _latest_first(self, hits: list[Hit]) -> list[Hit]:
-        """The shown hits, each revision (a later record of the memory index, on the same subject, in
-        revising words) moved just above the first earlier hit it revises; nothing else moves."""
+        """The hits, each revision (a later record of the memory index with a sentence in revising
+        words on the subject of an earlier hit: `_same_subject`) moved just above the first earlier hit
+        it revises; nothing else moves."""
         rows = [h for h in hits if h.layer != "semantic" and h.time not in ("", PRIOR_TIME)]  # a prior has no time
-        revising = [h for h in rows if REVISION_WORDS & set(words(h.text))]
-        if not revising:
+        revisions = self._revising_sentences(rows)
+        if not revisions:
             return hits
         vectors = self.index.vectors_of({h.id: h.text for h in rows})
+        aside = frozenset(term_set(" ".join(self.index.senders()))) | term_set(" ".join(REVISION_WORDS))
         out = list(hits)
-        for new in revising:
-            if new.id not in vectors:
+        for new in rows:
+            if new.id not in revisions:
                 continue
             for old in out[: out.index(new)]:
-                if old.id in vectors and old.time < new.time \
-                        and float(vectors[old.id] @ vectors[new.id]) >= self.same_subject:
+                if old.id in vectors and old.time < new.time and any(
+                        (general or renewed & term_set(old.text))
+                        and self._same_subject(float(vectors[old.id] @ v), term_set(old.text), said, aside)
+                        for v, said, general, renewed in revisions[new.id]):
                     out.remove(new)
                     out.insert(out.index(old), new)
                     break
         return out
+
+    def _revising_sentences(self, rows: list[Hit]) -> dict[str, list[tuple[Any, frozenset[str], bool, frozenset[str]]]]:
+        """Each row's sentences in revising words: their vectors (a row of one sentence: its own),
+        terms, whether a REVISION_WORDS word is among them, and what they call new (`RENEWING`). Why
+        sentences: in a long chat turn "don't quit" or "now" is rarely about what the rest of the turn
+        shares with an earlier hit."""
+        known = self.index.senders()
+        said = {h.id: labelled_sentences(h.text, known) for h in rows}
+        found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
+        for i, parts in said.items():
+            for n, sentence in enumerate(parts):
+                ws = words(sentence)
+                general = bool(REVISION_WORDS.intersection(ws))
+                renewed = frozenset(stem(after) for w, after in zip(ws, ws[1:], strict=False) if w == RENEWING)
+                if general or renewed:
+                    found.setdefault(i, []).append((n, general, renewed))
+        if not found:
+            return {}
+        several = self.index.sentence_vectors([i for i in found if len(said[i]) > 1])
+        whole = self.index.vectors_of({h.id: h.text for h in rows if h.id in found and len(said[h.id]) == 1})
+        out = {}
+        for i, at in found.items():
+            vectors = several.get(i) if len(said[i]) > 1 else [whole.get(i)]
+            if vectors is not None and len(vectors) == len(said[i]) and vectors[0] is not None:
+                out[i] = [(vectors[n], term_set(said[i][n]), general, renewed) for n, general, renewed in at]
+        return out
+
+    def _same_subject(self, cosine: float, old: frozenset[str], new: frozenset[str], aside: frozenset[str]) -> bool:
+        """Whether two statements are about one subject: close in meaning, or nearly as close and
+        sharing a content word (the speakers' names and the revising words aside)."""
+        return cosine >= self.same_subject or cosine >= self.shared_word_subject and bool((old & new) - aside)
 
 
 def render(hits: list[Hit], explain: bool = False) -> str:
