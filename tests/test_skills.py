@@ -173,6 +173,31 @@ def test_reading_a_folder_or_a_pipe_says_what_it_is(tmp_path) -> None:
         ws.write("notes", "x")
 
 
+def test_a_path_ending_in_a_slash_is_a_folder_path_for_every_file_skill(tmp_path) -> None:
+    """`write-file sub/ text` made a file named `sub` (resolving drops the slash), append-file too, and
+    `read-file sub/` read that file; a name ending in / (or /. and /..) names a folder, and says so."""
+    ws = Workspace(tmp_path / "ws")
+    for append in (False, True):
+        for name in ("sub/", "a/b/", "sub/."):
+            with pytest.raises(SkillError, match=f"^{name!r} is a folder path .*, not a file: name a file in it"):
+                ws.write(name, "text", append=append)
+    assert list((tmp_path / "ws").iterdir()) == []
+    with pytest.raises(SkillError, match="^'sub/' is a folder path \\(it ends in '/'\\), not a file: .*'sub/notes.txt'"):
+        ws.read("sub/")
+    ws.write("f", "x")
+    for op in (ws.read, lambda name: ws.write(name, "y")):
+        with pytest.raises(SkillError, match="^'f/' is a folder path .*, but 'f' is a file"):
+            op("f/")
+    assert ws.read("f") == "x"
+
+
+def test_write_file_to_a_folder_path_through_the_agent_names_the_cause(make_agent, tmp_path) -> None:
+    agent, *_ = make_agent(["write-file sub/ hello\nappend-file notes/ more"], ["hi"])
+    outcome = agent.turn()
+    assert [("is a folder path" in r, "internal error" in r) for r in outcome.results] == [(True, False)] * 2
+    assert not (agent.workspace.root / "sub").exists() and not (agent.workspace.root / "notes").exists()
+
+
 def test_outside_paths_allowed_only_when_configured(tmp_path) -> None:
     ws = Workspace(tmp_path / "ws", allow_outside=True)
     ws.write("../free.txt", "x")

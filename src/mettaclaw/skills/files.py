@@ -52,6 +52,7 @@ class Workspace:
         path = self.resolve(name)
         try:
             _refuse_other_than_a_file(path, name)
+            _refuse_a_folder_path(path, name)
             if not path.exists():
                 raise SkillError(f"no such file {name!r} in the workspace")
             with open(path, "rb") as fh:  # only what can be shown: a 1 GB log took 2 GB and 4 s to show 20,000 chars
@@ -72,6 +73,7 @@ class Workspace:
         path = self.resolve(name)
         try:
             _refuse_other_than_a_file(path, name)
+            _refuse_a_folder_path(path, name)
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a" if append else "w", encoding="utf-8") as fh:
                 fh.write(text if not append or text.endswith("\n") else text + "\n")
@@ -88,3 +90,17 @@ def _refuse_other_than_a_file(path: Path, name: str) -> None:
         raise SkillError(f"{name!r} is a folder, not a file")
     if path.exists() and not path.is_file():
         raise SkillError(f"{name!r} is not a regular file (a pipe, socket or device)")
+
+
+def _refuse_a_folder_path(path: Path, name: str) -> None:
+    """A name ending in `/` (or in `/.` or `/..`) is a folder path, whatever is there: resolving drops
+    the slash, so `write-file sub/ text` made a file named `sub` and `read-file sub/` read it."""
+    stripped = name.strip()
+    last = stripped.rsplit("/", 1)[-1]
+    if not (stripped.endswith("/") or last in (".", "..")):
+        return
+    why = f"{name!r} is a folder path (it ends in {'/' if stripped.endswith('/') else last!r})"
+    if path.is_file():
+        raise SkillError(f"{why}, but {path.name!r} is a file: name the file without the slash")
+    example = f", e.g. {stripped + 'notes.txt'!r}" if stripped.endswith("/") else ""
+    raise SkillError(f"{why}, not a file: name a file in it{example}")
