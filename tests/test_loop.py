@@ -80,6 +80,15 @@ def test_unknown_skill_and_malformed_reply_report_their_cause_and_nothing_else_b
     assert record.errors and "ERROR: fly: unknown skill" in record.errors
 
 
+def test_a_reply_opening_with_a_byte_order_mark_runs_and_an_invisible_character_in_a_name_is_shown(make_agent) -> None:
+    """`\\ufeffsend "hi"` was an unknown skill the model saw as `send`; one left inside a name is escaped."""
+    agent, _, channel, _ = make_agent(['\ufeffsend "hi"\nse\u200bnd bye'], ["go"])
+    outcome = agent.turn()
+    assert channel.sent == ["hi"]
+    [error] = outcome.errors
+    assert "ERROR: se\\u200bnd: unknown skill (its name holds characters that cannot be seen, shown escaped)" in error
+
+
 def test_model_failure_goes_to_the_next_prompt_and_the_loop_goes_on(make_agent, caplog) -> None:
     agent, llm, channel, _ = make_agent(["!error connection refused", "send recovered"], ["hello"])
     agent.turn()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mettaclaw.parser import parse_reply
+from mettaclaw.parser import Command, parse_reply
 
 ARITY = {"write-file": 2, "append-file": 2}
 
@@ -121,3 +121,20 @@ def test_a_reasoning_models_think_block_is_not_read_as_commands() -> None:
     assert parsed.errors == ["line 11: 'bad(' is not a skill name (a word without ( ) or \")"]
     cut = parse_reply("<think>\nthe reply ran out of tokens here")
     assert not cut.commands and "never closed" in cut.errors[0]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    ['\ufeffsend "hi"', "\u200bsend hi", " \u2060 send hi", 'send\u200b hi', '\ufeff(send "hi")', '(\u200bsend\u200d "hi")',
+     '\ufeff```\nsend hi\n```', '\ufeff<think>hmm</think>\nsend hi'],
+)
+def test_invisible_characters_before_or_after_a_skill_name_are_not_part_of_it(reply: str) -> None:
+    """A reply that began with a byte-order mark was one unknown skill `\\ufeffsend` that looked like `send`."""
+    parsed = parse_reply(reply, arity=ARITY)
+    assert [str(c) for c in parsed.commands] == ['(send "hi")'] and not parsed.errors, parsed.errors
+
+
+def test_invisible_characters_where_a_line_starts_are_dropped_but_kept_inside_an_argument() -> None:
+    parsed = parse_reply('send hi\n\u200bremember x\nsend "a\n\u200bb \u200d c"', arity=ARITY)
+    assert parsed.commands[1:] == [Command("remember", ("x",)), Command("send", ("a\n\u200bb \u200d c",))]
+    assert parse_reply("se\u200bnd hi").commands == [Command("se\u200bnd", ("hi",))]  # inside a name: kept, to be shown

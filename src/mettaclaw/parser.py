@@ -3,7 +3,9 @@
 Matches the reference's format (one command a line, `-` lines are pins, one outer pair of parentheses
 stripped) and fixes its defects: the tuple form `((a "x") (b "y"))` is accepted, fenced or quoted
 multi-line arguments are kept whole, commands past `max_commands` are reported instead of run, and
-every line that cannot be read yields an error naming the line and the cause.
+every line that cannot be read yields an error naming the line and the cause. Invisible characters
+(a byte-order mark, zero-width spaces and joiners) where a line starts or glued to either end of a
+skill name are dropped; inside an argument they are kept.
 """
 
 from __future__ import annotations
@@ -27,6 +29,19 @@ from mettaclaw.sexpr import (
 )
 
 FENCE = "```"
+# invisible characters a model or a client puts where a line starts (a byte-order mark, zero-width
+# spaces and joiners, the word joiner, direction marks): glued to the skill name, `\ufeffsend` was an
+# unknown skill that read as `send`
+INVISIBLE = "\ufeff\u200b\u200c\u200d\u2060\u200e\u200f\u00ad\u180e"
+LEADING_INVISIBLE = re.compile(f"^[\\s{INVISIBLE}]+")
+
+
+def _without_leading_invisible(line: str) -> str:
+    """The line without the invisible characters before its first visible one (whitespace is kept)."""
+    match = LEADING_INVISIBLE.match(line)
+    if match is None or not any(ch in INVISIBLE for ch in match.group()):
+        return line
+    return "".join(ch for ch in match.group() if ch not in INVISIBLE) + line[match.end():]
 
 
 @dataclass(frozen=True)
@@ -90,6 +105,7 @@ def _unfence(text: str, line_no: int) -> str:
 
 def _plain_command(line: str, line_no: int, arity: Mapping[str, int]) -> Command:
     skill, _, rest = line.strip().partition(" ")
+    skill = skill.strip(INVISIBLE) or skill  # `send\u200b hi`: what glues onto the name is not part of it
     if not is_symbol(skill):  # the trace writes the name as a symbol: it must read back as one
         raise ValueError(f"line {line_no}: {skill[:40]!r} is not a skill name (a word without ( ) or \")")
     rest = rest.strip()
@@ -111,7 +127,7 @@ def _expr_commands(node: Expr, arity: Mapping[str, int]) -> list[Command]:
         return out
     if not node.items or not isinstance(node.items[0], Sym):
         raise ValueError(f"{node.source!r} does not start with a skill name")
-    skill = node.items[0].text
+    skill = node.items[0].text.strip(INVISIBLE) or node.items[0].text
     args = [to_text(n) for n in node.items[1:]]
     wanted = max(1, arity.get(skill, 1))
     if len(args) > wanted and not all(isinstance(n, Str) for n in node.items[1:]):
@@ -129,7 +145,7 @@ def _logical_lines(reply: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     i = 0
     while i < len(lines):
-        start, text = i, lines[i]
+        start, text = i, _without_leading_invisible(lines[i])  # where a line starts, never inside an argument
         i += 1
         if text.count(FENCE) % 2 == 1:
             while i < len(lines):
@@ -241,7 +257,7 @@ def parse_reply(reply: str, max_commands: int = 5, arity: Mapping[str, int] | No
     arity = arity or {}
     result = ParsedReply()
     found: list[Command] = []
-    reply, skipped_lines, unclosed = _without_thinking(reply)
+    reply, skipped_lines, unclosed = _without_thinking(_without_leading_invisible(reply))
     if unclosed:
         result.errors.append("line 1: the reply is only the model's reasoning (<think> is never closed): no command")
         return result

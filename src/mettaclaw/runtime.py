@@ -29,7 +29,7 @@ from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell, status_of
-from mettaclaw.textutil import cap_head, cap_tail, now_text, safe_text
+from mettaclaw.textutil import cap_head, cap_tail, now_text, one_line, safe_text
 from mettaclaw.turn_state import TurnOutcome, TurnState
 from mettaclaw.turns import TurnLog, clip
 
@@ -367,8 +367,12 @@ class Agent:
         return S("done")
 
     def _unknown(self, name: str) -> str:
-        named = name if len(name) <= 60 else name[:60] + "..."
-        return skill_error(named, f"unknown skill; nothing was run. Skills: {', '.join(sorted(self.skills))}")
+        """Its name with what cannot be seen escaped: `se\\u200bnd` read as `send`, an unknown skill
+        the model could not tell from the one it meant."""
+        short = name if len(name) <= 60 else name[:60] + "..."
+        named = one_line(short)
+        hidden = " (its name holds characters that cannot be seen, shown escaped)" if named != short else ""
+        return skill_error(named, f"unknown skill{hidden}; nothing was run. Skills: {', '.join(sorted(self.skills))}")
 
     def run_skill(self, command_atom: Any) -> str:
         name, arg_atoms = bridges.command_parts(command_atom)
