@@ -89,6 +89,15 @@ def test_a_reply_opening_with_a_byte_order_mark_runs_and_an_invisible_character_
     assert "ERROR: se\\u200bnd: unknown skill (its name holds characters that cannot be seen, shown escaped)" in error
 
 
+def test_a_line_of_prose_before_a_fenced_block_lets_the_blocks_commands_run(make_agent) -> None:
+    """`Here:` then a fenced `send "hi"` was the unknown skill `Here:`, the block its argument: nothing was sent."""
+    agent, _, channel, _ = make_agent(['Here:\n```\nsend "hi"\n```'], ["go"])
+    outcome = agent.turn()
+    assert channel.sent == ["hi"] and [str(c) for c in outcome.commands] == ['(send "hi")']
+    [error] = outcome.errors
+    assert "line 1: 'Here:' is text outside the code block, not a command: not run" in error
+
+
 def test_model_failure_goes_to_the_next_prompt_and_the_loop_goes_on(make_agent, caplog) -> None:
     agent, llm, channel, _ = make_agent(["!error connection refused", "send recovered"], ["hello"])
     agent.turn()

@@ -138,3 +138,39 @@ def test_invisible_characters_where_a_line_starts_are_dropped_but_kept_inside_an
     parsed = parse_reply('send hi\n\u200bremember x\nsend "a\n\u200bb \u200d c"', arity=ARITY)
     assert parsed.commands[1:] == [Command("remember", ("x",)), Command("send", ("a\n\u200bb \u200d c",))]
     assert parse_reply("se\u200bnd hi").commands == [Command("se\u200bnd", ("hi",))]  # inside a name: kept, to be shown
+
+
+SKILLS = {"send", "remember", "write-file", "append-file", "pin"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "prose"),
+    [
+        ('Here:\n```\nsend "hi"\n```', ['(send "hi")'], "line 1: 'Here:' is text outside"),
+        ("Here is what I'll do:\n```\nsend hi\nremember x\n```\nHope this helps!",
+         ['(send "hi")', '(remember "x")'], "line 1: \"Here is what I'll do:\" and 1 more line are text outside"),
+        ("I'll save it.\nwrite-file a.txt\n```\nsend nothing\n```\nDone.",
+         ['(write-file "a.txt" "send nothing")'], "line 1: \"I'll save it.\" and 1 more line are text outside"),
+    ],
+)
+def test_prose_around_a_fenced_block_is_not_run_and_the_blocks_commands_are(reply, expected, prose) -> None:
+    """`Here:` before a block made the block the argument of an unknown skill `Here:`, and nothing ran;
+    a prose line of several words was an unknown skill that took one of max_commands."""
+    parsed = parse_reply(reply, max_commands=2, arity=ARITY, skills=SKILLS)
+    assert [str(c) for c in parsed.commands] == expected and not parsed.skipped
+    [error] = parsed.errors
+    assert error.startswith(prose) and "not run" in error
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("fly to the moon\nsend hi", ['(fly "to the moon")', '(send "hi")']),  # nothing fenced: every line a command
+        ("Here:\n```python\nprint(1)\n```", ['(Here: "print(1)")']),  # no skill anywhere: said as before
+        ("send hi\n```\nfly\n```", ['(send "hi")', "(fly)"]),  # inside a block, each line is a command
+    ],
+)
+def test_without_a_fenced_block_or_any_skill_every_line_is_still_a_command(reply, expected) -> None:
+    parsed = parse_reply(reply, arity=ARITY, skills=SKILLS)
+    assert [str(c) for c in parsed.commands] == expected and not parsed.errors
+    assert [str(c) for c in parse_reply(reply, arity=ARITY).commands] == expected

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from mettaclaw.sexpr import (
@@ -27,6 +27,7 @@ from mettaclaw.sexpr import (
     read_string,
     to_text,
 )
+from mettaclaw.textutil import one_line, quoted
 
 FENCE = "```"
 # invisible characters a model or a client puts where a line starts (a byte-order mark, zero-width
@@ -252,30 +253,80 @@ def _fenced_body(text: str) -> str:
     return "\n".join(lines)
 
 
-def parse_reply(reply: str, max_commands: int = 5, arity: Mapping[str, int] | None = None) -> ParsedReply:
-    """Parse a whole reply; `arity` names skills taking more than one argument (e.g. write-file: 2)."""
+def parse_reply(reply: str, max_commands: int = 5, arity: Mapping[str, int] | None = None,
+                skills: Collection[str] | None = None) -> ParsedReply:
+    """Parse a whole reply; `arity` names skills taking more than one argument (e.g. write-file: 2).
+
+    Fenced blocks (a fence on a line of its own, ``` or ```lang): a block right after a command that
+    lacks its (last) argument is that argument (`write-file a.txt` then the file's text); any other
+    block's lines are the reply's lines, read as commands (a reply wrapped whole in a code block).
+
+    Text around the code: given the agent's `skills`, a reply that holds a fenced block is written
+    like a chat answer, its code in the block. A line outside every block that is no command (its
+    first word names no skill, and it is no `(...)` form or `-` pin) is then prose, when the reply's
+    commands include a skill: "Here:" or "I'll save it:" before the block, "Hope this helps" after.
+    Prose is not run and takes none of the `max_commands`; one error says it was not run (a model that
+    meant it for the person learns it was never sent). A bare word before a block is no command
+    lacking its argument, so the block's lines run (they were the argument of an unknown skill
+    `Here:`). When no skill is found this way, or nothing is fenced, or `skills` is not given, every
+    line is read as a command: `fly to the moon` is still an unknown skill, and a reply of only prose
+    and a fenced script reports both.
+    """
     arity = arity or {}
-    result = ParsedReply()
-    found: list[Command] = []
     reply, skipped_lines, unclosed = _without_thinking(_without_leading_invisible(reply))
     if unclosed:
-        result.errors.append("line 1: the reply is only the model's reasoning (<think> is never closed): no command")
-        return result
-    lines = deque((n + skipped_lines, text) for n, text in _logical_lines(reply))
+        return ParsedReply(errors=["line 1: the reply is only the model's reasoning (<think> is never closed): no command"])
+    lines = [(n + skipped_lines, text) for n, text in _logical_lines(reply)]
+    if skills is not None:
+        known = frozenset(skills)
+        found, errors, prose, fenced = _read_lines(lines, arity, known)
+        if fenced and any(c.skill in known for c in found):
+            if prose:
+                (first, text), more = prose[0], len(prose) - 1
+                lines_said = f" and {more} more line{'s' if more > 1 else ''} are" if more else " is"
+                errors.append(f"line {first}: {quoted(one_line(text), 80)}{lines_said} text outside the code block, "
+                              f"not {'commands' if more else 'a command'}: not run (only skill lines run; "
+                              "`send` says something to the person)")
+            return ParsedReply(found[:max_commands], errors, found[max_commands:])
+    found, errors, _, _ = _read_lines(lines, arity, None)
+    return ParsedReply(found[:max_commands], errors, found[max_commands:])
+
+
+def _is_command(stripped: str, skills: frozenset[str]) -> bool:
+    """Whether a line outside the code blocks is meant as a command, not prose around them."""
+    if stripped.startswith(("(", "-")):
+        return True
+    return (stripped.split(None, 1)[0].strip(INVISIBLE) or stripped) in skills
+
+
+def _read_lines(
+    logical: list[tuple[int, str]], arity: Mapping[str, int], skills: frozenset[str] | None,
+) -> tuple[list[Command], list[str], list[tuple[int, str]], bool]:
+    """The commands and errors of the reply's logical lines; with `skills`, also its lines outside the
+    fenced blocks that are no command (not read); and whether it holds a fenced block."""
+    found: list[Command] = []
+    errors: list[str] = []
+    prose: list[tuple[int, str]] = []
+    any_fence = False
+    lines = deque((n, text, False) for n, text in logical)  # (line, text, from inside a fenced block)
     bare: Command | None = None  # the last line's command, when it lacks its (last) argument
     while lines:
-        line_no, text = lines.popleft()
+        line_no, text, fenced = lines.popleft()
         stripped = text.strip()
         if not stripped:
             continue
         if stripped.startswith(FENCE) and STANDALONE_FENCE.match(stripped):
+            any_fence = True
             if bare is not None:  # `send` then a fenced block: the block is its argument
                 found[-1] = Command(bare.skill, (*bare.args, _fenced_body(text).strip("\n")))
             else:  # its lines are the reply's (the fence's own line is line_no)
-                lines.extendleft(reversed([(line_no + n, t) for n, t in _logical_lines(_fenced_body(text))]))
+                lines.extendleft(reversed([(line_no + n, t, True) for n, t in _logical_lines(_fenced_body(text))]))
             bare = None
             continue
         before, bare = len(found), None
+        if skills is not None and not fenced and not _is_command(stripped, skills):
+            prose.append((line_no, stripped))
+            continue
         try:
             if stripped.startswith("-"):
                 found.append(Command("pin", (stripped,)))
@@ -295,12 +346,10 @@ def parse_reply(reply: str, max_commands: int = 5, arity: Mapping[str, int] | No
                 found.append(_plain_command(stripped, line_no, arity))
         except ValueError as err:
             msg = str(err)
-            result.errors.append(msg if msg.startswith("line ") else f"line {line_no}: {msg}")
+            errors.append(msg if msg.startswith("line ") else f"line {line_no}: {msg}")
         if len(found) == before + 1 and len(found[-1].args) < max(1, arity.get(found[-1].skill, 1)):
             bare = found[-1]
-    result.commands = found[:max_commands]
-    result.skipped = found[max_commands:]
-    return result
+    return found, errors, prose, any_fence
 
 
 __all__ = ["Command", "ParsedReply", "parse_reply", "Str"]

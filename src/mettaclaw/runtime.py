@@ -318,7 +318,7 @@ class Agent:
 
     def parse_reply(self, reply: str) -> Any:
         arity = {name: spec.arity for name, spec in self.skills.items()}
-        parsed = parse_reply(reply, self.config.maxCommands, arity)
+        parsed = parse_reply(reply, self.config.maxCommands, arity, skills=self.skills)
         for err in parsed.errors:
             self.turn_state.error(f"ERROR: could not read your reply: {err}")
         if parsed.skipped:
