@@ -526,3 +526,31 @@ def test_a_request_with_an_id_mcp_does_not_take_gets_one_invalid_request_answer_
     assert all(given in a["error"]["data"] for given, a in zip(odd, got[1:-1], strict=True)), got
     assert got[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}, got[-1]
     assert not more and returncode == 0
+
+
+def test_a_response_from_the_client_is_never_answered_over_stdio(tmp_path) -> None:
+    """A response whose id MCP does not take (an object, a fraction, an array, none) was answered -32600:
+    an answer to an answer, which JSON-RPC 2.0 forbids. Responses are dropped, a readable one by the
+    SDK (no request of ours waits on it), and the requests around them are answered as before."""
+    responses = ['{"jsonrpc": "2.0", "id": {"a": 1}, "result": {}}', '{"jsonrpc": "2.0", "id": 1.5, "result": {}}',
+                 '{"jsonrpc": "2.0", "id": [1], "error": {"code": 1, "message": "x"}}', '{"jsonrpc": "2.0", "result": {}}',
+                 '{"jsonrpc": "2.0", "id": 9, "error": {"code": "not a number"}}',
+                 '{"jsonrpc": "2.0", "id": 5, "result": {}}', '{"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "m"}}']
+    lines = [INITIALIZE, '{"jsonrpc": "2.0", "method": "notifications/initialized"}', *responses,
+             '{"jsonrpc": "2.0", "id": "last", "method": "ping"}']
+    got, more, returncode = over_stdio(tmp_path, lines, 2)
+    assert got[0]["id"] == 1 and "result" in got[0], got[0]
+    assert got[1] == {"jsonrpc": "2.0", "id": "last", "result": {}}, got[1]
+    assert not more and returncode == 0
+
+
+def test_a_malformed_response_is_dropped_and_logged_not_answered(caplog) -> None:
+    from mettaclaw.mcp.server import read_line
+
+    with caplog.at_level("WARNING", logger="mettaclaw.mcp.server"):
+        assert read_line('{"jsonrpc": "2.0", "id": {"a": 1}, "result": {}}') == (None, None)
+    assert "dropped a malformed response" in caplog.text
+    served, answer = read_line('{"jsonrpc": "2.0", "id": 5, "result": {}}')  # the SDK's to match or drop
+    assert answer is None and served is not None
+    _, answer = read_line('{"jsonrpc": "2.0", "id": 7, "method": 3}')  # a request is still answered
+    assert answer is not None and answer.message.error.code == -32600

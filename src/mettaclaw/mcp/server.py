@@ -151,17 +151,34 @@ def _id_given(line: str) -> Any:
 _NO_ID = object()
 
 
+def _is_response(line: str) -> bool:
+    """Whether the line is a JSON object shaped as a response: `result` or `error`, and no `method`."""
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "method" not in data and ("result" in data or "error" in data)
+
+
 def read_line(line: str) -> tuple[SessionMessage | None, SessionMessage | None]:
     """A stdio line as (the message to serve, the answer to send back at once); (None, None) for a
     blank line, which asks nothing. A line that is no message is answered by `malformed_answer`. A
     request whose id is not a string or an integer (an object, an array, a fraction, a boolean, null)
     is answered -32600 with id null: the SDK reads it as a notification (its models drop the id), so
-    it was served and never answered, and its client waited for an answer that never came."""
+    it was served and never answered, and its client waited for an answer that never came.
+
+    A response (`result` or `error`, no `method`) is never answered, as JSON-RPC 2.0 says: one the SDK
+    cannot read (an id that is an object, a fraction or missing; a malformed error) is logged and
+    dropped (it was answered -32600, an answer to an answer); a readable one goes to the SDK, which
+    gives it to the request of ours it answers, or drops it with a debug line when none waits."""
     if not line.strip():
         return None, None
     try:
         message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except Exception as err:  # what the SDK's stdio reader catches
+        if _is_response(line):
+            log.warning("stdio: dropped a malformed response (a response is never answered): %r", line[:200])
+            return None, None
         return None, malformed_answer(err)
     if isinstance(message, mcp_types.JSONRPCNotification) and (given := _id_given(line)) is not _NO_ID:
         return None, _error_answer(mcp_types.INVALID_REQUEST, INVALID_REQUEST,
