@@ -280,6 +280,42 @@ def test_a_damaged_store_is_logged_once_while_each_dream_still_fails(tmp_path, c
         dreamer.stop()
 
 
+def test_a_fault_in_concept_extraction_fails_the_dream_asked_for_and_is_logged_once_with_its_traceback(
+        tmp_path, caplog, monkeypatch):
+    """A fault of ours (not a damaged store) while extracting concepts left the dream asked for pending:
+    `wait()` and the session-end dream waited for it until their timeout, and each wake-up logged it."""
+    from mettaclaw.memory.dream import runner
+
+    sem = semantic()
+    said = "Alice: The boiler in the cellar gets serviced every spring."
+    source = ListSource([DreamEpisode(f"ep-{i}", 1_800_000_000.0 + i, said, meta={"who": "Alice"}) for i in range(2)])
+    dreamer = Dreamer(sem, source, sem.embedder, tmp_path / "s.json", theme_policy=None)
+    caplog.set_level(logging.INFO, logger="mettaclaw.memory.dream.runner")
+    learn = runner.learn_concepts
+
+    def broken(semantic_memory, episode):
+        raise KeyError(f"no concept for {episode.id}")  # a bug of ours, not a damaged store
+
+    monkeypatch.setattr(runner, "learn_concepts", broken)
+    dreamer.start()
+    try:
+        for n in range(2, 5):
+            source.extend([DreamEpisode(f"ep-{n}", 1_800_000_000.0 + n, said, meta={"who": "Alice"})])
+            dreamer.on_episode(f"ep-{n}", None)
+            dreamer.request("skill")
+            report = dreamer.wait(WAIT)
+            assert report is not None and report.reason == "skill" and report.error == "KeyError: 'no concept for ep-0'"
+            assert dream_skill(dreamer, "status") == "DREAM-FAILED: KeyError: 'no concept for ep-0'"
+        logged = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert len(logged) == 1 and logged[0].exc_info is not None and "KeyError" in logged[0].getMessage()
+        assert dreamer.finish_session(WAIT).error.startswith("KeyError")  # the session-end dream fails, not hangs
+        monkeypatch.setattr(runner, "learn_concepts", learn)  # fixed: the next wake-up dreams
+        dreamer.request("skill")
+        assert dreamer.wait(WAIT).error is None and dream_skill(dreamer, "status").startswith("DREAM-DONE")
+    finally:
+        dreamer.stop()
+
+
 def test_every_n_new_episodes_triggers_a_dream_in_the_background(tmp_path):
     trace = EpisodicTrace(tmp_path / "history.metta")
     sem = semantic()

@@ -104,10 +104,10 @@ class Dreamer:
         self.progress: tuple[str, int, int] = ("idle", 0, 0)
         self.last_report: DreamReport | None = None
         self._done = threading.Condition()
-        # what the worker logged of a damaged store since the store last worked (`_damaged`): said once;
-        # the last of it, which `status` says until the store works again
-        self._damage_said: set[str] = set()
-        self._damage: str | None = None
+        # what the worker logged of its failures since it last wrote (`_failed`): each said once; the
+        # last of them, which `status` says until a wake-up works again
+        self._failures_said: set[Any] = set()
+        self._failure: str | None = None
 
     # ------------------------------------------------------------------ triggers
     def attach(self, trace: Any) -> None:
@@ -225,39 +225,55 @@ class Dreamer:
                 self._wake.clear()
             if self._stop.is_set():
                 break
+            dreaming = False
             try:
                 wrote = bool(self.extract_concepts and self.extract_pending())
                 if self._requested is None and self._schedule_due():
                     self._requested = "schedule"
                 if self._requested is not None:
+                    dreaming = True
                     self.dream(self._requested)  # raises when it failed
                     wrote = True
                 if wrote:
-                    self._store_works()
-            except StoreDamaged as err:  # the user's to fix (the message says how): no traceback, said once
-                self._requested = None  # the dream asked for failed with it (`status`), not left pending
-                self._damaged(err)
-            except Exception:  # a failed dream is reported and retried later; the agent goes on
-                log.exception("dream failed")
+                    self._works()
+            except Exception as err:  # a failed dream is reported and retried later; the agent goes on
+                if not dreaming and self._requested is not None:
+                    self._fail_requested(err)  # failed before it began: failed (`status`), not left pending
+                self._failed(err)
             with self._done:
                 self._handling = False
                 self._done.notify_all()
 
-    def _damaged(self, err: StoreDamaged) -> None:
-        """Log a damaged store once, not at each wake-up: every new episode wakes the worker, whose
-        concept extraction and dream failed on it again and logged the same line each time, burying
-        the log. Each dream still fails, and `dream status` says why; the log says it again when the
-        store has worked since (`_store_works`), or when it is another damage."""
-        said = self._damage = str(err)
-        if said not in self._damage_said:
-            self._damage_said.add(said)
-            log.error("dream failed: %s (said once while it stays so; each dream fails until it is fixed)", said)
+    def _fail_requested(self, err: Exception) -> None:
+        """The dream asked for fails with what failed the wake-up before it (concept extraction): it
+        stayed pending, and `wait()` and the session-end dream waited for it until their timeout."""
+        reason, self._requested = self._requested or "request", None
+        self.last_report = DreamReport(started_at=self.clock(), reason=reason, summariser=self.summariser.name,
+                                       error=_failure_text(err))
 
-    def _store_works(self) -> None:
-        """A wake-up wrote to semantic memory: a store logged as damaged works again."""
-        self._damage = None
-        if self._damage_said:
-            self._damage_said.clear()
+    def _failed(self, err: Exception) -> None:
+        """Log a failure once, not at each wake-up: every new episode wakes the worker, whose concept
+        extraction and dream failed on it again and logged the same lines each time, burying the log.
+        A damaged store is the user's to fix (its message says how): no traceback, and said once per
+        message. Anything else is a fault of ours: its traceback, once per exception type and place.
+        Each dream still fails, and `dream status` says why; the log says it again when the worker has
+        written since (`_works`), or when it is another failure."""
+        said = self._failure = _failure_text(err)
+        damaged = isinstance(err, StoreDamaged)
+        key = said if damaged else _fault_place(err)
+        if key in self._failures_said:
+            return
+        self._failures_said.add(key)
+        if damaged:
+            log.error("dream failed: %s (said once while it stays so; each dream fails until it is fixed)", said)
+        else:
+            log.error("dream failed: %s (its traceback logged once while it recurs)", said, exc_info=err)
+
+    def _works(self) -> None:
+        """A wake-up wrote to semantic memory: what was logged as failing works again."""
+        self._failure = None
+        if self._failures_said:
+            self._failures_said.clear()
             log.info("dream: semantic memory can be written again; the dreams go on")
 
     def _until_schedule(self) -> float | None:
@@ -308,8 +324,8 @@ class Dreamer:
         if self.running is not None:
             phase, done, total = self.progress
             return f"DREAM-RUNNING ({self.running.reason}): {phase} {done}/{total} episodes\n{self.running.text()}"
-        if self._damage is not None:  # the worker's last wake-up failed on it, before or in its dream
-            return f"DREAM-FAILED: {self._damage}"
+        if self._failure is not None:  # the worker's last wake-up failed on it, before or in its dream
+            return f"DREAM-FAILED: {self._failure}"
         if self.last_report is not None:
             return self.last_report.text()
         pending = len(self.source.after(self.state.dream_mark, self.max_episodes))
@@ -472,3 +488,17 @@ class Dreamer:
     @staticmethod
     def _time_of(batch: list[DreamEpisode], episode_id: str) -> float:
         return next((ep.time for ep in batch if ep.id == episode_id), batch[0].time)
+
+
+def _failure_text(err: Exception) -> str:
+    """A failure as `dream status` says it: a damaged store by its message, which says how to mend it."""
+    return str(err) if isinstance(err, StoreDamaged) else f"{type(err).__name__}: {err}"
+
+
+def _fault_place(err: BaseException) -> tuple[str, str, int]:
+    """The exception's type and the line that raised it: the same fault whatever its message holds (an
+    episode's id, a value), so a fault met on every new episode is logged once."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return (type(err).__name__, tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else (type(err).__name__, "", 0)
