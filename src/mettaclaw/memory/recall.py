@@ -216,8 +216,7 @@ class Recall:
                 if near[key] < self.floor:
                     del hits[key]
         ordered = sorted(hits.values(), key=lambda h: -h.score)
-        window = min(REVISIONS_WITHIN * int(limit), MAX_REVISIONS_WINDOW)
-        out = self._shown(self._latest_first(ordered[:window]) + ordered[window:], int(limit), self.index.senders())
+        out = self._latest_first(self._shown(ordered, int(limit), self.index.senders()))
         if explain:
             for hit in out:
                 key = hit.id
@@ -486,17 +485,20 @@ class Recall:
         return out
 
     def _latest_first(self, hits: list[Hit]) -> list[Hit]:
-        """The hits, each revision (a later record of the memory index with a sentence in revising
-        words on the subject of an earlier hit: `_same_subject`) moved just above the first earlier hit
-        it revises; nothing else moves."""
-        rows = [h for h in hits if h.layer != "semantic" and h.time not in ("", PRIOR_TIME)]  # a prior has no time
-        revisions = self._revising_sentences(rows)
+        """The shown hits, each revision (a later hit with a sentence in revising words on the subject of
+        an earlier statement of the memory index: `_same_subject`) moved just above the first earlier
+        hit it revises; nothing else moves. A dream's record that shows its episodes revises too: a new
+        address the record of both addresses covers is shown in it, not on its own, so without it the
+        old address came first and the new one only in the record below."""
+        timed = [h for h in hits if h.time not in ("", PRIOR_TIME) and h.shows]  # a prior has no time
+        rows = [h for h in timed if h.layer != "semantic"]
+        revisions = self._revising_sentences(timed)
         if not revisions:
             return hits
         vectors = self.index.vectors_of({h.id: h.text for h in rows})
         aside = frozenset(term_set(" ".join(self.index.senders()))) | term_set(" ".join(REVISION_WORDS))
         out = list(hits)
-        for new in rows:
+        for new in timed:
             if new.id not in revisions:
                 continue
             for old in out[: out.index(new)]:
@@ -509,13 +511,13 @@ class Recall:
                     break
         return out
 
-    def _revising_sentences(self, rows: list[Hit]) -> dict[str, list[tuple[Any, frozenset[str], bool, frozenset[str]]]]:
-        """Each row's sentences in revising words: their vectors (a row of one sentence: its own),
-        terms, whether a REVISION_WORDS word is among them, and what they call new (`RENEWING`). Why
-        sentences: in a long chat turn "don't quit" or "now" is rarely about what the rest of the turn
-        shares with an earlier hit."""
+    def _revising_sentences(self, hits: list[Hit]) -> dict[str, list[tuple[Any, frozenset[str], bool, frozenset[str]]]]:
+        """Each hit's sentences in revising words: their vectors (an index row's kept ones; a row of one
+        sentence: its own), terms, whether a REVISION_WORDS word is among them, and what they call new
+        (`RENEWING`). Why sentences: in a long chat turn "don't quit" or "now" is rarely about what the
+        rest of the turn shares with an earlier hit."""
         known = self.index.senders()
-        said = {h.id: labelled_sentences(h.text, known) for h in rows}
+        said = {h.id: labelled_sentences(h.text, known) for h in hits}
         found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
         for i, parts in said.items():
             for n, sentence in enumerate(parts):
@@ -526,10 +528,16 @@ class Recall:
                     found.setdefault(i, []).append((n, general, renewed))
         if not found:
             return {}
-        several = self.index.sentence_vectors([i for i in found if len(said[i]) > 1])
-        whole = self.index.vectors_of({h.id: h.text for h in rows if h.id in found and len(said[h.id]) == 1})
+        records = {h.id for h in hits if h.layer == "semantic"}
+        several = self.index.sentence_vectors([i for i in found if len(said[i]) > 1 and i not in records])
+        whole = self.index.vectors_of({h.id: h.text for h in hits if h.id in found and len(said[h.id]) == 1})
+        asked = [(i, n) for i, at in found.items() if i in records for n, _, _ in at]
+        embedded = dict(zip(asked, self.index.embedder.embed([said[i][n] for i, n in asked]), strict=True)) if asked else {}
         out = {}
         for i, at in found.items():
+            if i in records:
+                out[i] = [(embedded[i, n], term_set(said[i][n]), general, renewed) for n, general, renewed in at]
+                continue
             vectors = several.get(i) if len(said[i]) > 1 else [whole.get(i)]
             if vectors is not None and len(vectors) == len(said[i]) and vectors[0] is not None:
                 out[i] = [(vectors[n], term_set(said[i][n]), general, renewed) for n, general, renewed in at]
