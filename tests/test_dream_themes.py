@@ -289,6 +289,31 @@ def test_a_theme_never_glues_one_persons_unrelated_statements(embedder):
     assert [t.episodes for t in found] == [("D0", "D1", "D2", "D3")]
 
 
+HABITS = ["The traffic was terrible this morning.", "The traffic was terrible again this morning, ugh."]
+
+
+@pytest.mark.parametrize("embedder", [NameHeavy(256), pytest.param("real", marks=pytest.mark.slow)])
+def test_small_talk_said_word_for_word_again_and_again_makes_no_theme(embedder):
+    """A line someone says in many chats is how they talk, not what they talk about: such lines made a
+    theme of Sam's small talk, which came first for "how much did Sam get for his car". Said twice, a
+    sentence still counts (a plan told, then told again)."""
+    from mettaclaw.memory.dream.themes import build
+    from mettaclaw.memory.semantic.reconcile import THRESHOLDS_BY_EMBEDDER, Thresholds
+
+    if embedder == "real":
+        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+
+        embedder = SentenceTransformerEmbedder()
+    cohesion = THRESHOLDS_BY_EMBEDDER.get(embedder.name, Thresholds()).relevant
+    habits = [[f"H{n}", T0 + n, HABITS[n % 2]] for n in range(8)]  # each said in four episodes
+    cooking = [[f"C{n}", T0 + 100 + n, line] for n, line in enumerate(COOKING)]
+    found = build("Sam", habits + cooking, embedder, ThemePolicy(size=10), cohesion=cohesion)
+    assert [t.episodes for t in found] == [("C0", "C1", "C2", "C3")], found
+    twice = [[f"H{n}", T0 + n, line] for n, line in enumerate(COOKING[:2] * 2)]  # each said in two episodes
+    assert [t.episodes for t in build("Sam", twice, embedder, ThemePolicy(size=10), cohesion=cohesion)] == \
+        [("H0", "H2", "H1", "H3")]
+
+
 CHANGED = ["The team standup is at 9:30 every morning.", "My locker number at the gym is 112.",
            "Our cat Miso only eats the salmon food.", "The team standup moved to 10:00 every morning.",
            "My locker number at the gym is 87 now.", "Our cat Miso only eats the chicken food now."]

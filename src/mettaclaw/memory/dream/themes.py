@@ -47,10 +47,14 @@ class ThemePolicy:
     # moved multi-hop R@10 from 0.624 to 0.542; with Ward 0.625 -> 0.615
     clustering: str = "ward"  # kmeans | ward (cluster.cluster_vectors)
     min_terms: int = 3  # content words (beyond names and background) that make a sentence worth keeping
+    # a sentence its speaker said word for word in this many episodes is a habit of speech ("the traffic
+    # was terrible this morning", "your help means a lot."), not a topic: it made themes of small talk
+    # that came first for questions naming the speaker. LoCoMo 0-1's only ones: thanks said 3 and 4 times
+    habit: int = 3
 
     def __post_init__(self) -> None:
         if self.size < 2 or self.max_sentences < 2 or self.window < 2 or self.min_terms < 1 or self.total < self.window \
-                or self.clustering not in CLUSTERINGS:
+                or self.habit < 2 or self.clustering not in CLUSTERINGS:
             raise ValueError(f"theme policy out of range: {self}")
 
 
@@ -186,15 +190,16 @@ def build(group: str, rows: list[list[Any]], embedder: Any, policy: ThemePolicy,
           common: frozenset[str] = frozenset(), cohesion: float = 0.0) -> list[Theme]:
     """The themes of one participant's kept sentences (deterministic for the same rows), from those
     that say something beyond `common`. A sentence said in several episodes is shown once and cites
-    all of them. Clustering puts every sentence somewhere, so a theme is what a chain of sentences about
-    the same thing (cosine at least `cohesion`) links (`cohesive_parts`): a theme never glues a wifi
-    password to a passport's expiry, nor two pairs of them."""
+    all of them; one said in `policy.habit` episodes or more is a habit of speech, left out.
+    Clustering puts every sentence somewhere, so a theme is what a chain of sentences about the same
+    thing (cosine at least `cohesion`) links (`cohesive_parts`): a theme never glues a wifi password
+    to a passport's expiry, nor two pairs of them."""
     said: dict[str, list[list[Any]]] = {}
     for row in rows:
         if len(term_set(str(row[2])) - common - term_set(group)) < policy.min_terms:
             continue
         said.setdefault(" ".join(str(row[2]).lower().split()), []).append(row)
-    distinct = list(said.values())
+    distinct = [rows for rows in said.values() if len({str(r[0]) for r in rows}) < policy.habit]
     if len(distinct) < 2:
         return []
     vectors = np.asarray(embedder.embed([named(group, str(r[0][2])) for r in distinct]), dtype=np.float32)
