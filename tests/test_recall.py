@@ -362,11 +362,12 @@ def test_a_knowledge_prior_is_not_dated_so_it_revises_no_statement() -> None:
     later = index.remember("Sam: The wifi password at the cabin changed, it is now cedar-77!",
                            time="2026-02-01 10:00:00")
     recall = Recall(index)
+    keys = {r.id: ("longterm", index.row(r.id)) for r in (said, prior, later)}  # what recall ranked them by
     hits = [Hit("longterm", r.id, index.row(r.id).document, time=index.row(r.id).metadata["time"])
             for r in (said, prior)]
-    assert [h.id for h in recall._latest_first(hits)] == [said.id, prior.id]
+    assert [h.id for h in recall._latest_first(hits, keys)] == [said.id, prior.id]
     hits.append(Hit("longterm", later.id, index.row(later.id).document, time="2026-02-01 10:00:00"))
-    assert [h.id for h in recall._latest_first(hits)] == [later.id, said.id, prior.id]
+    assert [h.id for h in recall._latest_first(hits, keys)] == [later.id, said.id, prior.id]
 
 
 def test_names_that_embed_alike_take_out_one_direction_of_the_question() -> None:

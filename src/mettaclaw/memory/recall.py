@@ -68,9 +68,6 @@ REVISION_WORDS = frozenset(("actually", "correction", "corrected", "changed", "m
 # Road" after "my address is 12 Elm Street"): as a revising word it moved "a new song" above anything
 # earlier that shared a word with it (LoCoMo 0-1: R@10 -0.005)
 RENEWING = "new"
-# the candidates among which a revision moves above what it revises: 3 x the hits asked for, at most 100 (each
-# revision is compared with every candidate above it)
-REVISIONS_WITHIN, MAX_REVISIONS_WINDOW = 3, 100
 MAX_CITES_SHOWN = 5  # episodes named beside a hit (the rest are "...": `history` or the id shows them)
 MAX_HIT_CHARS = 2_000  # of one hit's text shown: a pasted log a query finds must not crowd out the others
 MAX_SOURCE_CHARS = 200  # of a knowledge prior's file and headings shown with it (a heading may be a paragraph)
@@ -216,7 +213,7 @@ class Recall:
                 if near[key] < self.floor:
                     del hits[key]
         ordered = sorted(hits.values(), key=lambda h: -h.score)
-        out = self._latest_first(self._shown(ordered, int(limit), self.index.senders()))
+        out = self._latest_first(self._shown(ordered, int(limit), self.index.senders()), keys)
         if explain:
             for hit in out:
                 key = hit.id
@@ -331,6 +328,17 @@ class Recall:
         out.update({k: float(np.max(v @ q)) for k, v in self._record_sentences(records, keys).items()})
         return out
 
+    def _sentence_vectors(self, candidates: list[str], keys: dict[str, tuple[str, Any]]) -> dict[str, Any]:
+        """Each candidate's sentence vectors, a row per labelled sentence (`labelled_sentences`): an index
+        row's kept ones (a row of one sentence: its own vector), a semantic record's embedded here."""
+        rows = {keys[k][1].id: k for k in candidates if not hasattr(keys[k][1], "content")}  # index rows
+        several = self.index.sentence_vectors(list(rows))
+        whole = self.index.vectors_of({i: _text(keys[k][1]) for i, k in rows.items() if i not in several})
+        out = {k: np.atleast_2d(np.asarray(v, dtype=np.float32))
+               for i, k in rows.items() if (v := several.get(i, whole.get(i))) is not None}
+        out.update(self._record_sentences([k for k in candidates if hasattr(keys[k][1], "content")], keys))
+        return out
+
     def _record_sentences(self, records: list[str], keys: dict[str, tuple[str, Any]]) -> dict[str, Any]:
         """The vectors of each semantic record's sentences, each with its speaker's label (embedded here:
         the index keeps sentence vectors of its own rows only)."""
@@ -379,12 +387,7 @@ class Recall:
                    if self.floor <= r < 1.0 and speakers(_text(keys[k][1]), known) & set(named)]
         if not quoting:
             return {}
-        vectors: dict[str, Any] = {}  # each candidate's sentence vectors (or its own vector)
-        rows = {keys[k][1].id: k for k in quoting if not hasattr(keys[k][1], "content")}  # index rows
-        sentences = self.index.sentence_vectors(list(rows))
-        whole = self.index.vectors_of({i: _text(keys[k][1]) for i, k in rows.items() if i not in sentences})
-        vectors.update({k: v for i, k in rows.items() if (v := sentences.get(i, whole.get(i))) is not None})
-        vectors.update(self._record_sentences([k for k in quoting if hasattr(keys[k][1], "content")], keys))
+        vectors = self._sentence_vectors(quoting, keys)
         basis = _orthonormal(self.index.embedder.embed(named))
         q_out = _without(np.asarray(q, dtype=np.float32)[None, :], basis)[0]
         blocks = {k: np.asarray(v, dtype=np.float32).reshape(-1, len(q_out)) for k, v in vectors.items() if np.size(v)}
@@ -484,7 +487,7 @@ class Recall:
                 break
         return out
 
-    def _latest_first(self, hits: list[Hit]) -> list[Hit]:
+    def _latest_first(self, hits: list[Hit], keys: dict[str, tuple[str, Any]]) -> list[Hit]:
         """The shown hits, each revision (a later hit with a sentence in revising words on the subject of
         an earlier statement of the memory index: `_same_subject`) moved just above the first earlier
         hit it revises; nothing else moves. A dream's record that shows its episodes revises too: a new
@@ -492,7 +495,7 @@ class Recall:
         old address came first and the new one only in the record below."""
         timed = [h for h in hits if h.time not in ("", PRIOR_TIME) and h.shows]  # a prior has no time
         rows = [h for h in timed if h.layer != "semantic"]
-        revisions = self._revising_sentences(timed)
+        revisions = self._revising_sentences(timed, keys)
         if not revisions:
             return hits
         vectors = self.index.vectors_of({h.id: h.text for h in rows})
@@ -511,11 +514,12 @@ class Recall:
                     break
         return out
 
-    def _revising_sentences(self, hits: list[Hit]) -> dict[str, list[tuple[Any, frozenset[str], bool, frozenset[str]]]]:
-        """Each hit's sentences in revising words: their vectors (an index row's kept ones; a row of one
-        sentence: its own), terms, whether a REVISION_WORDS word is among them, and what they call new
-        (`RENEWING`). Why sentences: in a long chat turn "don't quit" or "now" is rarely about what the
-        rest of the turn shares with an earlier hit."""
+    def _revising_sentences(self, hits: list[Hit], keys: dict[str, tuple[str, Any]]
+                            ) -> dict[str, list[tuple[Any, frozenset[str], bool, frozenset[str]]]]:
+        """Each hit's sentences in revising words: their vectors (`_sentence_vectors`), terms, whether a
+        REVISION_WORDS word is among them, and what they call new (`RENEWING`). Why sentences: in a long
+        chat turn "don't quit" or "now" is rarely about what the rest of the turn shares with an
+        earlier hit."""
         known = self.index.senders()
         said = {h.id: labelled_sentences(h.text, known) for h in hits}
         found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
@@ -528,20 +532,9 @@ class Recall:
                     found.setdefault(i, []).append((n, general, renewed))
         if not found:
             return {}
-        records = {h.id for h in hits if h.layer == "semantic"}
-        several = self.index.sentence_vectors([i for i in found if len(said[i]) > 1 and i not in records])
-        whole = self.index.vectors_of({h.id: h.text for h in hits if h.id in found and len(said[h.id]) == 1})
-        asked = [(i, n) for i, at in found.items() if i in records for n, _, _ in at]
-        embedded = dict(zip(asked, self.index.embedder.embed([said[i][n] for i, n in asked]), strict=True)) if asked else {}
-        out = {}
-        for i, at in found.items():
-            if i in records:
-                out[i] = [(embedded[i, n], term_set(said[i][n]), general, renewed) for n, general, renewed in at]
-                continue
-            vectors = several.get(i) if len(said[i]) > 1 else [whole.get(i)]
-            if vectors is not None and len(vectors) == len(said[i]) and vectors[0] is not None:
-                out[i] = [(vectors[n], term_set(said[i][n]), general, renewed) for n, general, renewed in at]
-        return out
+        vectors = self._sentence_vectors(list(found), keys)
+        return {i: [(vectors[i][n], term_set(said[i][n]), general, renewed) for n, general, renewed in at]
+                for i, at in found.items() if i in vectors and len(vectors[i]) == len(said[i])}
 
     def _same_subject(self, cosine: float, old: frozenset[str], new: frozenset[str], aside: frozenset[str]) -> bool:
         """Whether two statements are about one subject: close in meaning, or nearly as close and
