@@ -234,12 +234,6 @@ class LongTermMemory(Announcer):
             self._senders = frozenset(self._filters.tag_values(WHO_TAG))
         return self._senders
 
-    def similarity(self, vector: Any, ids: list[str]) -> dict[str, float]:
-        """Cosine similarity of these rows to a query vector (rows a nearest-neighbour search did not
-        reach)."""
-        found, scores = self._scored(vector, ids)
-        return dict(zip(found, scores.tolist(), strict=True))
-
     def _scored(self, vector: Any, ids: Iterable[str]) -> tuple[list[str], np.ndarray]:
         """The rows among `ids` that have a vector, and each one's cosine with `vector`; read and
         scored SCORED_AT_ONCE rows at a time, so an exact search of 100k rows never holds all their
@@ -320,9 +314,10 @@ class LongTermMemory(Announcer):
 
     # --- ranking
     def _vector_hits(self, text: str, depth: int, allowed: set[str] | None,
-                     where: dict[str, Any] | None) -> list[tuple[str, float]]:
-        """Nearest memories; filtered by over-fetching and checking the mirror, the store's `where` as fallback."""
-        vector = self.embedder.embed([text])[0]
+                     where: dict[str, Any] | None, vector: Any = None) -> list[tuple[str, float]]:
+        """Nearest memories (to `vector`, else to the text's own); filtered by over-fetching and checking
+        the mirror, the store's `where` as fallback."""
+        vector = self.embedder.embed([text])[0] if vector is None else vector
         if allowed is None:
             return self._searched(vector, depth, None, None)
         wanted = min(depth, len(allowed))
@@ -368,12 +363,13 @@ class LongTermMemory(Announcer):
                                **{f"{n}_score": raw[n][i] for n in ranks[i]}}) for i in best]
 
     def rankings(self, text: str, depth: int, mode: str = "hybrid", allowed: set[str] | None = None,
-                 where: dict[str, Any] | None = None) -> dict[str, list[tuple[str, float]]]:
-        """The `depth` best (id, score) by BM25 and by vector similarity, as the mode asks: the lists
-        the memory index contributes to a fusion."""
+                 where: dict[str, Any] | None = None, vector: Any = None) -> dict[str, list[tuple[str, float]]]:
+        """The `depth` best (id, score) by BM25 and by vector similarity (to `vector` when given: the
+        query's vector a recall already has), as the mode asks: the lists the memory index
+        contributes to a fusion."""
         lists: dict[str, list[tuple[str, float]]] = {}
         if mode in ("hybrid", "vector"):
-            lists["vector"] = self._vector_hits(text, depth, allowed, where)
+            lists["vector"] = self._vector_hits(text, depth, allowed, where, vector)
         if mode in ("hybrid", "bm25"):
             names = _name_terms(self.senders())
             lists["bm25"] = self._bm25.search(text, depth, allowed, names)

@@ -77,6 +77,26 @@ def floor_for(embedder_name: str, settings: RecallSettings = DEFAULT_SETTINGS) -
     return settings.floor if settings.floor is not None else FLOORS.get(embedder_name, DEFAULT_FLOOR)
 
 
+@dataclass(frozen=True)
+class QueryVector:
+    """The query's vector as a recall compares candidates with it (`Recall._query_vector`): `named`,
+    the people it names who spoke; `basis`, the span of their names' vectors; `without`, the query's
+    vector without its part along them (unit length)."""
+
+    vector: Any
+    named: frozenset[str] = frozenset()
+    basis: Any = None
+    without: Any = None
+
+    def cosines(self, rows: Any, quoting: bool = False) -> Any:
+        """The cosine of each row (or of one vector) with the query; for a candidate `quoting` someone
+        the query names, both without the names' part."""
+        rows = np.atleast_2d(np.asarray(rows, dtype=np.float32))
+        if not quoting or self.basis is None:
+            return rows @ self.vector
+        return cosine_scores(self.without, _without(rows, self.basis))
+
+
 @dataclass
 class Hit:
     layer: str  # episodic | longterm | semantic
@@ -178,19 +198,22 @@ class Recall:
         s = self.settings
         allowed = self.index.select(kind=LAYER_KINDS[layer] if layer else None, scopes=visible, tags=tags or None,
                                     since=since)
-        raw = self.index.rankings(query, max(s.depth, 3 * int(limit)), self.mode, allowed) if len(self.index) else {}
+        q = self._query_vector(query)
+        raw = self.index.rankings(query, max(s.depth, 3 * int(limit)), self.mode, allowed, vector=q.vector) \
+            if len(self.index) else {}
         keys: dict[str, tuple[str, Any]] = {}  # fusion key -> (layer, index row or semantic record)
         lists = {name: [self._key(row_id, keys) for row_id, _ in hits] for name, hits in raw.items()}
         lists = {name: [k for k in ids if k is not None] for name, ids in lists.items()}
         cosine = {self._key(i, keys): score for i, score in raw.get("vector", [])}
+        if q.basis is not None and lists.get("vector"):
+            lists["vector"], cosine = self._rescored(q, [(k, cosine[k]) for k in lists["vector"]], keys)
         weights = {"vector": s.vector, "bm25": s.bm25, "sentences": s.sentences, "semantic": s.semantic,
                    "speaker": s.speaker, "asker": s.asker}
         pool_scores, _ = fuse(lists, weights, s.rrf_k)
         pool = sorted(pool_scores, key=lambda k: -pool_scores[k])[: s.sentence_pool]
-        q = self.index.embedder.embed([query])[0]
-        best_sentence = self._best_sentences(q, pool, keys, cosine)
+        best_sentence, ranked = self._best_sentences(q, pool, keys, cosine)
         if s.sentences > 0:
-            lists["sentences"] = sorted(best_sentence, key=lambda k: -best_sentence[k])
+            lists["sentences"] = sorted(ranked, key=lambda k: -ranked[k])
         if s.semantic > 0 and self.semantic is not None and layer != "episodic" and len(self.semantic):
             found = self.semantic.recall(query, max(30, 3 * int(limit)), explain=True, touch=False, visible=visible,
                                          tags_all=tags, time_from=since)
@@ -202,12 +225,12 @@ class Recall:
         if asker and s.asker > 0 and (mine := self._said_by_asker(query, asker, best_sentence, keys)):
             lists["asker"] = mine
             scores, ranks = fuse(lists, weights, s.rrf_k)
-        relevance = self._relevance(query, q, scores, keys, cosine, best_sentence)
+        relevance = self._relevance(query, scores, keys, cosine, best_sentence)
         passing = {k for k, r in relevance.items() if r >= self.floor}
         hits = {k: self._hit(k, keys[k], scores[k]) for k in passing}
         activation = self._spread(hits, keys, visible)
         if reached := [k for k in hits if k not in passing]:  # what only spreading found faces the same floor
-            near = self._relevance(query, q, reached, keys, cosine, self._best_sentences(q, reached, keys, cosine))
+            near = self._relevance(query, reached, keys, cosine, self._best_sentences(q, reached, keys, cosine)[0])
             relevance.update(near)
             for key in reached:
                 if near[key] < self.floor:
@@ -313,20 +336,70 @@ class Recall:
                 and not only_asks(_text(keys[k][1]), known | mine)]
 
     # --- relevance
-    def _best_sentences(self, q: Any, pool: list[str], keys: dict[str, tuple[str, Any]],
-                        cosine: dict[str | None, float]) -> dict[str, float]:
-        """Each pooled candidate's best sentence's cosine with the query vector `q`: from the sentence
-        vectors the index keeps for rows of several sentences, else the row's own cosine (the vector
-        ranking's, or from the index's copies of the rows' vectors)."""
+    def _query_vector(self, query: str) -> QueryVector:
+        """The query's vector, and without the names in it of people who spoke (`QueryVector`); none
+        taken out when it asks about nothing but the names ("tell me about Sam")."""
+        q = np.asarray(self.index.embedder.embed([query])[0], dtype=np.float32)
+        wanted = frozenset(query_terms(query))
+        named = _named(wanted, self.index.senders())
+        if not named or wanted <= term_set(" ".join(named)):
+            return QueryVector(q)
+        basis = _orthonormal(self.index.embedder.embed(sorted(named)))
+        out = _without(q[None, :], basis)[0]
+        norm = float(np.linalg.norm(out))
+        return QueryVector(q, named, basis, out / norm) if norm > 1e-6 else QueryVector(q)
+
+    def _judged(self, q: QueryVector, vectors: dict[str, Any], keys: dict[str, tuple[str, Any]]
+                ) -> tuple[dict[str, float], dict[str, float]]:
+        """Each candidate's best cosine with the query over its rows of `vectors` (its sentences, or
+        its whole text): as the relevance floor measures it, and as it ranks.
+
+        Why: a chat line is embedded with its "Sam: " label, so to "where does Sam work" every line of
+        Sam's is close, the shorter the closer: "Sam: which one?" scored 0.73, "Sam: I started a new job
+        at Globex" 0.58, and a person's small talk took the first ranks and passed the floor. A
+        candidate quoting someone the query names is measured without the names' part, in the query
+        and in it (0.36 for the job, 0.20 for "which one?"), and ranked with what the names added on
+        average among those candidates: being that person's words still counts, the same for every
+        one of them, not more the less a line says."""
+        known = self.index.senders()
+        quoting = {k for k in vectors if q.named & speakers(_text(keys[k][1]), known)}
+        floor, lift = {}, []
+        for key, v in vectors.items():
+            if not np.size(v):  # a record with no sentence (an empty text) is close to nothing
+                continue
+            floor[key] = float(np.max(q.cosines(v, key in quoting)))
+            if key in quoting:
+                lift.append(float(np.max(q.cosines(v))) - floor[key])
+        bonus = float(np.median(lift)) if lift else 0.0
+        return floor, {k: c + bonus if k in quoting else c for k, c in floor.items()}
+
+    def _rescored(self, q: QueryVector, found: list[tuple[str, float]], keys: dict[str, tuple[str, Any]]
+                  ) -> tuple[list[str], dict[str, float]]:
+        """The vector ranking's candidates ordered as `_judged` ranks them, and their cosines as the
+        floor measures them (from the index's copies of their vectors; a row without one keeps its
+        place at the end, its score as found)."""
+        texts = {k: _text(keys[k][1]) for k, _ in found}
+        rows = {keys[k][1].id: k for k in texts if not hasattr(keys[k][1], "content")}
+        held = self.index.vectors_of({i: texts[k] for i, k in rows.items()})
+        floor, ranked = self._judged(q, {rows[i]: v for i, v in held.items()}, keys)
+        order = sorted(ranked, key=lambda k: -ranked[k]) + [k for k, _ in found if k not in ranked]
+        return order, {**dict(found), **floor}
+
+    def _best_sentences(self, q: QueryVector, pool: list[str], keys: dict[str, tuple[str, Any]],
+                        cosine: dict[str | None, float]) -> tuple[dict[str, float], dict[str, float]]:
+        """Each pooled candidate's best sentence's cosine with the query, as the floor measures it and
+        as it ranks (`_judged`): from the sentence vectors the index keeps for rows of several
+        sentences, else the row's own vector (the index's copies)."""
         rows = {keys[k][1].id: k for k in pool if not hasattr(keys[k][1], "content")}
-        out = {rows[i]: float(np.max(np.asarray(v, dtype=np.float32) @ q))
-               for i, v in self.index.sentence_vectors(list(rows)).items()}
-        whole = [i for i, k in rows.items() if k not in out and k not in cosine]
-        out.update({rows[i]: s for i, s in self.index.similarity(q, whole).items()})
-        out.update({k: cosine[k] for k in rows.values() if k not in out and k in cosine})
+        vectors = {rows[i]: v for i, v in self.index.sentence_vectors(list(rows)).items()}
+        # a row of one sentence: its cosine as the vector ranking found it, unless names are taken out
+        found = {k: cosine[k] for k in rows.values() if k not in vectors and k in cosine} if q.basis is None else {}
+        whole = {i: _text(keys[k][1]) for i, k in rows.items() if k not in vectors and k not in found}
+        vectors.update({rows[i]: v for i, v in self.index.vectors_of(whole).items()})
         records = [k for k in pool if k not in rows.values()]  # semantic records the index does not hold
-        out.update({k: float(np.max(v @ q)) for k, v in self._record_sentences(records, keys).items()})
-        return out
+        vectors.update(self._record_sentences(records, keys))
+        floor, ranked = self._judged(q, vectors, keys)
+        return {**found, **floor}, {**found, **ranked}
 
     def _sentence_vectors(self, candidates: list[str], keys: dict[str, tuple[str, Any]]) -> dict[str, Any]:
         """Each candidate's sentence vectors, a row per labelled sentence (`labelled_sentences`): an index
@@ -350,15 +423,15 @@ class Recall:
             out[key], pos = vectors[pos : pos + len(found)], pos + len(found)
         return out
 
-    def _relevance(self, query: str, q: Any, scores: Iterable[str], keys: dict[str, tuple[str, Any]],
+    def _relevance(self, query: str, scores: Iterable[str], keys: dict[str, tuple[str, Any]],
                    cosine: dict[str | None, float], best_sentence: dict[str, float]) -> dict[str, float]:
         """How related each candidate is, on the cosine scale: its best sentence or its whole vector,
         whichever is closer (a turn of short sentences can be about the question as a whole though
         none of its sentences is on its own), and 1 for a hit whose own text holds every content word of
         the query (a name, a code, a number). A query without content words ("the of and", "tell me
         about it") asks about nothing, so nothing is related to it: the hash embedder, a bag of words
-        stop words included, put every text sharing its "the" and "of" above the floor. A row quoting
-        someone the query names is measured without what the name alone makes of it (`_beyond_names`)."""
+        stop words included, put every text sharing its "the" and "of" above the floor. The cosines are
+        with the query's vector without the names in it (`_query_vector`)."""
         wanted = frozenset(query_terms(query))
         if not wanted:
             return dict.fromkeys(scores, -1.0)
@@ -367,35 +440,7 @@ class Recall:
             out[key] = max(best_sentence.get(key, -1.0), cosine.get(key, -1.0))
             if out[key] < self.floor and wanted and wanted <= term_set(_text(keys[key][1])):
                 out[key] = 1.0
-        out.update(self._beyond_names(query, q, out, keys))
         return out
-
-    def _beyond_names(self, query: str, q: Any, relevance: dict[str, float],
-                      keys: dict[str, tuple[str, Any]]) -> dict[str, float]:
-        """The relevance of the candidates over the floor that quote someone the query names, with what
-        the name alone makes of it taken out: the query's and each sentence's vector with their part
-        along the name's own vector removed (1 for a hit holding every content word of the query, as
-        before; one under the floor stays out, whatever the name made of it).
-
-        Why: a chat line is embedded with its "Sam: " label, so for "what is Sam's address" every line
-        of Sam's is close, the shorter the closer: "Sam: See you later." scored 0.58, "Sam: I moved to
-        14 Harbour Road" 0.63, and both passed the floor; a question about something Sam never said
-        listed Sam's small talk instead of "no memories match"."""
-        known = self.index.senders()
-        named = sorted(_named(frozenset(query_terms(query)), known))
-        quoting = [k for k, r in relevance.items()  # those the floor would let through (others stay out)
-                   if self.floor <= r < 1.0 and speakers(_text(keys[k][1]), known) & set(named)]
-        if not quoting:
-            return {}
-        vectors = self._sentence_vectors(quoting, keys)
-        basis = _orthonormal(self.index.embedder.embed(named))
-        q_out = _without(np.asarray(q, dtype=np.float32)[None, :], basis)[0]
-        blocks = {k: np.asarray(v, dtype=np.float32).reshape(-1, len(q_out)) for k, v in vectors.items() if np.size(v)}
-        if not blocks:
-            return {}
-        scores = cosine_scores(q_out, _without(np.concatenate(list(blocks.values())), basis))  # all at once
-        starts = np.cumsum([0] + [len(b) for b in blocks.values()])[:-1]
-        return dict(zip(blocks, np.maximum.reduceat(scores, starts).tolist(), strict=True))
 
     def relevant(self, query: str, records: list[Any]) -> set[str]:
         """The ids of the semantic `records` at or above the relevance floor for `query`, measured as
@@ -404,10 +449,10 @@ class Recall:
         if not records:
             return set()
         keys: dict[str, tuple[str, Any]] = {r.id: ("semantic", r) for r in records}
-        q = self.index.embedder.embed([query])[0]
-        cosine: dict[str | None, float] = {r.id: float(np.asarray(r.embedding, dtype=np.float32) @ q)
-                                           for r in records if r.embedding is not None}
-        relevance = self._relevance(query, q, keys, keys, cosine, self._best_sentences(q, list(keys), keys, cosine))
+        q = self._query_vector(query)
+        cosine: dict[str | None, float] = {**self._judged(q, {r.id: r.embedding for r in records
+                                                              if r.embedding is not None}, keys)[0]}
+        relevance = self._relevance(query, keys, keys, cosine, self._best_sentences(q, list(keys), keys, cosine)[0])
         return {k for k, r in relevance.items() if r >= self.floor}
 
     # --- spreading and the shown list
