@@ -402,3 +402,21 @@ def test_query_names_the_file_and_section_a_prior_came_from(open_test_memory, tm
     assert (hits[0].time, hits[0].source) == ("knowledge_prior", "house/cabin.md > Cabin > Wifi")
     shown = render(memory.query("how do I bleed the radiators", 5))
     assert "(knowledge_prior: long.md > " + ("Heading " * 25)[:200 - len("long.md > ")] + " ...) # Heading" in shown, shown
+
+
+def test_a_section_said_in_two_batches_and_twice_in_the_second_is_one_row_in_chroma(open_test_memory,
+                                                                                     tmp_path: Path) -> None:
+    # the copy in the second batch refreshed the row the first batch wrote, and so did the copy after it:
+    # its id twice in one upsert, which Chroma refuses (DuplicateIDError), and the agent did not start
+    from mettaclaw.memory import priors
+
+    repeated = f"## Note\n\n{_para('again')}"
+    parts = [f"## Part {i}\n\n{_para(f'word{i}')}" for i in range(priors.BATCH * 2 + 5)]
+    parts[1] = parts[priors.BATCH + 1] = parts[priors.BATCH + 2] = repeated
+    folder = tmp_path / "priors"
+    folder.mkdir()
+    (folder / "manual.md").write_text("\n\n".join(parts) + "\n")
+    memory = open_test_memory("chromaMode=embedded", f"knowledgePriorsDir={folder}")
+    assert memory.priors.added == ["manual.md"], memory.priors.summary()
+    rows = memory.index.ids_by(kind="prior")
+    assert len(rows) == len(set(parts)) and sum(memory.index.get(i).text == repeated for i in rows) == 1

@@ -151,9 +151,13 @@ class LongTermMemory(Announcer):
             existing = self._by_hash.get(meta["hash"])
             if replace and meta["hash"].startswith("id:"):
                 existing = None  # written anew under its own id (below), not refreshed
-            if existing is None and meta["hash"] in batch_ids:
+            if meta["hash"] in batch_ids:  # a later copy in the same batch refreshes the first
                 pos = batch_ids[meta["hash"]]
-                metas[pos] = meta  # a later copy in the same batch refreshes the first
+                if existing is None:
+                    metas[pos] = meta
+                # else the first copy refreshed the held row already; refreshing it again put its id twice
+                # in one upsert, which Chroma refuses (DuplicateIDError): a prior's section said once in a
+                # batch of 64 and twice in the next stopped the agent's start
                 results.append(RememberResult(ids[pos], False))
                 continue
             if existing is not None:  # refresh: new time, tags merged, everything else kept
