@@ -53,6 +53,15 @@ def test_malformed_belief_is_refused_with_its_cause(make_agent) -> None:
     assert not agent.memory.index.ids_by(kind=("memory", "belief"))
 
 
+def test_prose_that_mentions_a_truth_value_is_remembered_as_text(make_agent) -> None:
+    # it ends with ")" and holds "(stv ": taken for a malformed belief, it was refused, and the model was
+    # told "the has no truth value"
+    agent, *_ = make_agent(["remember the acronym (stv means simple truth value)"], ["go"])
+    outcome = agent.turn()
+    assert "REMEMBER-SUCCESS" in outcome.results[0], outcome.results[0]
+    assert len(agent.memory.index.ids_by(kind="memory")) == 1
+
+
 def test_nal_and_pln_skills(make_agent) -> None:
     agent, *_ = make_agent(["nal (--> sam human) (stv 1 0.9) (--> human mortal) (stv 1 0.9)\n"
                             "pln (Inheritance a b) (stv 1 0.9) (Inheritance b c) (stv 1 0.9)\nnal (--> a) (stv 1 0.9)"], ["go"])

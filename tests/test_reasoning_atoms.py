@@ -111,3 +111,7 @@ def test_looks_like_belief() -> None:
     assert not looks_like_belief("cats are animals")
     assert not looks_like_belief("(--> cat animal)")
     assert not looks_like_belief("I like the stv of it (stv")
+    assert looks_like_belief('"heavy rain" (stv 0.5 0.5)') and looks_like_belief("rain(stv 0.5 0.5)")
+    # prose that mentions a truth value is no belief: it was refused as one ("the has no truth value")
+    assert not looks_like_belief("the acronym (stv means simple truth value)")
+    assert not looks_like_belief("In NAL a belief reads (--> cat animal) (stv 1 0.9)")

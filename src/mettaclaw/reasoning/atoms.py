@@ -46,6 +46,8 @@ _STATEMENT_ARGS = {"==>", "<=>", "¬", "∧", "∨"}
 _SPELLINGS = {"ExtSet": "{}", "IntSet": "[]"}
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _STV_HINT = re.compile(r"\(\s*stv\s")
+# How a belief begins: an expression, or one symbol (perhaps quoted) and its truth value (`rain (stv 0.5 0.5)`)
+_BELIEF_START = re.compile(r'^(?:\(|(?:"(?:[^"\\]|\\.)*"|[^\s()"]+)\s*\(\s*stv\s)')
 # Control characters and line/paragraph separators: only a quoted symbol can hold them, and printed in a
 # skill's output a newline there starts a line of the symbol's choosing, e.g. a forged conclusion.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -97,9 +99,11 @@ class Belief:
 
 
 def looks_like_belief(text: str) -> bool:
-    """Cheap test used by `remember`: an s-expression that carries ``(stv ...)``."""
+    """Cheap test used by `remember`: an s-expression that carries ``(stv ...)``. It must begin as a belief
+    does: prose that mentions a truth value ("the acronym (stv means simple truth value)") was taken for a
+    malformed belief, and `remember` refused it ("the has no truth value")."""
     s = text.strip()
-    return bool(s) and s.endswith(")") and _STV_HINT.search(s) is not None
+    return s.endswith(")") and _BELIEF_START.match(s) is not None and _STV_HINT.search(s) is not None
 
 
 def parse_belief(text: str) -> Belief:
