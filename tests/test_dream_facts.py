@@ -169,3 +169,15 @@ def test_the_model_is_shown_no_paste_and_a_fact_citing_only_a_paste_is_dropped()
 def test_chat_is_no_code(line):
     """The code test reads shapes chat does not take (it flags no turn of the LoCoMo conversations)."""
     assert not code_line(line) and prose(line) == line
+
+
+def test_a_model_fact_longer_than_a_fact_holds_is_dropped_and_the_dream_goes_on(tmp_path):
+    """The semantic store refuses a fact over 4,000 characters, and that ValueError failed the whole
+    dream: the batch was never marked dreamt, so a model that wrote such a line failed every dream
+    after it, and the good facts of its batch were never kept."""
+    source = ListSource([said(1, "sam", "I moved to Berlin last month.", T0), said(2, "sam", "I like tea.", T0 + HOUR)])
+    sem, dream = dreamer(tmp_path, source)
+    dream.summariser = LLMSummariser(Scripted(["- " + "long " * 1000 + "[1]\n- Sam moved to Berlin [1]"]))
+    report = dream.dream("model")
+    assert report.error is None and report.episodes == 2
+    assert [r.content for r in sem if r.kind == "fact"] == ["Sam moved to Berlin"]

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mettaclaw.memory.semantic.memory import MAX_CONTENT
 from mettaclaw.memory.text import prose, sentences, term_set, terms
 
 from .concepts import CALENDAR
@@ -255,6 +256,9 @@ class LLMSummariser:
                 continue
             cites = [int(c) for c in re.findall(r"\d+", m["cites"]) if int(c) in listed]
             episodes = tuple(dict.fromkeys(cluster[c - 1].id for c in cites))
+            if len(m["fact"].strip()) > MAX_CONTENT:  # the store refuses it, and that failed the whole dream
+                log.warning("dream summariser: a fact of %d characters from the model dropped", len(m["fact"].strip()))
+                continue
             if episodes and m["fact"].strip():
                 facts.append(CandidateFact(m["fact"].strip(), episodes, "fact", ("dream", "llm")))
         return facts[:5]
