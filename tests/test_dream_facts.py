@@ -181,3 +181,17 @@ def test_a_model_fact_longer_than_a_fact_holds_is_dropped_and_the_dream_goes_on(
     report = dream.dream("model")
     assert report.error is None and report.episodes == 2
     assert [r.content for r in sem if r.kind == "fact"] == ["Sam moved to Berlin"]
+
+
+@pytest.mark.parametrize(("line", "read"), [
+    ("- Sam moved to Berlin [1, 2]", ("Sam moved to Berlin", "1, 2")), ("* fact [3] .", ("fact", "3")),
+    ("a [1] b [2]", ("a [1] b", "2")), ("  - Tea  [ 1 ,2 ]  ", ("Tea", " 1 ,2 ")), ("- [1]", None),
+    ("no citation", None), ("x [a]", None), ("a [1]" + " " * 16_000 + "b", None),
+    ("a" + " " * 16_000 + "b", None), ("a [1]" + " " * 16_000 + ".", ("a", "1")),
+])
+def test_a_model_line_is_read_in_one_pass(line, read):
+    """Read by one pattern, a line with a long run of spaces backtracked quadratically: 16,000 of them
+    took 2.8 s inside `re`, which holds the interpreter's lock, so the agent's turn waited on the dream."""
+    from mettaclaw.memory.dream.summarise import fact_line
+
+    assert fact_line(line) == read

@@ -200,7 +200,22 @@ class ExtractiveSummariser:
 PROMPT = """You consolidate an agent's memory. Below are numbered episodes from its history that are about
 one topic. Write the lasting facts they support, one per line, as `- <fact> [<episode numbers>]`, citing
 only the episodes that state the fact. No fact without a citation; at most 5 lines; no commentary."""
-_LINE = re.compile(r"^\s*[-*]?\s*(?P<fact>.+?)\s*\[(?P<cites>[\d,\s]+)\]\s*\.?\s*$")
+_CITES = re.compile(r"[\d,\s]+")
+
+
+def fact_line(line: str) -> tuple[str, str] | None:
+    r"""(fact, cited numbers) of a model's line `- <fact> [<episode numbers>]` (a closing period allowed),
+    None for any other line. Not one pattern: `^\s*[-*]?\s*(.+?)\s*\[([\d,\s]+)\]\s*\.?\s*$` backtracked
+    quadratically over a run of spaces, and one reply line of 16,000 took 2.8 s inside `re`, which holds
+    the interpreter's lock: the agent's turn waited for the dream's thread all that time."""
+    text = line.strip()
+    text = text[:-1].rstrip() if text.endswith(".") else text
+    start = text.rfind("[")  # the numbers hold no "[": theirs is the line's last
+    if not text.endswith("]") or start < 0 or not _CITES.fullmatch(text, start + 1, len(text) - 1):
+        return None
+    fact = text[:start].strip()
+    fact = fact[1:].strip() if fact.startswith(("-", "*")) else fact
+    return (fact, text[start + 1:-1]) if fact else None
 
 
 class LLMSummariser:
@@ -251,14 +266,15 @@ class LLMSummariser:
             return self.fallback.summarise(cluster, ignore)
         facts = []
         for line in reply.splitlines():
-            m = _LINE.match(line)
-            if not m:
+            found = fact_line(line)
+            if found is None:
                 continue
-            cites = [int(c) for c in re.findall(r"\d+", m["cites"]) if int(c) in listed]
+            fact, cited = found
+            cites = [int(c) for c in re.findall(r"\d+", cited) if int(c) in listed]
             episodes = tuple(dict.fromkeys(cluster[c - 1].id for c in cites))
-            if len(m["fact"].strip()) > MAX_CONTENT:  # the store refuses it, and that failed the whole dream
-                log.warning("dream summariser: a fact of %d characters from the model dropped", len(m["fact"].strip()))
+            if len(fact) > MAX_CONTENT:  # the store refuses it, and that failed the whole dream
+                log.warning("dream summariser: a fact of %d characters from the model dropped", len(fact))
                 continue
-            if episodes and m["fact"].strip():
-                facts.append(CandidateFact(m["fact"].strip(), episodes, "fact", ("dream", "llm")))
+            if episodes:
+                facts.append(CandidateFact(fact, episodes, "fact", ("dream", "llm")))
         return facts[:5]
