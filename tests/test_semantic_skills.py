@@ -126,6 +126,16 @@ def test_recall_help_names_every_option_recall_reads(option):
     assert option in help_line
 
 
+def test_relate_reads_the_weight_as_its_help_writes_it_in_brackets(mem):
+    # the help says `relate coffee mug IS_A container [weight=0.5]`: written so, the weight was ignored
+    # (0.10) and a concept "container [weight=0.5]" was made
+    assert skills.relate(mem, "coffee mug IS_A container [weight=0.5]") == \
+        "RELATE-SUCCESS coffee mug IS_A container (weight 0.50)"
+    assert {r.name for r in mem if r.kind == "concept"} == {"coffee mug", "container"}
+    with pytest.raises(SkillError, match=r"weight nan is outside \[0, 1\]"):
+        skills.relate(mem, "tea IS_A drink [weight=nan]")
+
+
 def test_relate_refuses_a_weight_that_is_not_a_number(mem):
     with pytest.raises(SkillError, match=r"^weight= takes a number from 0 to 1, e\.g\. weight=0\.5, not 'abc'$"):
         skills.relate(mem, "tea IS_A drink weight=abc")  # was float()'s "could not convert string to float"

@@ -23,7 +23,9 @@ from .records import KINDS, SemanticRecord, format_time, parse_time
 EpisodicSearch = Callable[[str, int], list[tuple[str, str, str]]]  # (query, limit) -> [(time, text, id)]
 
 _TAG = re.compile(r"(?<!\S)(-?)#([\w:./-]+)")
-_OPTION = re.compile(r"(?<!\S)(category|kind|weight|episodes|limit)=(\S*)")
+# in brackets too: `relate`'s help writes `[weight=0.5]`, and the model writes what it reads (the weight was
+# ignored and the bracketed text taken as part of the second name)
+_OPTION = re.compile(r"(?<!\S)\[?(category|kind|weight|episodes|limit)=([^\s\]]*)\]?")
 _EXAMPLES = {"category": "category=place", "kind": "kind=concept", "weight": "weight=0.5", "episodes": "episodes=ep-12",
              "limit": "limit=5"}
 # the value is one word, or a date, a space and a time with what follows it (fractions of a second, a
