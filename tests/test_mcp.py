@@ -554,3 +554,24 @@ def test_a_malformed_response_is_dropped_and_logged_not_answered(caplog) -> None
     assert answer is None and served is not None
     _, answer = read_line('{"jsonrpc": "2.0", "id": 7, "method": 3}')  # a request is still answered
     assert answer is not None and answer.message.error.code == -32600
+
+
+def test_forgetting_a_knowledge_prior_is_a_tool_error_naming_why_and_keeps_it(open_test_memory, tmp_path) -> None:
+    """Memory.forget refuses a knowledge prior's chunk with a ValueError (it comes back from its file at
+    the next start); the tool caught LookupError only, so the SDK answered a bare "Error executing tool
+    forget", without the cause, as it does for a bug."""
+    from mettaclaw.mcp.server import build_server
+
+    priors = tmp_path / "priors"
+    priors.mkdir()
+    (priors / "cabin.md").write_text("# Cabin\n\n## Wifi\n\nThe cabin wifi password is cedar-42.\n")
+    memory = open_test_memory(f"knowledgePriorsDir={priors}")
+    [chunk] = [row.id for row in memory.index]
+
+    async def run() -> object:
+        async with Client(build_server(memory)) as client:
+            return await client.call_tool("forget", {"ref": chunk})
+
+    refused = asyncio.run(run())
+    assert refused.is_error and "knowledge prior 'cabin.md'" in refused.content[0].text, refused.content
+    assert memory.index.get(chunk) is not None

@@ -212,7 +212,7 @@ class MemoryTools:
         """Delete a record (a fact by id, name or text; a memory or episode by id) from every store and index."""
         try:
             return {"forgotten": self.memory.forget(ref, self.visible)}
-        except LookupError as err:
+        except (LookupError, ValueError) as err:  # ValueError: a knowledge prior's chunk, which its file brings back
             raise ToolError(str(err)) from None
 
     def stats(self) -> dict[str, Any]:
