@@ -295,3 +295,23 @@ def test_a_link_to_a_record_whose_id_holds_hash_question_mark_or_percent_opens_i
     assert len(links) == 1
     page = c.get(links[0])
     assert page.status_code == 200 and "shell run#1?x 100%" in page.text
+
+
+def test_a_knowledge_prior_is_not_offered_for_forgetting_and_a_forget_asked_anyway_says_why(open_test_memory,
+                                                                                            tmp_path) -> None:
+    """Memory.forget refuses a prior's chunk (its file brings it back at the next start) with a
+    ValueError, which the page did not catch: the record page offered Forget… and confirming it
+    answered 500, "this page failed", instead of what to do."""
+    priors = tmp_path / "priors"
+    priors.mkdir()
+    (priors / "cabin.md").write_text("# Cabin\n\n## Wifi\n\nThe cabin wifi password is cedar-42.\n")
+    memory = open_test_memory(f"knowledgePriorsDir={priors}")
+    [chunk] = [row.id for row in memory.index]
+    c = TestClient(build(memory, tmp_path / "turns.jsonl", TOKEN, read_only=False), base_url="http://127.0.0.1")
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    page = c.get(f"/record/{chunk}")
+    assert page.status_code == 200 and "cedar-42" in page.text and 'id="forget"' not in page.text
+    csrf = c.get(f"/forget/{chunk}").text.split('name="csrf" value="')[1].split('"')[0]
+    refused = c.post(f"/forget/{chunk}", data={"confirm": "yes", "csrf": csrf})
+    assert refused.status_code == 400 and "knowledge prior &#39;cabin.md&#39;" in refused.text, refused.text
+    assert memory.index.get(chunk) is not None

@@ -31,6 +31,7 @@ from mettaclaw import turns
 from mettaclaw.memory import scopes
 from mettaclaw.memory.dream.report import read_reports
 from mettaclaw.memory.episode_index import action_id, message_id, offset_of
+from mettaclaw.memory.priors import PRIOR_KIND
 from mettaclaw.memory.semantic.records import check_kinds, format_time
 from mettaclaw.memory.semantic.store import RecordFilter
 from mettaclaw.memory.text import check_query
@@ -119,7 +120,9 @@ class Pages:
         if semantic is None and stat is None and row is None and turn is None:
             return None
         edges = sorted(mem.semantic.records.edges_of(record_id), key=lambda e: (e.type, -e.weight))
-        out: dict[str, Any] = {"id": record_id, "semantic": semantic, "stat": stat, "row": row,
+        # a knowledge prior's chunk is not forgotten here (its file brings it back): no Forget… for it
+        forgettable = stat is None and not (semantic is None and row is not None and row.kind == PRIOR_KIND)
+        out: dict[str, Any] = {"id": record_id, "semantic": semantic, "stat": stat, "row": row, "forgettable": forgettable,
                                "edges": [(e, e.other(record_id), self.label(e.other(record_id), 60)) for e in edges[:200]],
                                "more_edges": max(0, len(edges) - 200), "read_only": self.read_only}
         if semantic is not None:
@@ -297,6 +300,8 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
             gone = await run_in_threadpool(memory.forget, record_id)
         except LookupError as err:
             return html("error.html", 404, message=str(err))
+        except ValueError as err:  # what forget refuses (a knowledge prior's chunk: edit its file), said as it is
+            return html("error.html", 400, message=f"not forgotten: {err}")
         return html("forgotten.html", id=record_id, gone=gone)
 
     return Starlette(routes=[
