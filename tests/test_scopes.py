@@ -330,3 +330,26 @@ def test_a_turn_supersedes_only_its_own_scopes_facts(open_test_memory) -> None:
     skills.scope = "user:alice"
     assert "tulip42" in skills.run("recall", "office wifi password") and agents.split()[2] in skills.run(
         "history", "The office wifi password is tulip42")
+
+
+def test_each_person_gets_their_own_latest_episodes_however_much_others_said_since(open_test_memory) -> None:
+    """`episodes` (alone: the latest; or around a time) took the trace's nearest records and then left
+    out those of other scopes: with 30 of alice's turns after bob's, bob's `episodes` answered "no
+    episodes recorded yet" and `episodes 2026-01-01 10:29` nothing, on a memory holding bob's turns."""
+    memory = open_test_memory()
+    for n in range(3):
+        memory.record_turn(f"2026-01-01 09:0{n}:00", [Message(f"bob's note number {n}", "bob", "irc:#r")], [])
+    for n in range(30):
+        memory.record_turn(f"2026-01-01 10:{n:02d}:00", [Message(f"alice line {n}", "alice", "irc:#r")], [])
+    bob = MemoryTools(memory, scope="user:bob")
+    skills = memory.skills(lambda: "2026-01-01 11:00:00", 10, 2)
+    skills.scope, skills.with_agent = "user:bob", False
+    latest = skills.run("episodes", "")
+    assert "bob's note number 1" in latest and "bob's note number 2" in latest and "alice" not in latest, latest
+    assert "bob's note number 0" not in latest  # two lines, the latest two of his
+    around = [e["text"] for e in bob.episodes("2026-01-01 10:29", lines=2)["episodes"]]
+    assert len(around) == 2 and all("bob's note number" in t for t in around), around
+    assert [e.id for e in memory.latest(2, frozenset({"user:alice"}))] == \
+        [e.id for e in memory.latest(2)], "a scope with the latest turns gets them as before"
+    early = [e.text for e in memory.around("2026-01-01 09:01", 1, frozenset({"user:alice"}))]
+    assert len(early) == 2 and all("alice line" in t for t in early), early  # the first alice said

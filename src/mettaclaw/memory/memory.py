@@ -8,6 +8,7 @@ wires tiers together.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import threading
 import time
@@ -20,7 +21,7 @@ from mettaclaw.parser import Command
 
 from . import delivery, scopes
 from .dream import mirror
-from .episode_index import EpisodeIndex, TurnRecord, message_id, offset_of
+from .episode_index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
 from .filters import row_tags
 from .forgetting import Forgetting
 from .lock import FolderLock
@@ -151,12 +152,52 @@ class Memory(Forgetting):
             return self.index.query(phrase, limit=limit, kind="belief", scopes=visible)
 
     def around(self, when: str, each_side: int, visible: frozenset[str] | None = None) -> list[Any]:
-        """The trace records nearest a time (`episodes`), those of other scopes left out."""
-        return [e for e in self.trace.around(when, each_side) if scopes.may_read(visible, e)]
+        """The trace records nearest a time (`episodes`) that a reader of the `visible` scopes may
+        read, `each_side` before it and `each_side + 1` from it on (as `EpisodicTrace.around`). The
+        trace's nearest records, filtered, were all: after 30 of alice's turns, bob's `episodes` around
+        that time showed nothing of his. Where the trace's window holds too few, the reader's turns the
+        index holds fill each side."""
+        found = [e for e in self.trace.around(when, each_side) if scopes.may_read(visible, e)]
+        before = sum(1 for e in found if e.time < when)
+        if (before >= each_side and len(found) - before > each_side) or (turns := self._turns_of(visible)) is None:
+            return found
+        at = bisect.bisect_left(turns, (when,))
+        found = self._with_turns(found, [offset for _, offset in turns[max(0, at - each_side):at + each_side + 1]],
+                                 visible)
+        found.sort(key=lambda e: (e.time, e.offset))
+        at = sum(1 for e in found if e.time < when)
+        return found[max(0, at - each_side):at + each_side + 1]
 
     def latest(self, count: int, visible: frozenset[str] | None = None) -> list[Any]:
-        """The last trace records written (`episodes` alone), those of other scopes left out."""
-        return [e for e in self.trace.latest(count) if scopes.may_read(visible, e)]
+        """The last trace records written (`episodes` alone) that a reader of the `visible` scopes may
+        read, oldest first: the last `count` of the trace, filtered, were "no episodes recorded yet"
+        for bob once others had said `count` things since his last turn."""
+        found = [e for e in self.trace.latest(count) if scopes.may_read(visible, e)]
+        if len(found) >= count or (turns := self._turns_of(visible)) is None:
+            return found
+        found = self._with_turns(found, sorted(offset for _, offset in turns)[-count:], visible)
+        return sorted(found, key=lambda e: e.offset)[-count:]
+
+    def _turns_of(self, visible: frozenset[str] | None) -> list[tuple[str, int]] | None:
+        """(time, offset) of each turn a reader of the `visible` scopes may read that the index holds
+        rows of, by time; None when every turn is theirs (no other scope holds any), where the trace's
+        own nearest records are the answer."""
+        if visible is None or self.index.select(scopes=visible) is None:
+            return None
+        turns: dict[int, str] = {}
+        for row_id in self.index.select(scopes=visible, kind=EPISODE_KIND) or ():
+            offset, row = offset_of(row_id), self.index.row(row_id)
+            if offset is not None and row is not None:
+                turns[offset] = str(row.metadata.get("time", ""))
+        return sorted((time_text, offset) for offset, time_text in turns.items())
+
+    def _with_turns(self, found: list[Any], offsets: list[int], visible: frozenset[str] | None) -> list[Any]:
+        """`found` and the trace records of these turns, each once (those erased or not readable left out)."""
+        have = {e.offset: e for e in found}
+        for offset in offsets:
+            if offset not in have and scopes.may_read(visible, episode := self.trace.get(message_id(offset))):
+                have[offset] = episode
+        return list(have.values())
 
     def readable_episode(self, ref: str, visible: frozenset[str] | None = None) -> Any:
         """The trace record an episode id (`ep-N` or `act-N`) names, if there is one and a reader of
