@@ -353,3 +353,20 @@ def test_each_person_gets_their_own_latest_episodes_however_much_others_said_sin
         [e.id for e in memory.latest(2)], "a scope with the latest turns gets them as before"
     early = [e.text for e in memory.around("2026-01-01 09:01", 1, frozenset({"user:alice"}))]
     assert len(early) == 2 and all("alice line" in t for t in early), early  # the first alice said
+
+
+def test_forgetting_a_scope_takes_its_pin(make_agent) -> None:
+    """Each person's pin is kept in `pins/<scope>.txt` and shown in their next prompt; forget_scope left
+    it, so alice's "pin 4417 for the deposit" outlived the forgetting of everything of hers (and an export carries every pin)."""
+    agent, llm, channel, _ = make_agent(["pin 4417 for the deposit\nsend noted", "pin call the plumber"])
+    channel.put(Message("my bank pin is 4417, keep it", who="alice", channel="irc:#room"))
+    agent.turn()
+    channel.put(Message("remind me about the plumber", who="bob", channel="irc:#room"))
+    agent.turn()
+    memory = agent.memory
+    assert set(memory.working.pinned()) == {"user:alice", "user:bob"}
+    memory.forget_scope("user:alice")
+    assert memory.working.pinned() == {"user:bob": "call the plumber"}
+    assert not memory.working.file_of("user:alice").exists()
+    assert "4417" not in "".join(p.read_text() for p in agent.config.memory_path().rglob("*") if p.is_file()
+                                 and p.suffix in (".txt", ".metta", ".jsonl", ".json"))

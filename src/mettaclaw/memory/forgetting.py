@@ -22,6 +22,7 @@ class Forgetting:
     """The forgetting side of Memory (memory.py), over its stores."""
 
     lock: Any
+    working: Any
     trace: Any
     episodes: Any
     index: Any
@@ -96,9 +97,11 @@ class Forgetting:
 
     def forget_scope(self, scope: str) -> int:
         """Forget everything of one scope (its episodes, memories, records and what was derived from
-        them) in one call; how many ids were deleted."""
+        them, and its pin: each person's is a file of their own, shown in their next prompt, and it
+        outlived the rest) in one call; how many ids were deleted."""
         wanted = frozenset({scopes.check(scope)})
         with self.lock:
+            self.working.pin("", scopes.check(scope))
             rows = self.index.select(scopes=wanted)
             rows = {m.id for m in self.index} if rows is None else set(rows)
             offsets = sorted({o for o in map(offset_of, rows) if o is not None})
