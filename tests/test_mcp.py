@@ -575,3 +575,21 @@ def test_forgetting_a_knowledge_prior_is_a_tool_error_naming_why_and_keeps_it(op
     refused = asyncio.run(run())
     assert refused.is_error and "knowledge prior 'cabin.md'" in refused.content[0].text, refused.content
     assert memory.index.get(chunk) is not None
+
+
+def test_a_record_a_scoped_server_shows_carries_the_tags_its_writer_gave_and_they_can_be_written_back(
+        open_test_memory) -> None:
+    """A record of a user's scope carries the reserved tag `scope:<name>`; semantic_recall and history
+    showed it among the record's tags, and a client that wrote a record's tags back (a copy, a
+    correction) was refused: "tags starting with 'scope:' are reserved for scopes"."""
+    from mettaclaw.mcp.tools import MemoryTools
+
+    memory = open_test_memory()
+    bob = MemoryTools(memory, scope="user:bob")
+    made = bob.create_entity("Bob's boat is moored at pier seven", name="bob boat", tags=["boats"])
+    [found] = bob.semantic_recall("where is bob's boat moored")["results"]
+    assert found["id"] == made["id"] and found["tags"] == ["boats"], found
+    assert [v["tags"] for v in bob.history("bob boat")["versions"]] == [["boats"]]
+    bob.create_entity("Bob's canoe is in the shed", tags=found["tags"])  # written back as shown
+    assert bob.list_tags()["tags"] == {"boats": 2}
+    assert all("scope:user:bob" in r.tags for r in memory.semantic), "the records are bob's all the same"

@@ -39,9 +39,11 @@ Share = Annotated[float | None, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
 def _record(rec: SemanticRecord) -> dict[str, Any]:
-    """A semantic record as JSON: what it says, how sure, when it held, where it came from."""
+    """A semantic record as JSON: what it says, how sure, when it held, where it came from. Its tags are
+    its writer's, without the scope's reserved one: the server's scope is said by `stats`, and tags
+    written back as shown were refused as reserved."""
     return {"id": rec.id, "content": rec.content, "kind": rec.kind, "name": rec.name, "category": rec.category,
-            "tags": list(rec.tags), "confidence": round(rec.confidence, 4), "current": rec.current,
+            "tags": scopes.user_tags(rec.tags), "confidence": round(rec.confidence, 4), "current": rec.current,
             "valid_from": _iso(rec.valid_from), "valid_to": _iso(rec.valid_to), "superseded_by": rec.superseded_by,
             "source_episodes": list(rec.source_episodes), "atom": rec.atom}
 
