@@ -593,3 +593,38 @@ def test_a_record_a_scoped_server_shows_carries_the_tags_its_writer_gave_and_the
     bob.create_entity("Bob's canoe is in the shed", tags=found["tags"])  # written back as shown
     assert bob.list_tags()["tags"] == {"boats": 2}
     assert all("scope:user:bob" in r.tags for r in memory.semantic), "the records are bob's all the same"
+
+
+def test_a_request_with_an_id_mcp_does_not_take_gets_one_invalid_request_answer_over_http(open_test_memory) -> None:
+    """As over stdio (read_line): the SDK reads a request whose id is null, a fraction, a boolean or an
+    object as a notification, so over HTTP it answered 202 Accepted, ran nothing and its client never
+    learnt why; each is now answered -32600 with id null, and the requests around it are served."""
+    from starlette.testclient import TestClient
+
+    from mettaclaw.mcp.server import build_server, http_app
+
+    memory = open_test_memory()
+    app = http_app(build_server(memory), TOKEN, "127.0.0.1")
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+
+    def remember(request_id: object, text: str) -> dict:
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                "params": {"name": "remember", "arguments": {"text": text}}}
+
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        opened = client.post("/mcp", headers=headers, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        assert opened.status_code == 200, opened.text
+        headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+        client.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for odd in (None, 1.5, True, {"a": 1}, [2]):
+            answer = client.post("/mcp", headers=headers, json=remember(odd, f"odd id {odd!r}"))
+            assert answer.status_code == 400, (odd, answer.status_code, answer.text)
+            error = answer.json()
+            assert error["id"] is None and error["error"]["code"] == -32600, error
+            assert "the id must be a string or an integer" in error["error"]["data"]
+        served = client.post("/mcp", headers=headers, json=remember(7, "the kayak is in the boathouse"))
+        assert served.status_code == 200 and "the kayak" not in served.text and '"id":7' in served.text, served.text
+    assert [row.text for row in memory.index] == ["the kayak is in the boathouse"], "no odd-id request was run"

@@ -99,9 +99,61 @@ class RequireBearer:
         await self.app(scope, receive, send)
 
 
+class AnswerOddIds:
+    """ASGI middleware: a POSTed JSON-RPC request whose id MCP does not take (null, a fraction, a
+    boolean, an object) is answered 400 with -32600 and id null, as `read_line` answers it over stdio.
+    The SDK reads such a request as a notification: it answered 202 Accepted and ran nothing, and its
+    client never learnt why. Other requests reach the SDK with their body as it came; one past
+    ODD_ID_BODY bytes (or without a length) goes to it unread, which refuses what is too large."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        length = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if scope["type"] != "http" or scope.get("method") != "POST" or not length.isdigit() or int(length) > ODD_ID_BODY:
+            await self.app(scope, receive, send)
+            return
+        received, body, more = [], b"", True
+        while more:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request":
+                break
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        if (reason := _odd_id(body)) is not None:
+            log.warning("http: answered a request with an odd id with %d: %s", mcp_types.INVALID_REQUEST, reason[:200])
+            answer = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                "code": mcp_types.INVALID_REQUEST, "message": INVALID_REQUEST, "data": reason}}).encode()
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": answer})
+            return
+
+        async def replay() -> Any:
+            return received.pop(0) if received else await receive()
+
+        await self.app(scope, replay, send)
+
+
+ODD_ID_BODY = 4 * 1024 * 1024  # the most the SDK takes in one request
+
+
+def _odd_id(body: bytes) -> str | None:
+    """Why a request body is a request the SDK would read as a notification for its id (as `read_line`
+    tells them), or None (any other body, the SDK's to answer)."""
+    try:
+        message = mcp_types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except Exception:  # not a message: the SDK answers it
+        return None
+    if not isinstance(message, mcp_types.JSONRPCNotification) or (given := _id_given(body)) is _NO_ID:
+        return None
+    return f"the id must be a string or an integer, not {json.dumps(given)[:100]}"
+
+
 def http_app(server: MCPServer, token: str, host: str) -> Any:
     """The server's streamable-HTTP app at `/mcp`, behind the bearer check."""
-    return RequireBearer(server.streamable_http_app(host=host), token)
+    return RequireBearer(AnswerOddIds(server.streamable_http_app(host=host)), token)
 
 
 def malformed_answer(error: Exception) -> SessionMessage | None:
@@ -139,7 +191,7 @@ def _error_answer(code: int, message: str, reason: str, answer_id: str | int | N
         code=code, message=message, data=reason[:500])))
 
 
-def _id_given(line: str) -> Any:
+def _id_given(line: str | bytes) -> Any:
     """The `id` member of a line that is a JSON object, or _NO_ID when it has none."""
     try:
         data = json.loads(line)
