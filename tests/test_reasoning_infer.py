@@ -128,3 +128,22 @@ def test_infer_skill_stops_at_the_time_budget(monkeypatch) -> None:
     memories = [type("M", (), {"id": mid, "atom": b.text()})() for b, mid in _variable_heavy(60)]
     out = infer_skill("what follows?", lambda query, limit: memories[:limit])
     assert "time budget of 0.3 s" in out
+
+
+def test_a_belief_with_variables_never_raises_a_facts_confidence() -> None:
+    """`(--> $y animal)`, derived from `(--> $y n1)`, revised the stored `(--> cat animal)` up to c 0.93,
+    and `(--> cat $x)` given as a question took it to 0.947: revision is for one ground statement."""
+    r = chain(_premises(("(--> cat animal) (stv 1 0.9)", "m1"), ("(--> $y n1) (stv 1 0.9)", "m2"),
+                        ("(--> n1 animal) (stv 1 0.9)", "m3")), depth=3)
+    revisions = [n for n in r.nodes if n.rule == "revision"]
+    assert not any(r.nodes[i].belief.has_vars for n in revisions for i in n.parents)
+    assert "(--> cat animal)" not in {n.belief.statement for n in r.conclusions}
+    r = chain(_premises(("(--> cat animal) (stv 1 0.9)", "m1"), ("(--> cat $x) (stv 1 0.9)", None)), depth=3)
+    assert "revision" not in {n.rule for n in r.nodes}
+    assert "(--> cat animal)" not in {n.belief.statement for n in r.conclusions}
+
+
+def test_one_pattern_with_variables_from_two_sources_is_not_revised() -> None:
+    r = chain(_premises(("(==> (--> $1 bird) (--> $1 flies)) (stv 1 0.6)", "m1"),
+                        ("(==> (--> $1 bird) (--> $1 flies)) (stv 1 0.7)", "m2")), depth=1)
+    assert "revision" not in {n.rule for n in r.nodes}

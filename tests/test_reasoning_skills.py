@@ -147,3 +147,18 @@ def test_a_conclusion_the_store_refuses_is_shown_and_not_kept() -> None:
     assert f"(--> {big} c) (stv 1.0 0.81)" in out
     assert "was not kept as a fact: content is 5008 chars; a fact holds at most 4000" in out
     assert stored == ["(--> b d)"] and "[kept as fact f1]" in out
+
+
+def test_infer_with_a_pattern_does_not_keep_the_recalled_fact_at_a_higher_confidence() -> None:
+    """`infer (--> cat $x) (stv 1 0.9)` over `(--> cat animal) (stv 1 0.9)` kept that fact as a new one at
+    c 0.947, the question's own truth value counted as evidence."""
+    kept: list[str] = []
+
+    def keep(statement: str, belief: str, trail: list[dict], premises: list[str]) -> str:
+        kept.append(belief)
+        return f"fact-{len(kept)}"
+
+    out = infer_skill("(--> cat $x) (stv 1 0.9)", Recorder([Memory("m1", "(--> cat animal) (stv 1 0.9)")]),
+                      keep=keep)
+    assert "revision" not in out
+    assert not any(b.startswith("(--> cat animal)") for b in kept), kept

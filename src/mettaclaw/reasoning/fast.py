@@ -4,7 +4,9 @@ Same semantics as the MeTTa definitions of `|-`/`|~`: every rule matching (P1, P
 conclusions deduplicated, tautologies (X copula X) and bare-variable "statements" dropped, a truth
 function that hits ``(empty)`` or a zero denominator gives no conclusion.  Rules are indexed by premise shape, so a call tries only the
 rules that can match; ground premises use the specialised matchers, premises with variables the
-general unifier.
+general unifier.  A rule the library declares ``same-statement`` (revision) takes two premises about
+one statement without variables: a pattern is a question, and unified with a belief it would count that
+belief's evidence twice.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class Engine:
         self.ruleset = rs
         self.rules2, self.rules1, self.functions, self.source = compile_ruleset(rs)
         self.copulas = frozenset(rs.copulas)
+        self.same_statement = frozenset(rs.same_statement)
         self._cands2: dict[tuple[Any, Any], list[tuple[CompiledRule, bool]]] = {}
         self._cands1: dict[Any, list[CompiledRule]] = {}
         self._revision: CompiledRule | None = None
@@ -83,6 +86,8 @@ class Engine:
         seen: set[tuple[Term, tuple[float, float]]] = set()
         ground = not (b1.has_vars or b2.has_vars)
         for cr, swapped in cands:
+            if cr.rule.name in self.same_statement and (not ground or s1 != s2):
+                continue
             try:
                 if ground:
                     r = cr.ground(s2, t2, s1, t1) if swapped else cr.ground(s1, t1, s2, t2)
@@ -122,16 +127,17 @@ class Engine:
         return float(self._expectation((f, c)))
 
     def revise(self, b1: Belief, b2: Belief) -> Belief | None:
-        """Revision of two beliefs about one statement, by the library's rule named ``revision``."""
+        """Revision of two beliefs about one ground statement, by the library's rule named ``revision``;
+        None for statements with variables, which are patterns, not evidence about one statement."""
+        if b1.has_vars or b2.has_vars:
+            return None
         if self._revision is None:
             found = [cr for cr in self.rules2 if cr.rule.name == "revision"]
             if not found:
                 raise LookupError(f"{self.ruleset.path.name} defines no revision rule")
             self._revision = found[0]
-        prem = ((b1.term, (b1.f, b1.c)), (b2.term, (b2.f, b2.c)))
         try:
-            r = (self._revision.ground(*prem[0], *prem[1]) if not (b1.has_vars or b2.has_vars)
-                 else _unify_rule(self._revision, prem))
+            r = self._revision.ground(b1.term, (b1.f, b1.c), b2.term, (b2.f, b2.c))
         except _FAIL:
             return None
         if r is None:

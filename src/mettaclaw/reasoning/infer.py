@@ -3,8 +3,10 @@
 Premises go into a fresh belief space (a dict per call: nothing leaks between calls).  Each round
 pairs the new beliefs with every active belief, applies `|-` (or `|~` for PLN statements) through the
 compiled rules, and keeps conclusions in the space.  A conclusion about a statement already present
-is revised with it when their evidence (memory ids) is disjoint, otherwise the more confident one
-stays; premises whose evidence overlaps are not combined, as in NARS, so no belief is counted twice.
+is revised with it when their evidence (memory ids) is disjoint and the statement has no variables,
+otherwise the more confident one stays; premises whose evidence overlaps are not combined, as in NARS,
+so no belief is counted twice.  A statement with variables is a pattern, not evidence about one
+statement, so it is never revised (the rules' revision takes no variables either).
 Pairs that share no symbol are skipped: every two-premise rule needs a shared variable, which the
 engine checks when it compiles the rules.
 """
@@ -134,7 +136,7 @@ class _Space:
         old_i = self.active.get(node.belief.term)
         if old_i is not None:
             old = self.nodes[old_i]
-            if old.evidence.isdisjoint(node.evidence):
+            if old.evidence.isdisjoint(node.evidence) and not node.belief.has_vars:
                 revised = self.engines[logic_of(old.belief)].revise(old.belief, node.belief)
                 if revised is None:
                     return None

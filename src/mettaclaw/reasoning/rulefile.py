@@ -2,7 +2,8 @@
 
 The fast path must not keep a second copy of the rules: it takes the very atoms hyperon parses from the
 MeTTa file and turns them into plain Python values for the compiler.  Conventions read here:
-``(PREFIX-rule NAME P1 P2 CONCL)``, ``(PREFIX-rule1 NAME P CONCL)``, ``(PREFIX-copula SYM)`` and
+``(PREFIX-rule NAME P1 P2 CONCL)``, ``(PREFIX-rule1 NAME P CONCL)``, ``(PREFIX-copula SYM)``,
+``(PREFIX-same-statement NAME)`` (the rule takes two beliefs about one ground statement only) and
 ``(= (FUNCTION ARGS...) BODY)`` truth-function definitions.
 """
 
@@ -35,6 +36,7 @@ class RuleSet:
     rules2: list[Rule] = field(default_factory=list)
     rules1: list[Rule] = field(default_factory=list)
     copulas: set[str] = field(default_factory=set)
+    same_statement: set[str] = field(default_factory=set)  # rule names
     functions: dict[str, list[tuple[Term, Term]]] = field(default_factory=dict)
 
 
@@ -61,6 +63,8 @@ def load_ruleset(prefix: str, path: Path | None = None) -> RuleSet:
             rs.rules1.append(Rule(str(t[1]), (t[2],), t[3], len(rs.rules1)))
         elif head == f"{prefix}-copula" and len(t) == 2:
             rs.copulas.add(str(t[1]))
+        elif head == f"{prefix}-same-statement" and len(t) == 2:
+            rs.same_statement.add(str(t[1]))
         elif head == "=" and len(t) == 3 and t[1].__class__ is tuple and t[1]:
             rs.functions.setdefault(str(t[1][0]), []).append((t[1], t[2]))
     if not rs.rules2:
