@@ -279,3 +279,27 @@ def test_an_error_names_a_long_argument_by_its_start(make_agent, skill, arg, sai
     answer = agent.use_skill(skill, arg)
     assert answer.startswith(f"ERROR: {skill}: ") and said in answer and len(answer) < 600, answer[:300]
     assert "characters)" in answer
+
+
+def test_a_belief_followed_by_a_metta_comment_is_stored_as_the_belief(make_agent) -> None:
+    """`;` starts a comment in MeTTa: `(--> a b) (stv 1 0.9) ; note` answered REMEMBER-SUCCESS but was
+    stored as plain text, no atom, so infer never saw it."""
+    replies = ["remember (--> a b) (stv 1 0.9) ; note\n(remember \"(--> b c) (stv 1 0.9) ;; from the manual\")",
+               "infer (--> a c) (stv 1 0.9)"]
+    agent, _, _, _ = make_agent(replies, ["go"])
+    first = agent.turn()
+    assert "belief (--> a b) (stv 1.0 0.9) (its comment after ';' is not stored)" in first.results[0]
+    assert "belief (--> b c) (stv 1.0 0.9)" in first.results[1]
+    beliefs = agent.memory.index.query("a b c", limit=5, kind="belief")
+    assert sorted(m.atom for m in beliefs) == ["(--> a b) (stv 1.0 0.9)", "(--> b c) (stv 1.0 0.9)"]
+    assert "note" not in " ".join(m.text for m in beliefs)
+    assert "deduction" in agent.turn().results[0]
+
+
+def test_a_semicolon_in_plain_text_or_a_quoted_symbol_is_kept(make_agent) -> None:
+    agent, _, _, _ = make_agent(['remember buy milk; eggs\nremember ("a;b" --> c) (stv 1 0.9)\n'
+                                 'remember (--> "a;b" c) (stv 1 0.9)'], ["go"])
+    results = agent.turn().results
+    assert "belief" not in results[0] and agent.memory.index.query("milk eggs", limit=1)[0].text == "buy milk; eggs"
+    assert "malformed" in results[1]
+    assert 'belief (--> "a;b" c) (stv 1.0 0.9)' in results[2] and "comment" not in results[2]

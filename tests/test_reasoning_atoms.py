@@ -115,3 +115,13 @@ def test_looks_like_belief() -> None:
     # prose that mentions a truth value is no belief: it was refused as one ("the has no truth value")
     assert not looks_like_belief("the acronym (stv means simple truth value)")
     assert not looks_like_belief("In NAL a belief reads (--> cat animal) (stv 1 0.9)")
+
+
+def test_a_metta_comment_is_no_part_of_a_belief() -> None:
+    from mettaclaw.reasoning.atoms import looks_like_belief, parse_belief, parse_beliefs
+
+    assert looks_like_belief("(--> a b) (stv 1 0.9) ; note")
+    assert parse_belief("(--> a b) (stv 1 0.9) ; note (stv 0 0.1)").text() == "(--> a b) (stv 1.0 0.9)"
+    assert len(parse_beliefs("(--> a b) ; first\n(stv 1 0.9)\n;; (--> x y) (stv 1 0.9)\n(--> b c) (stv 1 0.9)")) == 2
+    assert parse_belief('(--> "a;b" c) (stv 1 0.9)').statement == '(--> "a;b" c)'
+    assert not looks_like_belief("; (--> a b) (stv 1 0.9)")

@@ -113,8 +113,12 @@ class MemorySkills:
     # --- long-term memory and episodes
     def remember(self, text: str) -> str:
         result, atom = remember_text(self.memory, text, self.now(), self.source, scope=self.scope)
+        from mettaclaw.reasoning.terms import without_comments
+
         stored = "REMEMBER-SUCCESS" if result.created else "REMEMBER-SUCCESS (already known; refreshed)"
-        return f"{stored} {result.id}" + (f" belief {atom}" if atom else "")
+        # a comment is no part of a belief, as in MeTTa: said, so a note the model meant to keep is not lost unseen
+        dropped = " (its comment after ';' is not stored)" if atom and without_comments(text).strip() != text.strip() else ""
+        return f"{stored} {result.id}" + (f" belief {atom}{dropped}" if atom else "")
 
     def query(self, phrase: str) -> str:
         """`query PHRASE`: everything the agent remembers, best first; `query episodic: PHRASE` what was

@@ -23,6 +23,7 @@ from .terms import (
     parse_all,
     render,
     shape,
+    without_comments,
 )
 
 MAX_TOKENS = 400
@@ -101,8 +102,9 @@ class Belief:
 def looks_like_belief(text: str) -> bool:
     """Cheap test used by `remember`: an s-expression that carries ``(stv ...)``. It must begin as a belief
     does: prose that mentions a truth value ("the acronym (stv means simple truth value)") was taken for a
-    malformed belief, and `remember` refused it ("the has no truth value")."""
-    s = text.strip()
+    malformed belief, and `remember` refused it ("the has no truth value"). A MeTTa comment after it
+    (`; note`) is no part of it: with one, the belief was stored as plain text."""
+    s = without_comments(text).strip()
     return s.endswith(")") and _BELIEF_START.match(s) is not None and _STV_HINT.search(s) is not None
 
 

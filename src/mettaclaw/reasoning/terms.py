@@ -12,7 +12,10 @@ from typing import Any
 
 Term = str | tuple
 
-_TOKEN = re.compile(r'\(|\)|"(?:\\.|[^"\\])*"|[^\s()"]+|"')
+# A `;` outside a string starts a comment to the end of the line, in MeTTa as in hyperon's parser (even
+# inside a symbol: hyperon reads `a;b` as `a`); `remember (--> a b) (stv 1 0.9) ; note` is that belief.
+_TOKEN = re.compile(r'\(|\)|"(?:\\.|[^"\\])*"|;[^\n]*|[^\s()";]+|"')
+_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|;[^\n]*')
 
 
 class SExprError(ValueError):
@@ -42,12 +45,17 @@ def is_var(t: object) -> bool:
 
 def tokenize(text: str, max_tokens: int) -> list[str]:
     """Split into parentheses and atoms; refuse inputs longer than max_tokens before any work."""
-    tokens = _TOKEN.findall(text)
+    tokens = [t for t in _TOKEN.findall(text) if t[0] != ";"]
     if len(tokens) > max_tokens:
         raise SExprError(f"expression too large: {len(tokens)} tokens (limit {max_tokens})")
     if '"' in tokens:
         raise SExprError("unterminated string (a lone '\"')")
     return tokens
+
+
+def without_comments(text: str) -> str:
+    """The text with its MeTTa comments (`;` to the end of the line, outside strings) taken out."""
+    return _COMMENT.sub(lambda m: m.group(1) or "", text)
 
 
 def parse_all(text: str, *, max_tokens: int = 2000, max_children: int = 64, max_depth: int = 16,
