@@ -267,13 +267,42 @@ def test_links_to_folders_and_to_nothing_are_reported(tmp_path: Path) -> None:
     (priors / "team").symlink_to(outside)
     (priors / "gone.md").symlink_to(tmp_path / "deleted.md")
     (priors / "loop.md").symlink_to(priors / "loop.md")
-    (priors / "near.md").symlink_to(outside / "far.md")  # a link to a file is read
+    (priors / "home.md").write_text(f"# Home\n\n{_para('hearth')}\n")
+    (priors / "near.md").symlink_to(priors / "home.md")  # a link to a file in the folder is read
     report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), priors, progress=False)
-    assert report.added == ["near.md"]
+    assert report.added == ["home.md", "near.md"]
     assert report.errors == [f"{name}: a link to a folder or to no file (skipped)" for name in ("gone.md", "loop.md", "team")]
     os.mkfifo(priors / "pipe.md")  # passed over without a word
     report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), priors, progress=False)
-    assert report.added == ["near.md"] and "pipe.md: not a file (a pipe, socket or device; skipped)" in report.errors
+    assert report.added == ["home.md", "near.md"]
+    assert "pipe.md: not a file (a pipe, socket or device; skipped)" in report.errors
+
+
+def test_a_link_to_a_file_outside_the_folder_is_refused_and_what_it_gave_before_is_removed(tmp_path: Path,
+                                                                                         caplog) -> None:
+    """Links to folders were refused, but `x.md -> /etc/hostname` was read: any file this user can read
+    went into long-term memory and, found by a query, into the prompt."""
+    priors, outside = tmp_path / "priors", tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.md"
+    secret.write_text(f"# Secret\n\n{_para('password')}\n")
+    priors.mkdir()
+    (priors / "notes").mkdir()
+    (priors / "notes" / "x.md").symlink_to(secret)
+    (priors / "up.md").symlink_to(Path("..") / "outside" / "secret.md")  # relative, out through ..
+    ltm = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    (priors / "notes" / "held.md").symlink_to(priors / "notes" / "x.md")  # in the folder, but on to the file outside
+    with caplog.at_level("WARNING"):
+        report = index_priors(ltm, priors, progress=False)
+    assert report.added == [] and len(ltm) == 0
+    assert report.errors == [f"{name}: a link to {secret}, a file outside the knowledge-priors folder (skipped; "
+                              "copy the file in to load it)" for name in ("notes/held.md", "notes/x.md", "up.md")]
+    assert "notes/x.md: a link to" in caplog.text and "3 refused" in report.summary()
+    # what such a link gave an older version is dropped
+    ltm.remember_many([{"text": "password " * 30, "time": "knowledge_prior", "source": "up.md", "kind": "prior",
+                        "extra": {"breadcrumb": "up.md > Secret", "file_hash": "h", "chunk": 0, "file_rows": 1}}])
+    again = index_priors(ltm, priors, progress=False)
+    assert again.removed == ["up.md"] and len(ltm) == 0
 
 
 def test_a_contents_section_of_prose_is_kept_a_list_of_the_files_headings_is_not() -> None:

@@ -234,17 +234,25 @@ def _read_markdown(path: Path) -> str:
     return text
 
 
-def _walk(folder: Path) -> tuple[list[Path], list[Path], list[Path], list[tuple[Path, OSError]]]:
-    """(files, links that lead to a folder or to no file, entries that are neither file nor folder,
-    subfolders that could not be listed with why)
-    under `folder`, hidden ones left out, each kind told by what the listing says of it. Links to
-    folders are not followed: one may lead back up. Not `rglob` and `is_file`: a subfolder whose path
+@dataclass
+class _Listing:
+    files: list[Path] = field(default_factory=list)
+    links: list[Path] = field(default_factory=list)  # to a folder or to no file
+    outside: list[tuple[Path, str]] = field(default_factory=list)  # links to a file out of the folder, and where
+    others: list[Path] = field(default_factory=list)  # neither file nor folder
+    unread: list[tuple[Path, OSError]] = field(default_factory=list)  # subfolders that could not be listed, and why
+
+
+def _walk(folder: Path) -> _Listing:
+    """What is under `folder`, hidden entries left out, each kind told by what the listing says of it.
+    Links to folders are not followed: one may lead back up. A link to a file is read only when the
+    file is inside the folder: `x.md -> /etc/hostname` put that file into every prompt, so whatever a
+    link reaches, the folder is all that is read. Not `rglob` and `is_file`: a subfolder whose path
     is past the system's limit raised out of them (ENAMETOOLONG), and the agent did not start, blamed
     on its memory; a folder it may not read (permissions) was passed over in silence."""
-    files: list[Path] = []
-    links: list[Path] = []
-    others: list[Path] = []
-    unread: list[tuple[Path, OSError]] = []
+    found = _Listing()
+    files, links, others, unread = found.files, found.links, found.others, found.unread
+    root = os.path.realpath(folder)
     pending = [folder]
     while pending:
         top = pending.pop()
@@ -259,7 +267,13 @@ def _walk(folder: Path) -> tuple[list[Path], list[Path], list[Path], list[tuple[
                 is_file = entry.is_file()
             except OSError:  # a link to itself (ELOOP), or one whose target cannot be reached
                 is_file = False
-            if is_file:
+            if is_file and entry.is_symlink():
+                target = os.path.realpath(top / entry.name)
+                if os.path.commonpath([root, target]) == root:
+                    files.append(top / entry.name)
+                else:
+                    found.outside.append((top / entry.name, target))
+            elif is_file:
                 files.append(top / entry.name)
             elif entry.is_symlink():
                 links.append(top / entry.name)
@@ -267,7 +281,12 @@ def _walk(folder: Path) -> tuple[list[Path], list[Path], list[Path], list[tuple[
                 pending.append(top / entry.name)
             else:  # a pipe, socket or device: never read (a pipe blocks), but said, not passed over
                 others.append(top / entry.name)
-    return sorted(files), sorted(links), sorted(others), sorted(unread, key=lambda pair: pair[0])
+    files.sort()
+    links.sort()
+    found.outside.sort()
+    others.sort()
+    unread.sort(key=lambda pair: pair[0])
+    return found
 
 
 def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsReport:
@@ -291,14 +310,18 @@ def index_priors(memory: Any, folder: Path, *, progress: bool = True) -> PriorsR
         if "file_rows" in item.meta:  # rows written before the count was kept count as complete
             entry["rows"].add(item.meta["file_rows"])
     # subfolders too (a team's notes under their own folder), each file known by its path in the folder
-    files, links, others, unread = _walk(folder) if is_dir else ([], [], [], [])
+    listing = _walk(folder) if is_dir else _Listing()
+    files, unread = listing.files, listing.unread
     report.folder = str(folder) if is_dir else ""
-    # a link that leads to no file (broken, a loop) or to a folder (not followed: it may lead back up)
-    # is said, not passed over in silence as if the user had never put it there
+    # a link that leads to no file (broken, a loop), to a folder (not followed: it may lead back up) or
+    # to a file outside the folder is said, not passed over in silence as if the user had never put it there
     report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: a link to a folder or to no file (skipped)"
-                         for p in links)
+                         for p in listing.links)
+    report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: a link to {_shown(target)}, a file outside "
+                         "the knowledge-priors folder (skipped; copy the file in to load it)"
+                         for p, target in listing.outside)
     report.errors.extend(f"{_shown(p.relative_to(folder).as_posix())}: not a file (a pipe, socket or device; skipped)"
-                         for p in others)
+                         for p in listing.others)
     seen: set[str] = set()
     for path, err in unread:  # its files may be there still: what they gave before is kept, as for a file
         under = path.relative_to(folder).as_posix()
