@@ -449,3 +449,29 @@ def test_a_section_said_in_two_batches_and_twice_in_the_second_is_one_row_in_chr
     assert memory.priors.added == ["manual.md"], memory.priors.summary()
     rows = memory.index.ids_by(kind="prior")
     assert len(rows) == len(set(parts)) and sum(memory.index.get(i).text == repeated for i in rows) == 1
+
+
+def test_setext_and_indented_headings_split_sections_as_commonmark_reads_them() -> None:
+    """Only `#` at the start of a line was a heading: a setext `Title` over `===` / `---` and an ATX
+    heading indented 1-3 spaces were text, and their sections were filed under the heading before."""
+    text = (f"Garden\n======\n\n{_para('soil')}\n\n  Tomatoes and\n  peppers\n---\n\n{_para('tomato')}\n\n"
+            f"   ### Pests ###\n\n{_para('aphid')}\n\n"
+            f"    # four spaces: code\n\n{_para('code')}\n\n> # in a quote\n\n{_para('quote')}\n\n"
+            f"- # in a list\n\n{_para('list')}\n\n---\n\n{_para('rule')}\n\n##### Five\n\n{_para('five')}\n\n"
+            f"Beans\n-----\n\n{_para('bean')}\n")
+    chunks = chunk_markdown(text, "garden.md")
+    assert [c.breadcrumb for c in chunks] == [
+        "garden.md > Garden", "garden.md > Garden > Tomatoes and peppers",
+        "garden.md > Garden > Tomatoes and peppers > Pests", "garden.md > Garden > Beans"]
+    assert chunks[1].text.startswith("Tomatoes and\n  peppers\n---")
+    pests = chunks[2].text
+    assert all(w in pests for w in ("# four spaces: code", "# in a quote", "# in a list", "rule", "##### Five"))
+    assert sum(c.text.count("soil") + c.text.count("bean") for c in chunks) == 60, "nothing lost"
+
+
+def test_a_setext_table_of_contents_is_dropped() -> None:
+    text = (f"Guide\n=====\n\nContents\n--------\n\n- [Intro](#intro)\n- [Usage](#usage)\n\n"
+            f"Intro\n-----\n\n{_para('intro')}\n\nUsage\n-----\n\n{_para('use')}\n")
+    chunks = chunk_markdown(text, "g.md")
+    assert not any("[Intro](#intro)" in c.text for c in chunks)
+    assert [c.breadcrumb for c in chunks] == ["g.md > Guide > Intro", "g.md > Guide > Usage"]

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,6 @@ MAX_SECTION = 6000  # chars: larger sections are split at blank lines
 MAX_FILE_MB = 10  # one file past this is refused unread: a dump of that size is no prior (and was read whole)
 MAX_TITLE = 200  # chars of one heading in a breadcrumb: a heading may be a paragraph, or a file's whole text
 BATCH = 64  # chunks embedded at a time: a long file (300 chunks took minutes) moves the bar as it goes
-_HEADING = re.compile(r"(#{1,4})\s")  # the title is cut out by _heading, not by a pattern: see there
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)")  # the run of ` or ~, and what follows it
 # Markdown's line ends: str.splitlines also splits at \f, \v, \x1c-\x1e, U+0085, U+2028 and U+2029, which
 # left the text without them (a U+0085, "..." in a file once saved as Windows-1252, vanished) and made
 # a "#" after a U+2028 inside a paragraph a heading
@@ -41,16 +40,32 @@ _TOC_LINE = re.compile(r"^\s*([-*+]|\d+\.)\s*\[[^\]]*\]\(#[^)]*\)\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(?:\[([^\]]*)\]\([^)]*\)\s*$|(.*))")
 
 
-def _heading(line: str) -> tuple[int, str] | None:
-    r"""(level, title) of a heading of levels 1-4, closing #s dropped; None for any other line. Not one
-    pattern: `\s+(.+?)\s*#*\s*$` backtracked cubically over a run of spaces, and a heading line with
-    4,000 of them took 141 s at start-up."""
-    match = _HEADING.match(line)
-    if match is None:
-        return None
-    rest = line[match.end():].strip()
-    title = rest.rstrip("#").rstrip() or rest[:1]  # a title of only #s keeps one, as the pattern did
-    return (len(match[1]), title) if title else None
+def _headings(text: str) -> dict[int, tuple[int, int, str]]:
+    """{first line: (level, lines it spans, title)} of the file's headings of levels 1-4, as CommonMark
+    reads them: ATX (`# Title`, indented up to 3 spaces, closing #s dropped) and setext (`Title` over
+    `===` or `---`), none inside code (fenced or indented) or HTML blocks, and only those at the top
+    level (a `# ` inside a quote or a list item is part of that block). Hand-written line rules missed
+    setext and indented headings, and each fix to them (fences closed by their own kind, a heading
+    padded with 4,000 spaces that backtracked for 141 s) was CommonMark again, so markdown-it-py, which
+    rich brings, reads the blocks. Inline parsing is off: titles are the heading's raw text, and no
+    inline rule can be slow on a file's prose."""
+    tokens = _markdown().parse(text)
+    found: dict[int, tuple[int, int, str]] = {}
+    for n, token in enumerate(tokens):
+        if token.type != "heading_open" or token.level != 0 or token.map is None:
+            continue
+        level = int(token.tag[1:])
+        if level <= 4:
+            first, end = token.map
+            found[first] = (level, end - first, tokens[n + 1].content)
+    return found
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt  # imported on first use: nothing heavy at import time
+
+    return MarkdownIt("commonmark").disable("inline")
 
 
 def _crumb(title: str) -> str:
@@ -61,22 +76,6 @@ def _crumb(title: str) -> str:
     chunk of that section or its subsections was found by meaning, and each row held the heading again."""
     title = " ".join(title.split())
     return title if len(title) <= MAX_TITLE else title[:MAX_TITLE] + " ..."
-
-
-def _fence(line: str, open_fence: str) -> str:
-    """The code fence open after `line` ("" outside one), given the one open before it. As CommonMark
-    has it: a fence is closed only by a run of its own character at least as long, with nothing after
-    it, and a run of backticks followed by more backticks is inline code, no fence. Every fence line
-    toggled the state, so a Markdown example in a ````-fence, or a ~~~ inside a ```-fence, ended the
-    code early and a `# comment` in it became a heading that every section after it was filed under."""
-    match = _FENCE.match(line)
-    if match is None:
-        return open_fence
-    run, rest = match[1], match[2]
-    if open_fence:
-        closes = run[0] == open_fence[0] and len(run) >= len(open_fence) and not rest.strip()
-        return "" if closes else open_fence
-    return "" if run[0] == "`" and "`" in rest else run
 
 
 def _is_toc(title: str, rest: list[str], titles: set[str]) -> bool:
@@ -124,29 +123,30 @@ class PriorsReport:
 
 
 def _sections(text: str, file_label: str) -> list[Chunk]:
-    """Split at headings of levels 1-4 (not inside code fences); drop table-of-contents sections."""
-    sections: list[tuple[list[str], list[str]]] = []  # (heading path, lines)
+    """Split at headings of levels 1-4 (see _headings); drop table-of-contents sections."""
+    sections: list[tuple[list[str], list[str], int]] = []  # (heading path, lines, lines of the heading)
     path: list[str] = []
     lines: list[str] = []
-    fence = ""  # the open code fence's run of ` or ~
-    for line in _LINE_END.split(text):
-        fence = _fence(line, fence)
-        heading = None if fence else _heading(line)
+    spans = 0
+    headings = _headings(text)
+    for n, line in enumerate(_LINE_END.split(text)):
+        heading = headings.get(n)
         if heading:
-            sections.append((list(path), lines))
-            level, title = heading
+            sections.append((list(path), lines, spans))
+            level, spans, title = heading
+            title = title.strip()
             path = path[: level - 1] + [""] * max(0, level - 1 - len(path)) + [title]
             lines = [line]
         else:
             lines.append(line)
-    sections.append((list(path), lines))
+    sections.append((list(path), lines, spans))
     out = []
-    titles = {head.lower() for heads, _ in sections for head in heads if head}
-    for heads, body in sections:
+    titles = {head.lower() for heads, _, _ in sections for head in heads if head}
+    for heads, body, spans in sections:
         content = "\n".join(body).strip()
         if not content:
             continue
-        rest = [ln for ln in body[1:] if ln.strip()] if heads else []
+        rest = [ln for ln in body[spans:] if ln.strip()] if heads else []
         if heads and _is_toc(heads[-1], rest, titles):
             continue
         out.append(Chunk(content, " > ".join([file_label, *[_crumb(h) for h in heads if h]])))
