@@ -96,3 +96,16 @@ def test_a_channel_keeps_only_its_newest_sent_lines() -> None:
         channel.notice(f"notice {i}")
     assert KEPT // 2 <= len(channel.sent) <= KEPT and channel.sent[-1] == f"line {10 * KEPT - 1}"
     assert len(channel.notices) <= KEPT
+
+
+def test_bidirectional_controls_are_shown_not_obeyed_on_the_terminal() -> None:
+    """`send \\u202eolleh` reached the terminal as it was, which showed "hello": a bidi override or
+    isolate reorders the rest of the line, so what the user read was not what the agent sent."""
+    out = io.StringIO()
+    channel = TerminalChannel(io.StringIO(""), out)
+    sent = "\u202eolleh\u202c, \u2066isolated\u2069 \u202a\u202b\u202d \u2067\u2068 مرحبا \u200f."
+    channel.send(sent)
+    channel.notice("model error: \u202efailed")
+    assert out.getvalue() == ("agent> \\u202eolleh\\u202c, \\u2066isolated\\u2069 \\u202a\\u202b\\u202d "
+                              "\\u2067\\u2068 مرحبا \u200f.\nerror: model error: \\u202efailed\n")
+    assert channel.sent == [sent]  # what is kept (the trace, memory) is what was sent

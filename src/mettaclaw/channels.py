@@ -88,13 +88,16 @@ def _keep(lines: list[str], text: str) -> None:
         del lines[: len(lines) - KEPT // 2]
 
 
-CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 controls but tab and line feed, and the bidirectional embeddings, overrides and isolates
+# (U+202A-U+202E, U+2066-U+2069: the "Trojan Source" set), which reorder the text after them on the line
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """`text` with its control characters shown as escapes (`\\x1b`), tabs and line ends kept: what the
-    model sends must not move the cursor, clear the screen or retitle the user's terminal."""
-    return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    """`text` with its control characters shown as escapes (`\\x1b`, `\\u202e`), tabs and line ends kept:
+    what the model sends must not move the cursor, clear the screen or retitle the user's terminal, nor
+    show its words in another order than they were sent (`\\u202eolleh` printed as "hello")."""
+    return CONTROLS.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
 
 
 class ChannelGone(ConnectionError):
