@@ -266,7 +266,7 @@ def test_agent_on_an_endpoint_reports_a_timeout_in_the_next_prompt(tmp_path, ser
     from mettaclaw.memory import open_memory
     from mettaclaw.runtime import Agent
 
-    config = test_config(tmp_path / "memory", "provider=openai", f"base_url={server}", "LLM=slow", "llmTimeout=0.5")
+    config = test_config(tmp_path / "memory", "provider=openai", f"base_url={server}", "LLM=slow", "llmTimeout=1")
     llm = make_llm(config, lambda: None, notice=print, env={"OPENAI_API_KEY": "k"})
     memory = open_memory(config)
     agent = Agent(config, llm, QueueChannel(["hello"]), memory)

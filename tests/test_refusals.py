@@ -179,3 +179,21 @@ def test_a_semantic_store_sqlite_cannot_open_is_one_line_naming_the_file(tmp_pat
                        "semantic store (unable to open database file): it must be a file this user can read and "
                        f"write, in a folder it can write ({records})")
     assert (records / "mine.txt").read_text() == "kept"
+
+
+@pytest.mark.parametrize("setting", ["llmTimeout=1e-300", "llmTimeout=0.001", "shellTimeout=0", "mettaTimeout=-1",
+                                     "skillTimeout=0.5"])
+def test_a_timeout_too_short_for_any_call_is_refused_with_why(setting: str) -> None:
+    """`llmTimeout=1e-300` was taken, and every model call timed out at once, turn after turn."""
+    with pytest.raises(ConfigError) as err:
+        load_config([setting], env={})
+    name = setting.split("=")[0]
+    assert f"setting {name!r}" in str(err.value) and "at least 1 s" in str(err.value)
+    assert "time out at once" in str(err.value)
+    assert getattr(load_config([f"{name}=1"], env={}), name) == 1.0
+
+
+def test_run_py_refuses_a_timeout_of_no_time_in_one_line() -> None:
+    proc = run_py("llmTimeout=1e-300")
+    assert proc.returncode != 0 and "'llmTimeout'" in proc.stderr and "at least 1 s" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -16,7 +16,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 ENV_PREFIX = "METTACLAW_"
 DEFAULT_FILE = "mettaclaw.toml"
@@ -43,6 +51,29 @@ def _path_text(path: str) -> str:
     except RuntimeError:
         raise ValueError(f"{path.split('/', 1)[0]!r} names no user's home folder") from None
     return path
+
+
+MIN_TIMEOUT = 1.0  # seconds
+
+
+def _timeout_floor(value: Any) -> Any:
+    """A timeout under MIN_TIMEOUT is refused with why: `llmTimeout=1e-300` was taken, and every model
+    call timed out at once (no connection is made in that time, let alone an answer), turn after turn.
+    Checked before the range (which `--help` shows) to say so in words rather than as a bare bound."""
+    if isinstance(value, bool):
+        return value  # refused as no number by _Settings
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return value  # pydantic names what it is not
+    if seconds < MIN_TIMEOUT:  # nan is not less than anything: left to the range check
+        raise ValueError(f"a timeout is in seconds and at least {MIN_TIMEOUT:g} s; {value} s is too short for any "
+                         "call to finish, so every one would time out at once")
+    return value
+
+
+# a timeout: at least MIN_TIMEOUT, at most an hour (an infinite one is a typo too)
+Timeout = Annotated[float, BeforeValidator(_timeout_floor), Field(ge=MIN_TIMEOUT, le=HOUR)]
 
 
 PathText = Annotated[str, AfterValidator(_path_text)]
@@ -140,7 +171,7 @@ class Config(_Settings):
     LLM: Name = "gpt-4o-mini"
     base_url: str | None = None
     apiKeyEnv: VariableName = "OPENAI_API_KEY"
-    llmTimeout: float = Field(60.0, gt=0, le=HOUR)
+    llmTimeout: Timeout = 60.0
     llmMaxTokens: int = Field(1024, gt=0, le=1_000_000)
     scriptFile: Path_ | None = None
 
@@ -178,11 +209,11 @@ class Config(_Settings):
     skillsDir: Path_ = "metta/skills"
     workspaceDir: PathText = ""  # empty: <memoryDir>/workspace, so one setting moves all state
     allowOutsideWorkspace: bool = False
-    shellTimeout: float = Field(5.0, gt=0, le=HOUR)
+    shellTimeout: Timeout = 5.0
     maxSkillOutput: int = Field(20_000, gt=0, le=MAX_CHARS)
-    mettaTimeout: float = Field(10.0, gt=0, le=HOUR)
+    mettaTimeout: Timeout = 10.0
     mettaMemoryMB: int = Field(1024, gt=64, le=1_048_576)
-    skillTimeout: float = Field(10.0, gt=0, le=HOUR)  # one call of a user skill (metta/skills/)
+    skillTimeout: Timeout = 10.0  # one call of a user skill (metta/skills/)
     skillMemoryMB: int = Field(512, gt=0, le=1_048_576)  # the memory one user skill call may add
     skillStackDepth: int = Field(10_000, ge=100, le=10_000_000)  # hyperon's max-stack-depth for a user skill
 
