@@ -469,6 +469,15 @@ def test_setext_and_indented_headings_split_sections_as_commonmark_reads_them() 
     assert sum(c.text.count("soil") + c.text.count("bean") for c in chunks) == 60, "nothing lost"
 
 
+def test_yaml_front_matter_is_no_heading() -> None:
+    """CommonMark reads a front matter block as a rule and a setext heading: "title: Garden" was a section."""
+    text = f"---\ntitle: Garden\ntags: [home]\n---\n\n# Soil\n\n{_para('soil')}\n\nLater\n---\n\n{_para('bean')}\n"
+    chunks = chunk_markdown(text, "g.md")
+    assert [c.breadcrumb for c in chunks] == ["g.md > Soil", "g.md > Soil > Later"]  # a setext heading after it is one
+    assert chunks[0].text.startswith("---\ntitle: Garden")
+    assert chunk_markdown("---\ntitle: only\n", "o.md")[0].breadcrumb == "o.md"
+
+
 def test_a_setext_table_of_contents_is_dropped() -> None:
     text = (f"Guide\n=====\n\nContents\n--------\n\n- [Intro](#intro)\n- [Usage](#usage)\n\n"
             f"Intro\n-----\n\n{_para('intro')}\n\nUsage\n-----\n\n{_para('use')}\n")

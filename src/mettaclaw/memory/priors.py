@@ -51,14 +51,28 @@ def _headings(text: str) -> dict[int, tuple[int, int, str]]:
     inline rule can be slow on a file's prose."""
     tokens = _markdown().parse(text)
     found: dict[int, tuple[int, int, str]] = {}
+    matter = _front_matter_lines(text)
     for n, token in enumerate(tokens):
-        if token.type != "heading_open" or token.level != 0 or token.map is None:
+        if token.type != "heading_open" or token.level != 0 or token.map is None or token.map[0] < matter:
             continue
         level = int(token.tag[1:])
         if level <= 4:
             first, end = token.map
             found[first] = (level, end - first, tokens[n + 1].content)
     return found
+
+
+def _front_matter_lines(text: str) -> int:
+    """How many lines a YAML front matter block at the top of the file takes (`---` on the first line,
+    closed by `---` or `...`), 0 without one. CommonMark reads it as a rule and a setext heading, so a
+    note's `title: ...` line was a section heading; it stays text of the first section."""
+    lines = _LINE_END.split(text, maxsplit=1000)
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for n, line in enumerate(lines[1:1000], start=1):
+        if line.rstrip() in ("---", "..."):
+            return n + 1
+    return 0
 
 
 @lru_cache(maxsize=1)
