@@ -268,6 +268,57 @@ def test_a_key_given_to_a_different_turn_is_refused_and_nothing_is_lost(tmp_path
         memory.close()
 
 
+def test_a_forgotten_turn_leaves_no_key_or_digest_and_a_retry_of_it_is_refused_whatever_it_says(tmp_path) -> None:
+    """`delivered.jsonl` kept each forgotten turn's key with a digest of its text: holding the key, a
+    guess at the forgotten text was confirmed (the guess sent under it was answered as the turn, a
+    wrong one refused as another turn), and the digest could be checked against guesses offline. Now
+    only a digest of the scope and key is kept: a retry under the key, the turn or a guess, gets one
+    answer (forgotten, not recorded again), before and after a restart; other turns' keys are kept."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from mettaclaw.mcp.tools import TurnMessage
+
+    config = config_for(tmp_path / "server")
+    delivered = config.memory_path("delivered.jsonl")
+
+    def turn(memory, text: str, key: str, scope: str = "agent") -> dict:
+        who = scope.removeprefix("user:") if scope != "agent" else "user"
+        return MemoryTools(memory, scope=scope).agent_turn(
+            "2026-01-02 10:00:00", [TurnMessage(text=text, who=who, channel="irc:#x" if scope != "agent" else "")],
+            [], key=key)
+
+    secret, guess = "my locker code is 9931", "my locker code is 1234"
+    memory = open_memory(config, dream=False)
+    try:
+        forgotten = turn(memory, secret, "k1234567")
+        kept = turn(memory, "the boiler is serviced in March", "k7654321")
+        bobs = turn(memory, "bob's bike is blue", "kbob0001", scope="user:bob")
+        said = delivered.read_text()
+        assert "k1234567" in said and "kbob0001" in said
+        MemoryTools(memory).forget(forgotten["turn_id"])
+        memory.forget_scope("user:bob")
+        said = delivered.read_text()
+        assert "k1234567" not in said and "kbob0001" not in said, said
+        assert "k7654321" in said and len(said.splitlines()) == 3
+        for text in (secret, guess):
+            with pytest.raises(ToolError, match="^turn key 'k1234567' named a turn that has been forgotten"):
+                turn(memory, text, "k1234567")
+        with pytest.raises(ToolError, match="forgotten"):
+            turn(memory, "bob's bike is blue", "kbob0001", scope="user:bob")
+        assert turn(memory, "the boiler is serviced in March", "k7654321") == kept
+        assert len(memory.trace) == 1 and secret not in memory.trace.path.read_text()
+    finally:
+        memory.close()
+    memory = open_memory(config, dream=False)
+    try:
+        with pytest.raises(ToolError, match="forgotten"):
+            turn(memory, secret, "k1234567")
+        assert turn(memory, "the boiler is serviced in March", "k7654321") == kept and bobs
+        assert turn(memory, secret, "k1234568")["turn_id"] != forgotten["turn_id"], "a new key is a new turn"
+    finally:
+        memory.close()
+
+
 def test_delivered_turns_keep_the_newest_keys_and_compact_their_file(tmp_path) -> None:
     from mettaclaw.memory.delivery import DeliveredTurns
     from mettaclaw.memory.episode_index import TurnRecord

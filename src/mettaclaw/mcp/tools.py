@@ -245,7 +245,7 @@ class MemoryTools:
                    key: Annotated[str | None, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")] = None,
                    ) -> dict[str, Any]:
         """Record an agent's turn (what it was told and did, how each command ended) as episodes, searchable when this returns.
-        A turn sent again with the same `key` (its answer was lost) is answered as the first time, not recorded twice; another turn under a used key is refused."""
+        A turn sent again with the same `key` (its answer was lost) is answered as the first time, not recorded twice; another turn under a used key is refused, and so is any under the key of a turn forgotten since."""
         self._real_time(time)
         told = [Message(m.text, m.who, m.channel) for m in messages]
         # the scope the episodes will have, as the index decides it from the record: checking each

@@ -17,6 +17,14 @@ Each key keeps a digest of the turn it came with: a client that gives a key to a
 turn (a counter restarted with its process) was answered with the first turn's ids and the second
 turn was dropped without a word; it is now refused. A line without a digest (written before) is
 answered as before.
+
+A forgotten turn (`forget`, `forget_scope`, retention) leaves no line that identifies what it said:
+its digest confirmed a guess at the forgotten text to whoever held the key (send the guess under
+that key: answered, or refused as another turn), and the key itself tied the client's own record
+of the turn to this one. Its line is rewritten as a digest of its scope and key only, which still
+answers the one question the log is for, whether that key was recorded: a retry of it is refused
+(`TurnForgotten`) whatever turn it carries, so it is not recorded again (a forgotten turn would
+come back from the outbox of the agent that sent it) and the answer tells nothing of the text.
 """
 
 from __future__ import annotations
@@ -30,11 +38,16 @@ from pathlib import Path
 from mettaclaw.textutil import append_synced, atomic_write
 
 from . import scopes
-from .episode_index import TurnRecord
+from .episode_index import TurnRecord, offset_of
 
 log = logging.getLogger(__name__)
 
 KEEP = 10_000
+FORGOTTEN = ""  # the scope of a forgotten turn's entry, whose name is the digest of its scope and key (no scope is "")
+
+
+class TurnForgotten(ValueError):
+    """A key whose turn was forgotten since it was recorded: not recorded again."""
 
 
 class DeliveredTurns:
@@ -44,21 +57,29 @@ class DeliveredTurns:
         if keep < 1:
             raise ValueError(f"keep must be at least 1, not {keep}")
         self.path, self.keep = path, keep
-        self._seen: OrderedDict[tuple[str, str], tuple[TurnRecord, str | None]] = OrderedDict()
+        # a forgotten turn's entry is (FORGOTTEN, key_digest(scope, key)) -> (None, None)
+        self._seen: OrderedDict[tuple[str, str], tuple[TurnRecord | None, str | None]] = OrderedDict()
         self._lines = 0
         if path.exists():
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():  # a damaged line is skipped
                 self._lines += 1
                 try:
                     entry = json.loads(line)
+                    if "forgotten" in entry:
+                        self._remember((FORGOTTEN, str(entry["forgotten"])), None)
+                        continue
                     self._remember((str(entry.get("scope", scopes.DEFAULT)), str(entry["key"])),
                                    TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"])), entry.get("turn"))
-                except (ValueError, KeyError, TypeError):  # a line cut by a crash mid-append
+                except (ValueError, KeyError, TypeError, AttributeError):  # a line cut by a crash mid-append
                     log.warning("skipped an unreadable line of %s: %r", path, line[:200])
 
     def get(self, key: str, scope: str = scopes.DEFAULT, turn: str | None = None) -> TurnRecord | None:
         """What `key`, sent by a sender of `scope`, was recorded as (None: not yet); ValueError when
-        `turn` (its digest, `digest`) is not the turn the key first came with."""
+        `turn` (its digest, `digest`) is not the turn the key first came with, TurnForgotten when the
+        turn it was recorded as has been forgotten since."""
+        if (FORGOTTEN, key_digest(scope, key)) in self._seen:
+            raise TurnForgotten(f"turn key {key!r} named a turn that has been forgotten since it was recorded: "
+                                "it is not recorded again")
         if (seen := self._seen.get((scope, key))) is None:
             return None
         record, first = seen
@@ -72,24 +93,48 @@ class DeliveredTurns:
         (synced before this returns)."""
         self._remember((scope, key), record, turn)
         if self._lines >= 2 * self.keep:  # rewrite with the newest keys only, so the file stays small
-            atomic_write(self.path, "".join(self._line(k, r, t) for k, (r, t) in self._seen.items()))
-            self._lines = len(self._seen)
+            self._rewrite()
             return
         append_synced(self.path, self._line((scope, key), record, turn))
         self._lines += 1
 
-    def _remember(self, key: tuple[str, str], record: TurnRecord, turn: str | None = None) -> None:
+    def forget_turns(self, offsets: set[int]) -> int:
+        """The keys of turns recorded at these trace offsets (turns just forgotten) keep only a digest
+        of their scope and key, in place (so they age out with the keys around them), and the file is
+        rewritten without their lines; how many there were."""
+        doomed = {k for k, (record, _) in self._seen.items()
+                  if record is not None and offset_of(record.turn_id) in offsets}
+        if not doomed:
+            return 0
+        self._seen = OrderedDict(((FORGOTTEN, key_digest(*k)), (None, None)) if k in doomed else (k, v)
+                                 for k, v in self._seen.items())
+        self._rewrite()
+        return len(doomed)
+
+    def _rewrite(self) -> None:
+        atomic_write(self.path, "".join(self._line(k, r, t) for k, (r, t) in self._seen.items()))
+        self._lines = len(self._seen)
+
+    def _remember(self, key: tuple[str, str], record: TurnRecord | None, turn: str | None = None) -> None:
         self._seen[key] = (record, turn)
         self._seen.move_to_end(key)
         while len(self._seen) > self.keep:
             self._seen.popitem(last=False)
 
     @staticmethod
-    def _line(key: tuple[str, str], record: TurnRecord, turn: str | None) -> str:
+    def _line(key: tuple[str, str], record: TurnRecord | None, turn: str | None) -> str:
         scope, name = key
+        if record is None:
+            return json.dumps({"forgotten": name}) + "\n"
         return json.dumps({"key": name, **({"scope": scope} if scope != scopes.DEFAULT else {}),
                            "turn_id": record.turn_id, "episode_ids": record.episode_ids,
                            **({"turn": turn} if turn is not None else {})}) + "\n"
+
+
+def key_digest(scope: str, key: str) -> str:
+    """What stands for a forgotten turn's key: a retry of the key is still known, and the file no
+    longer names it."""
+    return hashlib.sha256(f"{scope}\x1f{key}".encode()).hexdigest()[:32]
 
 
 def digest(*parts: object) -> str:

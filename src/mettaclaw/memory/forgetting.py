@@ -30,6 +30,7 @@ class Forgetting:
     statistics: Any
     dreamer: Any
     _mirror: Any
+    delivered: Any
     turn_log: Path | None
     readable_episode: Callable[[str, frozenset[str] | None], Any]
 
@@ -191,6 +192,8 @@ class Forgetting:
             for offset in erased_before:  # their sentences may still be in the theme window
                 self.dreamer.on_episode_erased(message_id(offset), None)
         self.erase_turn_log(cited)
+        if self.delivered is not None:  # the key and digest its sender gave it (delivery.py)
+            self.delivered.forget_turns(set(offsets))
         self.statistics.forget_episodes(set(cited))
         retired, _ = self.semantic.retire_citing(cited, self._still_says, visible)
         self._mirror.sync()
