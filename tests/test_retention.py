@@ -129,3 +129,36 @@ def test_an_evicted_turn_takes_what_the_dream_distilled_from_it(tmp_path) -> Non
     assert [r.content for r in memory.semantic if "5150" in r.content and r.valid_to is None] == []
     assert [h.text for h in memory.query("lunch", 10)] == ["bob: lunch at noon"]
     memory.close()
+
+
+def test_an_evicted_memory_leaves_its_turns_trace_record_and_log_line_and_a_restart_does_not_bring_it_back(
+        make_agent, tmp_path) -> None:
+    """Eviction dropped a memory's index row only: its text stayed in the `remember` of the turn that
+    stored it (HISTORY, `episodes`, the export) and in that turn's log line, while an evicted episode
+    was erased from both. It is deleted as `forget` deletes it; the turn that stored the memory kept
+    stays, and the folder opened again (the index caught up from the trace) holds neither text twice."""
+    from conftest import test_config
+
+    policies = '{"agent": {"maxEntries": 1}}'
+    agent, _, _, clock = make_agent(["remember the vault code is 4417", "remember the garden gate is green"],
+                                    scopePolicies=policies, chromaMode="embedded")
+    agent.turn()  # no message, only a memory skill: the turn itself is no entry of the scope
+    clock.advance(3 * DAY)
+    agent.turn()
+    memory = agent.memory
+    turn_log = agent.config.memory_path("turns.jsonl")
+    assert "4417" in memory.trace.path.read_text() and "4417" in turn_log.read_text()
+    gone = memory.evict(agent.config.scopePolicies, clock() + DAY)
+    assert len(gone) == 1 and [m.text for m in memory.index] == ["the garden gate is green"]
+    for said in (memory.trace.path.read_text(), turn_log.read_text(), *(e.text for e in memory.latest(10))):
+        assert "4417" not in said, said
+    assert "the garden gate is green" in memory.trace.path.read_text(), "the memory kept stays in its turn"
+    agent.close()
+    memory.close()
+    again = open_memory(test_config(tmp_path / "memory", f"scopePolicies={policies}", "chromaMode=embedded"),
+                        dream=False)
+    try:
+        assert [m.text for m in again.index] == ["the garden gate is green"]
+        assert not again.query("vault code 4417", 5) and "4417" not in again.trace.path.read_text()
+    finally:
+        again.close()

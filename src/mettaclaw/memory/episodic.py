@@ -266,18 +266,21 @@ class EpisodicTrace(Announcer):
         at = sum(1 for e in found if e.time < time)
         return found[max(0, at - each_side) : at + each_side + 1]
 
-    def holding(self, skill: str, word: str = "") -> list[Episode]:
+    def holding(self, skill: str, *words: str) -> list[Episode]:
         """The readable records with a `skill` command, oldest first, in one pass over the file that
-        parses only the lines naming it (and holding `word`, in any case, when one is given: parsing
-        every remember of a 76 MB trace took 1.2 s under the memory's lock)."""
-        needle, found, folded = f"({skill} ".encode(), [], word.casefold()
+        parses only the lines naming it (and holding one of `words`, in any case, when any are given:
+        parsing every remember of a 76 MB trace took 1.2 s under the memory's lock)."""
+        needle, found, folded = f"({skill} ".encode(), [], [w.casefold() for w in words]
         with open(self.path, "rb") as fh:
             pos = 0
             for raw in fh:
-                if needle in raw and folded in (line := raw.decode("utf-8", errors="replace")).casefold():
-                    episode = parse_record(line.rstrip("\n"), pos)
-                    if episode and any(c.skill == skill for c in episode.commands):
-                        found.append(episode)
+                if needle in raw:
+                    line = raw.decode("utf-8", errors="replace")
+                    cased = line.casefold()
+                    if not folded or any(w in cased for w in folded):
+                        episode = parse_record(line.rstrip("\n"), pos)
+                        if episode and any(c.skill == skill for c in episode.commands):
+                            found.append(episode)
                 pos += len(raw)
         return found
 

@@ -64,10 +64,7 @@ class Forgetting:
                     raise ValueError(f"{ref} is a chunk of the knowledge prior {row.source!r}: "
                                      "edit or remove that file in knowledgePriorsDir")
                 if not row.meta.get("semantic_id"):
-                    conclusions = self._conclusions_of([ref])
-                    self.index.forget(ref)
-                    self._forget_remembering(row.text, scopes.of_tags(row.tags))
-                    gone = [ref, *self._forget_records(conclusions)]
+                    gone = self._forget_memories([ref])
                     self._mirror.sync()
                     return gone
                 ref = str(row.meta["semantic_id"])
@@ -79,6 +76,18 @@ class Forgetting:
             self._mirror.sync()
             evidence = [o for o in map(offset_of, record.source_episodes) if o is not None] if record.kind == "fact" else []
             return gone + (self._forget_turns(sorted(set(evidence))) if evidence else [])
+
+    def _forget_memories(self, ids: list[str]) -> list[str]:
+        """Forget these memories (index rows of `remember`, not episodes): their rows in one store
+        delete, their text in the `remember` of the turns that stored them, and the inferences drawn
+        from them; the ids deleted. Retention evicts memories through here too: it dropped only the
+        row, and the evicted text stayed in its turn's trace record (HISTORY, `episodes`, export) and
+        in the turn log, while an evicted episode was erased from both."""
+        rows = [row for row in map(self.index.get, ids) if row is not None]
+        conclusions = self._conclusions_of([row.id for row in rows])
+        gone = self.index.forget_many([row.id for row in rows])
+        self._forget_remembering([(row.text, scopes.of_tags(row.tags)) for row in rows])
+        return gone + self._forget_records(conclusions)
 
     def _conclusions_of(self, premises: list[str]) -> list[str]:
         """The agent's inferences drawn from these premises (keep_inference links each DERIVED_FROM to
@@ -129,33 +138,41 @@ class Forgetting:
                 self.dreamer.save_erasures()
             return gone
 
-    def _forget_remembering(self, text: str, scope: str) -> None:
-        """A forgotten memory's text also stands in the `remember` of each turn of its scope that stored
-        it: taken out of those trace records (HISTORY, `episodes`) and those turns' log lines. Every
-        record is looked at: the turn was looked for by the memory's time, the second the remember ran,
-        so a turn recorded in a later second (its other commands took the time) and every earlier turn
-        that stored it (remembering it again moves its time) kept it."""
+    def _forget_remembering(self, memories: list[tuple[str, str]]) -> None:
+        """A forgotten memory's text (each of `memories`: its text and scope) also stands in the
+        `remember` of each turn of its scope that stored it: taken out of those trace records (HISTORY,
+        `episodes`) and those turns' log lines. Every record is looked at: the turn was looked for by
+        the memory's time, the second the remember ran, so a turn recorded in a later second (its other
+        commands took the time) and every earlier turn that stored it (remembering it again moves its
+        time) kept it. One pass over the trace for all of them: retention evicts many at once."""
         from mettaclaw.reasoning.atoms import AtomError
 
         from .skills import stored_text
 
-        said = text.strip()
+        said: dict[str, set[str]] = {}
+        for text, scope in memories:
+            said.setdefault(scope, set()).add(text.strip())
+        if not said:
+            return
 
-        def stored(command: Any) -> bool:
-            """Whether this command stored `text`: a belief is stored as its atom's text, which is not
-            the model's words (`(stv 1 0.9)` became `(stv 1.0 0.9)`), so its remember kept them."""
-            if command.skill != "remember":
-                return False
-            try:
-                return stored_text(" ".join(command.args)) == said
-            except AtomError:
-                return False
+        def stored(scope: str) -> Callable[[Any], bool]:
+            def test(command: Any) -> bool:
+                """Whether this command stored a forgotten text: a belief is stored as its atom's text,
+                which is not the model's words (`(stv 1 0.9)` became `(stv 1.0 0.9)`), so its remember kept them."""
+                if command.skill != "remember":
+                    return False
+                try:
+                    return stored_text(" ".join(command.args)) in said[scope]
+                except AtomError:
+                    return False
+            return test
 
-        # a word of letters the stored text and the model's words share (a belief's numbers are
-        # written anew: 1 became 1.0), to skip the records that cannot hold it
-        word = max(re.findall(r"[^\W\d_]+", said), key=len, default="")
-        for episode in self.trace.holding("remember", word):
-            if scopes.of_episode(episode.who, episode.channel) == scope and self.trace.redact(episode.id, stored):
+        # a word of letters each stored text and the model's words share (a belief's numbers are
+        # written anew: 1 became 1.0), to skip the records that cannot hold one
+        words = {max(re.findall(r"[^\W\d_]+", text), key=len, default="") for texts in said.values() for text in texts}
+        for episode in self.trace.holding("remember", *sorted(words)):
+            scope = scopes.of_episode(episode.who, episode.channel)
+            if scope in said and self.trace.redact(episode.id, stored(scope)):
                 self.erase_turn_log([message_id(episode.offset), action_id(episode.offset)])
 
     def erase_turn_log(self, episode_ids: list[str]) -> None:

@@ -5,8 +5,12 @@ The keep score is the dream's own (`dream.consolidate.keep_score`: confidence, c
 often it was recalled), so a scope is trimmed the way the dream caps the semantic layer. Memories and
 episodes have no confidence or recall count of their own: they are scored as a record of middling
 confidence whose strength decays with age (episodes with the dream's one-week half-life, memories a
-month), never recalled. Evicting an episode erases its trace record and its turn-log line; what the
-dream distilled from it stays, as it does when the dream retires raw episodes.
+month), never recalled.
+
+Eviction deletes as `forget` does, since a scope's limit is what its owner asked to be kept: an
+evicted episode's trace record and turn-log line are erased, with every fact, summary or theme that
+shows it; an evicted memory's text leaves the `remember` of the turns that stored it and their
+turn-log lines (it stayed there, in HISTORY, `episodes` and the export, after its row was gone).
 """
 
 from __future__ import annotations
@@ -73,5 +77,5 @@ def evict(memory: Any, policies: dict[str, Any], now: float) -> list[str]:
                 memories.append(entry_id)
         if turns:  # as `forget` does: the turn log, the statistics, and every fact, summary or theme that shows them
             gone += memory._forget_turns(turns)
-        gone += memory.index.forget_many(memories)
+        gone += memory._forget_memories(memories)  # as `forget` does: their turns' trace records and log lines too
     return gone
