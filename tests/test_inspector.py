@@ -315,3 +315,36 @@ def test_a_knowledge_prior_is_not_offered_for_forgetting_and_a_forget_asked_anyw
     refused = c.post(f"/forget/{chunk}", data={"confirm": "yes", "csrf": csrf})
     assert refused.status_code == 400 and "knowledge prior &#39;cabin.md&#39;" in refused.text, refused.text
     assert memory.index.get(chunk) is not None
+
+
+def test_an_id_of_nothing_answers_alike_on_every_page_that_takes_one(make_agent) -> None:
+    """The picture of an id of nothing was a one-node graph (200) and Forget… offered to forget it (only
+    its POST answered 404). Every page that takes an id now answers 404 for one that never was and 410
+    for a turn forgotten since; a forgotten fact answers 404, as one that never was: nothing of it is
+    kept to tell them apart, its id included."""
+    agent, _, channel, _ = make_agent(["learn the kettle is in the attic", "send ok"], sleepInterval=0)
+    channel.put("where is the kettle?")
+    agent.turn()
+    channel.put("thanks")
+    agent.turn()
+    memory = agent.memory
+    fact = next(r for r in memory.semantic.records.select(RecordFilter()) if "kettle" in r.content)
+    turn = next(m.id for m in memory.index if m.kind == "episode" and m.text == "thanks")
+    c = client(agent, read_only=False)
+    c.headers["Authorization"] = f"Bearer {TOKEN}"
+    page = c.get(f"/forget/{fact.id}")
+    assert page.status_code == 200 and "Forget it" in page.text
+    assert c.get(f"/graph/{fact.id}.svg").status_code == 200 and c.get(f"/graph/{turn}.svg").status_code == 200
+    csrf = page.text.split('name="csrf" value="')[1].split('"')[0]
+
+    def answers(record_id: str) -> list[int]:
+        return [c.get(f"/record/{record_id}").status_code, c.get(f"/graph/{record_id}.svg").status_code,
+                c.get(f"/forget/{record_id}").status_code,
+                c.post(f"/forget/{record_id}", data={"confirm": "yes", "csrf": csrf}).status_code]
+
+    assert answers("no-such-id") == [404] * 4
+    assert answers(f"ep-{int(turn[3:]) + 1}") == [404] * 4  # no turn started there
+    memory.forget(turn)
+    assert answers(turn) == [410] * 4
+    memory.forget(fact.id)
+    assert answers(fact.id) == [404] * 4

@@ -145,9 +145,18 @@ class Pages:
 
     def forgotten(self, record_id: str) -> bool:
         """Whether `record_id` names a turn whose trace record was erased: a link to it (a bookmark,
-        a page opened before, a record still citing it after a forget cut short) was a bare 404."""
+        a page opened before, a record still citing it after a forget cut short) was a bare 404.
+        A forgotten fact or memory cannot be told from one that never was: nothing of it is kept."""
         offset = offset_of(record_id)
         return offset is not None and self.memory.trace.erased(message_id(offset))
+
+    def exists(self, record_id: str) -> bool:
+        """Whether `record_id` names anything a record page shows (what `record` looks up)."""
+        mem = self.memory
+        offset = offset_of(record_id)
+        return (mem.semantic.get(record_id) is not None or mem.statistic(record_id) is not None
+                or mem.index.get(record_id) is not None
+                or (offset is not None and mem.trace.get(message_id(offset)) is not None))
 
     def graph_svg(self, record_id: str) -> str:
         graph = neighbourhood(self.memory.semantic.records.edges_of, record_id)
@@ -257,20 +266,27 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
             return html("error.html", 400, message=str(err))
         return html("records.html", **await run_in_threadpool(pages.records, kind, after))
 
+    async def gone(record_id: str) -> Response:
+        """The answer for an id that names nothing, alike on every page that takes one (the record, its
+        picture, Forget…): 410 for a turn forgotten since, 404 otherwise. The picture of an id of
+        nothing was a one-node graph (200), and Forget… offered to forget it."""
+        if await run_in_threadpool(pages.forgotten, record_id):
+            return html("error.html", 410, message=f"{record_id} was forgotten: its turn was erased from the trace "
+                        "and from every store and index, so there is nothing to show")
+        return html("error.html", 404, message=f"no record {record_id!r}")
+
     @page
     async def record(request: Request) -> Response:
         record_id = request.path_params["id"]
         found = await run_in_threadpool(pages.record, record_id)
-        if found is None and await run_in_threadpool(pages.forgotten, record_id):
-            return html("error.html", 410, message=f"{record_id} was forgotten: its turn was erased from the trace "
-                        "and from every store and index, so there is nothing to show")
-        if found is None:
-            return html("error.html", 404, message=f"no record {record_id!r}")
-        return html("record.html", **found)
+        return await gone(record_id) if found is None else html("record.html", **found)
 
     @page
     async def graph(request: Request) -> Response:
-        svg = await run_in_threadpool(pages.graph_svg, request.path_params["id"])
+        record_id = request.path_params["id"]
+        if not await run_in_threadpool(pages.exists, record_id):
+            return await gone(record_id)
+        svg = await run_in_threadpool(pages.graph_svg, record_id)
         return Response(svg, media_type="image/svg+xml")
 
     @page
@@ -292,17 +308,21 @@ def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> St
             return html("error.html", 403, message="the inspector is read-only (start the agent with uiReadOnly=false "
                         "to forget records from this page)")
         if request.method == "GET":
+            if not await run_in_threadpool(pages.exists, record_id):
+                return await gone(record_id)
             return html("forget.html", id=record_id, text=pages.label(record_id, 400), csrf=csrf)
         form = await request.form()
         if not hmac.compare_digest(str(form.get("csrf", "")), csrf) or form.get("confirm") != "yes":
             return html("error.html", 400, message="not forgotten: the confirmation was missing")
-        try:
-            gone = await run_in_threadpool(memory.forget, record_id)
+        try:  # asked of an erased turn too: it finishes a forget cut short (Memory.forget)
+            deleted = await run_in_threadpool(memory.forget, record_id)
         except LookupError as err:
+            if await run_in_threadpool(pages.forgotten, record_id):
+                return await gone(record_id)
             return html("error.html", 404, message=str(err))
         except ValueError as err:  # what forget refuses (a knowledge prior's chunk: edit its file), said as it is
             return html("error.html", 400, message=f"not forgotten: {err}")
-        return html("forgotten.html", id=record_id, gone=gone)
+        return html("forgotten.html", id=record_id, gone=deleted)
 
     return Starlette(routes=[
         Route("/", timeline), Route("/search", search), Route("/records", records),
