@@ -628,3 +628,44 @@ def test_a_request_with_an_id_mcp_does_not_take_gets_one_invalid_request_answer_
         served = client.post("/mcp", headers=headers, json=remember(7, "the kayak is in the boathouse"))
         assert served.status_code == 200 and "the kayak" not in served.text and '"id":7' in served.text, served.text
     assert [row.text for row in memory.index] == ["the kayak is in the boathouse"], "no odd-id request was run"
+
+
+def test_a_batch_or_another_json_rpc_version_over_http_gets_the_invalid_request_answer_stdio_gives(
+        open_test_memory) -> None:
+    """Over HTTP the SDK answered a JSON array (a batch, which MCP does not take) and `"jsonrpc": "1.0"`
+    with -32602 "Invalid params" and a pydantic dump; over stdio they get -32600 Invalid Request (with
+    the request's id when it has one). HTTP now answers each as stdio does (`read_line`), 400, runs
+    none of them, and serves the requests after; a malformed response gets 400 and no answer."""
+    from starlette.testclient import TestClient
+
+    from mettaclaw.mcp.server import build_server, http_app, read_line
+
+    memory = open_test_memory()
+    app = http_app(build_server(memory), TOKEN, "127.0.0.1")
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+
+    def remember(text: str, **fields: object) -> dict:
+        return {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "remember", "arguments": {"text": text}}, **fields}
+
+    odd = [json.dumps([remember("a batch of one")]), json.dumps([]), json.dumps(remember("version one", jsonrpc="1.0")),
+           json.dumps(remember("no version", jsonrpc=None)), '{"jsonrpc": "2.0", "id": 7, "method": 3}', "1.5",
+           json.dumps(remember("a null id", id=None))]
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        opened = client.post("/mcp", headers=headers, content=INITIALIZE)
+        assert opened.status_code == 200, opened.text
+        headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+        client.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for body in odd:
+            answer = client.post("/mcp", headers=headers, content=body)
+            stdio = json.loads(read_line(body)[1].message.model_dump_json(by_alias=True, exclude_unset=True))
+            assert answer.status_code == 400 and answer.json() == stdio, (body, answer.text)
+            assert stdio["error"]["code"] == -32600 and "validation" not in answer.text.lower(), answer.text
+        assert client.post("/mcp", headers=headers, content=odd[2]).json()["id"] == 3  # its own id, as over stdio
+        response = client.post("/mcp", headers=headers, content='{"jsonrpc": "1.0", "id": 2, "result": {}}')
+        assert response.status_code == 400 and not response.content
+        assert client.post("/mcp", headers=headers, content="{broken").json()["error"]["code"] == -32700
+        served = client.post("/mcp", headers=headers, json=remember("the kayak is in the boathouse"))
+        assert served.status_code == 200 and '"id":3' in served.text, served.text
+    assert [row.text for row in memory.index] == ["the kayak is in the boathouse"], "none of the others was run"

@@ -99,19 +99,27 @@ class RequireBearer:
         await self.app(scope, receive, send)
 
 
-class AnswerOddIds:
-    """ASGI middleware: a POSTed JSON-RPC request whose id MCP does not take (null, a fraction, a
-    boolean, an object) is answered 400 with -32600 and id null, as `read_line` answers it over stdio.
-    The SDK reads such a request as a notification: it answered 202 Accepted and ran nothing, and its
-    client never learnt why. Other requests reach the SDK with their body as it came; one past
-    ODD_ID_BODY bytes (or without a length) goes to it unread, which refuses what is too large."""
+class AnswerAsStdio:
+    """ASGI middleware: a JSON body POSTed to `/mcp` that is no JSON-RPC 2.0 message MCP takes is
+    answered 400 with the error `read_line` answers that line with over stdio (-32600 Invalid Request:
+    a batch, `"jsonrpc": "1.0"`, a method that is no string, an id MCP does not take), and a malformed
+    response 400 with no JSON-RPC answer (a response is never answered). The SDK's HTTP transport
+    answered a batch or another version -32602 "Invalid params" with a pydantic dump, and read a
+    request with an odd id (null, a fraction, a boolean, an object) as a notification: 202 Accepted,
+    nothing run, and its client never learnt why. Every other body reaches the SDK as it came, which
+    answers the rest as before (-32700 for a body that is not JSON); one past MAX_BODY bytes, or
+    without a length, goes to it unread, and it refuses what is too large."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, app: Any, path: str = "/mcp") -> None:
+        self.app, self.path = app, path
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        length = dict(scope.get("headers") or []).get(b"content-length", b"")
-        if scope["type"] != "http" or scope.get("method") != "POST" or not length.isdigit() or int(length) > ODD_ID_BODY:
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length", b"")
+        media = headers.get(b"content-type", b"").split(b";")[0].split(b",")
+        if (scope["type"] != "http" or scope.get("method") != "POST" or scope.get("path") != self.path
+                or b"application/json" not in (m.strip().lower() for m in media)
+                or not length.isdigit() or int(length) > MAX_BODY):
             await self.app(scope, receive, send)
             return
         received, body, more = [], b"", True
@@ -121,13 +129,13 @@ class AnswerOddIds:
             if message["type"] != "http.request":
                 break
             body, more = body + message.get("body", b""), message.get("more_body", False)
-        if (reason := _odd_id(body)) is not None:
-            log.warning("http: answered a request with an odd id with %d: %s", mcp_types.INVALID_REQUEST, reason[:200])
-            answer = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-                "code": mcp_types.INVALID_REQUEST, "message": INVALID_REQUEST, "data": reason}}).encode()
+        served, answer = read_line(body.decode("utf-8", errors="replace")) if body.strip() else (None, None)
+        error = getattr(answer.message, "error", None) if answer is not None else None
+        if served is None and body.strip() and (error is None or error.code != mcp_types.PARSE_ERROR):
+            said = b"" if answer is None else answer.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
             await send({"type": "http.response.start", "status": 400,
-                        "headers": [(b"content-type", b"application/json")]})
-            await send({"type": "http.response.body", "body": answer})
+                        "headers": [(b"content-type", b"application/json")] if said else []})
+            await send({"type": "http.response.body", "body": said})
             return
 
         async def replay() -> Any:
@@ -136,24 +144,12 @@ class AnswerOddIds:
         await self.app(scope, replay, send)
 
 
-ODD_ID_BODY = 4 * 1024 * 1024  # the most the SDK takes in one request
-
-
-def _odd_id(body: bytes) -> str | None:
-    """Why a request body is a request the SDK would read as a notification for its id (as `read_line`
-    tells them), or None (any other body, the SDK's to answer)."""
-    try:
-        message = mcp_types.jsonrpc_message_adapter.validate_json(body, by_name=False)
-    except Exception:  # not a message: the SDK answers it
-        return None
-    if not isinstance(message, mcp_types.JSONRPCNotification) or (given := _id_given(body)) is _NO_ID:
-        return None
-    return f"the id must be a string or an integer, not {json.dumps(given)[:100]}"
+MAX_BODY = 4 * 1024 * 1024  # the most the SDK takes in one request
 
 
 def http_app(server: MCPServer, token: str, host: str) -> Any:
     """The server's streamable-HTTP app at `/mcp`, behind the bearer check."""
-    return RequireBearer(AnswerOddIds(server.streamable_http_app(host=host)), token)
+    return RequireBearer(AnswerAsStdio(server.streamable_http_app(host=host)), token)
 
 
 def malformed_answer(error: Exception) -> SessionMessage | None:
@@ -186,12 +182,12 @@ def _valid_id(value: Any) -> bool:
 
 
 def _error_answer(code: int, message: str, reason: str, answer_id: str | int | None) -> SessionMessage:
-    log.warning("stdio: answered a malformed line with %d: %s", code, reason[:200])
+    log.warning("answered a malformed message with %d: %s", code, reason[:200])
     return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=answer_id, error=mcp_types.ErrorData(
         code=code, message=message, data=reason[:500])))
 
 
-def _id_given(line: str | bytes) -> Any:
+def _id_given(line: str) -> Any:
     """The `id` member of a line that is a JSON object, or _NO_ID when it has none."""
     try:
         data = json.loads(line)
@@ -229,7 +225,7 @@ def read_line(line: str) -> tuple[SessionMessage | None, SessionMessage | None]:
         message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except Exception as err:  # what the SDK's stdio reader catches
         if _is_response(line):
-            log.warning("stdio: dropped a malformed response (a response is never answered): %r", line[:200])
+            log.warning("dropped a malformed response (a response is never answered): %r", line[:200])
             return None, None
         return None, malformed_answer(err)
     if isinstance(message, mcp_types.JSONRPCNotification) and (given := _id_given(line)) is not _NO_ID:
