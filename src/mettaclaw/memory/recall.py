@@ -20,7 +20,7 @@ question with two matches gets two hits, not eight more of their neighbours.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,6 @@ from .text import (
     labelled_sentences,
     only_asks,
     query_terms,
-    sentences,
     speakers,
     stem,
     term_set,
@@ -507,7 +506,6 @@ class Recall:
         cites every episode that said it (a "who: " label read with the `known` senders, text.label)."""
         out: list[Hit] = []
         covered: set[str] = set()
-        shown: set[str] = set()  # the sentences shown so far, without their labels (`_said_by`)
         said: dict[str, Hit] = {}
         quoting: dict[str, Hit] = {}  # a labelled hit ("Sam: X") by its words without the label ("x")
         for hit in ordered:
@@ -525,10 +523,7 @@ class Recall:
                 continue
             if hit.covers and set(hit.covers) <= covered:
                 continue
-            if hit.layer == "semantic" and (hit := _unshown(hit, shown, known)) is None:
-                continue
             covered.update(hit.covers)
-            shown.update(_said(bare) for _, bare in _said_by(hit.text, known))
             said[key] = hit
             if head:
                 quoting.setdefault(bare, hit)
@@ -604,33 +599,6 @@ def render(hits: list[Hit], explain: bool = False) -> str:
             line += " {" + ", ".join(f"{k}={v:.3g}" for k, v in sorted(hit.parts.items())) + "}"
         lines.append(line)
     return "\n".join(lines)
-
-
-def _said_by(text: str, known: frozenset[str]) -> list[tuple[str, str]]:
-    """(label, sentence without it) of each sentence of a text, a sentence without a label of its own
-    being the last label's ("Mel: I paint. It calms me. Jo: Lovely!": Mel's, Mel's, Jo's)."""
-    out, current = [], ""
-    for sentence in sentences(text) or [text]:
-        current = label(sentence, known) or current
-        out.append((current, sentence[len(current):] if sentence.startswith(current) else sentence))
-    return out
-
-
-def _unshown(hit: Hit, shown: set[str], known: frozenset[str]) -> Hit | None:
-    """A dream record without the sentences a better hit already shows (None when that is all of them):
-    a theme below the episodes it gathers repeated their words, and the model paid for them twice.
-    Each sentence kept keeps its speaker's label where the speaker changes."""
-    parts = _said_by(hit.text, known)
-    kept = [(head, bare) for head, bare in parts if _said(bare) not in shown]
-    if len(kept) == len(parts):
-        return hit
-    if not kept:
-        return None
-    lines, last = [], None
-    for head, bare in kept:
-        lines.append(bare if head == last else head + bare)
-        last = head
-    return replace(hit, text=" ".join(lines))
 
 
 def _named(wanted: frozenset[str], people: Iterable[str]) -> frozenset[str]:
