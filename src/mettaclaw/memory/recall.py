@@ -450,8 +450,7 @@ class Recall:
             return set()
         keys: dict[str, tuple[str, Any]] = {r.id: ("semantic", r) for r in records}
         q = self._query_vector(query)
-        cosine: dict[str | None, float] = {**self._judged(q, {r.id: r.embedding for r in records
-                                                              if r.embedding is not None}, keys)[0]}
+        cosine = self._judged(q, {r.id: r.embedding for r in records if r.embedding is not None}, keys)[0]
         relevance = self._relevance(query, keys, keys, cosine, self._best_sentences(q, list(keys), keys, cosine)[0])
         return {k for k, r in relevance.items() if r >= self.floor}
 
