@@ -6,7 +6,7 @@ nothing. Each turn arrives as a message through a channel, from its speaker, at 
 injected clock), so it is an episode the moment the turn ends; dreams run when the default settings
 trigger them. Each question is then asked through the `query` skill, and scored from the record ids
 the skill shows, mapped to the turns they cite (a derived record counts only for the cited turns whose
-words its text shows). Plain BM25 and plain vector rankings over the same episode rows run in the same
+words the text it is shown with shows), and its tokens are counted on that text: what the model reads. Plain BM25 and plain vector rankings over the same episode rows run in the same
 pass, for ratios. Nothing looks at a question's answer or evidence before scoring.
 
     python bench/locomo.py [--convs 0,1 | --skip-convs 2] [--together] [--json PATH] [--set NAME=VALUE ...]
@@ -63,12 +63,28 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 KS = (5, 10, 20)
 TOKEN_BUDGET = 500
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-_SHOWN_ID = re.compile(r"\(id ([^,)\s]+)")
+_HIT_HEAD = re.compile(r"^\d+\. \[\w+\](?: \([^)\n]*\))? ", re.M)  # recall.render: "3. [semantic] (time) "
+_HIT_TAIL = re.compile(r" \(id ([^,)\s]+)(?:, from [^)]*)?\)$")  # ... " (id ID, from EPISODES)"
 
 
 def count_tokens(text: str) -> int:
     """Words and punctuation marks: a tokenizer-free stand-in for what the model pays."""
     return len(_TOKEN.findall(text))
+
+
+def shown_hits(shown: str) -> list[tuple[str, str]]:
+    """(id, text as the model reads it) of each hit the `query` skill listed, best first: a dream record
+    shows only what the hits above it do not (recall), so what it costs and which turns it shows are
+    read from the listing, not from the stored record."""
+    heads = list(_HIT_HEAD.finditer(shown))
+    out = []
+    for n, head in enumerate(heads):
+        block = shown[head.end() : heads[n + 1].start() if n + 1 < len(heads) else len(shown)].rstrip("\n")
+        tail = _HIT_TAIL.search(block)
+        if tail is None:
+            raise ValueError(f"hit {n + 1} of the query's listing does not end with its id: {block[-200:]!r}")
+        out.append((tail[1], block[: tail.start()]))
+    return out
 
 
 def session_time(raw: str) -> float:
@@ -200,8 +216,7 @@ def ask(conv: dict, agent: Agent, memory: Any, turn_of: dict[str, str], text_of:
         shown = agent.use_skill("query", qa["question"])
         agent_ms = 1000 * (time.perf_counter() - t0)
         ranked = []
-        for record_id in _SHOWN_ID.findall(shown):
-            text = memory.text_of(record_id) or ""
+        for record_id, text in shown_hits(shown):
             turns = [turn_of[e] for e in memory.cites(record_id) if e in turn_of]
             ranked.append((text, [t for t in turns if shows(text, text_of[t])]))
         entry = {"question": qa["question"], "category": qa["category"], "evidence": qa["evidence"],

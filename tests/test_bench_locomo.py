@@ -5,6 +5,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
@@ -68,3 +70,19 @@ def test_conversations_together_keep_their_channels_and_their_own_evidence():
     assert [t["channel"] for t in one["turns"]] == ["locomo:a", "locomo:b", "locomo:a", "locomo:b"]
     assert [q["evidence"] for q in one["questions"]] == [["0/D1:2"], ["1/D1:2"]]
     assert one["source"] == "together:locomo:a+locomo:b"
+
+
+def test_the_listing_is_read_as_the_model_reads_it():
+    """Each hit's id and the text shown for it, however many lines that text spans; a listing the
+    reader cannot take apart is an error, not a hit quietly left out."""
+    from mettaclaw.memory.recall import Hit, render
+
+    hits = [Hit("episodic", "ep-1", "Sam: I paint (mostly lakes).", 2.0, ["ep-1"], time="2026-01-01 10:00:00"),
+            Hit("semantic", "th-1", "Sam: I paint.\nAnn: 2. [x] nice (id fake)", 1.0, ["ep-1", "ep-2"]),
+            Hit("longterm", "mem-1", "a note", 0.5)]
+    assert locomo.shown_hits(render(hits)) == [("ep-1", "Sam: I paint (mostly lakes)."),
+                                               ("th-1", "Sam: I paint.\nAnn: 2. [x] nice (id fake)"),
+                                               ("mem-1", "a note")]
+    assert locomo.shown_hits("no memories match 'x'") == []
+    with pytest.raises(ValueError, match="does not end with its id"):
+        locomo.shown_hits("1. [episodic] something without an id")
