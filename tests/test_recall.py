@@ -227,6 +227,16 @@ def test_a_chat_lines_later_sentences_keep_who_said_them():
         "remember this: the key is under the mat.", "And the code is 42."]
 
 
+def test_a_dream_records_sentences_keep_each_speaker_it_names():
+    """A summary names each speaker once per run on one line; Jo's words were embedded as "Sam: Jo:
+    ..." (Sam's), and her sentence after one too short to be a statement ("Jo: Oh!") as Sam's too."""
+    known = frozenset({"Sam", "Jo"})
+    assert labelled_sentences("Sam: I paint a lot. Jo: Oh! Lovely colours. Sam: Thanks, it took ages.", known) == [
+        "Sam: I paint a lot.", "Jo: Lovely colours.", "Sam: Thanks, it took ages."]
+    assert labelled_sentences("Alice: I'm off to Rome.\nbob: nice, enjoy the trip!", frozenset({"bob"})) == [
+        "Alice: I'm off to Rome.", "bob: nice, enjoy the trip!"]
+
+
 def _two_painters(memory, alice: str = "Alice", bob: str = "Bob") -> tuple[str, str]:
     """Alice's theme of what she painted, and Bob's record that says "painted" more often and names her,
     each labelled with the name given."""
@@ -384,3 +394,18 @@ def test_names_that_embed_alike_take_out_one_direction_of_the_question() -> None
     expected = question.copy()
     expected[[0, 3]] = 0  # the name's direction and the other sender's, nothing else
     assert np.allclose(_without(question[None, :], basis)[0], expected)
+
+
+def test_a_dream_record_below_the_episodes_it_gathers_shows_only_what_they_did_not_say() -> None:
+    """A theme below two of its episodes repeated their sentences, and the model read them twice; one
+    all of whose sentences are shown above adds nothing and is left out."""
+    known = frozenset({"Mel", "Jo"})
+    first = Hit("episodic", "ep-1", "Mel: I painted a lake at sunrise. It was calm.", 3.0, ["ep-1"])
+    second = Hit("episodic", "ep-2", "Jo: Lovely colours!", 2.5, ["ep-2"])
+    theme = Hit("semantic", "th-1", "Mel: I painted a lake at sunrise. I also paint horses. Jo: lovely colours!",
+                2.0, ["ep-1", "ep-3", "ep-2"])
+    repeat = Hit("semantic", "th-2", "Mel: It was calm.", 1.0, ["ep-1", "ep-4"])
+    shown = Recall._shown([first, second, theme, repeat], 10, known)
+    assert [h.id for h in shown] == ["ep-1", "ep-2", "th-1"]
+    assert shown[2].text == "Mel: I also paint horses." and shown[2].cites == ["ep-1", "ep-3", "ep-2"]
+    assert theme.text.startswith("Mel: I painted")  # the hit recall ranked is left as it was

@@ -20,7 +20,7 @@ question with two matches gets two hits, not eight more of their neighbours.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from .filters import PRIOR_TIME, row_tags
 from .ranking import DEFAULT_SETTINGS, RecallSettings, fuse, support
 from .text import (
     asks_about_asker,
+    attributed,
     check_query,
     label,
     labelled_sentences,
@@ -502,9 +503,12 @@ class Recall:
     def _shown(ordered: list[Hit], limit: int, known: frozenset[str]) -> list[Hit]:
         """The best hits that show something new: pointers (concepts) and hits whose episodes a better
         hit already shows are left out, and a statement said again in the same words is one hit that
-        cites every episode that said it (a "who: " label read with the `known` senders, text.label)."""
+        cites every episode that said it (a "who: " label read with the `known` senders, text.label).
+        A dream's record shows only the sentences no better hit shows (`_unshown`): a theme below the
+        episodes it gathers repeated their words, and the model paid for them twice."""
         out: list[Hit] = []
         covered: set[str] = set()
+        shown: set[str] = set()  # the sentences shown so far, without their speakers' labels (`_bare`)
         said: dict[str, Hit] = {}
         quoting: dict[str, Hit] = {}  # a labelled hit ("Sam: X") by its words without the label ("x")
         for hit in ordered:
@@ -522,7 +526,10 @@ class Recall:
                 continue
             if hit.covers and set(hit.covers) <= covered:
                 continue
+            if hit.layer == "semantic" and (hit := _unshown(hit, shown, known)) is None:
+                continue
             covered.update(hit.covers)
+            shown.update(_bare(s, known) for s in labelled_sentences(hit.text, known))
             said[key] = hit
             if head:
                 quoting.setdefault(bare, hit)
@@ -565,10 +572,13 @@ class Recall:
         chat turn "don't quit" or "now" is rarely about what the rest of the turn shares with an
         earlier hit."""
         known = self.index.senders()
-        said = {h.id: labelled_sentences(h.text, known) for h in hits}
+        said = {h.id: labelled_sentences(_text(keys[h.id][1]), known) for h in hits}  # as its vectors are
+        showing = {h.id: set(labelled_sentences(h.text, known)) for h in hits}  # a record may show fewer
         found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
         for i, parts in said.items():
             for n, sentence in enumerate(parts):
+                if sentence not in showing[i]:
+                    continue
                 ws = words(sentence)
                 general = bool(REVISION_WORDS.intersection(ws))
                 renewed = frozenset(stem(after) for w, after in zip(ws, ws[1:], strict=False) if w == RENEWING)
@@ -598,6 +608,25 @@ def render(hits: list[Hit], explain: bool = False) -> str:
             line += " {" + ", ".join(f"{k}={v:.3g}" for k, v in sorted(hit.parts.items())) + "}"
         lines.append(line)
     return "\n".join(lines)
+
+
+def _bare(sentence: str, known: frozenset[str]) -> str:
+    """A labelled sentence as a statement, whoever said it (`_said` without its "Who: " label)."""
+    return _said(sentence.removeprefix(label(sentence, known) or ""))
+
+
+def _unshown(hit: Hit, shown: set[str], known: frozenset[str]) -> Hit | None:
+    """A dream record's hit without the sentences a better hit already shows (`shown`, `_bare`), each
+    speaker named once per run as the dream writes them (`attributed`); None when that is all of them.
+    It still cites every episode: those it no longer shows are shown above."""
+    parts = labelled_sentences(hit.text, known)
+    kept = [s for s in parts if _bare(s, known) not in shown]
+    if len(kept) == len(parts):
+        return hit
+    if not kept:
+        return None
+    heads = [label(s, known) or "" for s in kept]
+    return replace(hit, text=attributed([(h[:-2], s[len(h):]) for h, s in zip(heads, kept, strict=True)]))
 
 
 def _named(wanted: frozenset[str], people: Iterable[str]) -> frozenset[str]:

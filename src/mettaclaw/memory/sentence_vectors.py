@@ -21,6 +21,15 @@ import numpy as np
 from .keyed_vectors import InMemoryKeyedVectors, KeyedVectors, text_digest
 from .text import labelled_sentences
 
+# How a row's text was split into labelled sentences: part of what each entry is checked against, so
+# vectors split another way (a summary's "Ann: ..." once embedded as "Sam: Ann: ...") are made again
+# when next asked for, not read as this split's.
+SPLIT = "labels-per-sentence-1"
+
+
+def _digest(text: str) -> str:
+    return text_digest(f"{SPLIT}\n{text}")
+
 
 def sentence_parts(text: str, meta: dict[str, Any], known: frozenset[str] = frozenset()) -> list[str] | None:
     """A row's sentences (labelled with who said them, `known`: the senders' names, text.label) when its
@@ -40,7 +49,7 @@ class SentenceVectors:
         """Store the vectors of `parts` (row id -> (its text, its sentences)), given one after another."""
         pos = 0
         for row_id, (text, found) in parts.items():
-            self.store.put(row_id, text_digest(text), np.asarray(vectors[pos : pos + len(found)], dtype=np.float16))
+            self.store.put(row_id, _digest(text), np.asarray(vectors[pos : pos + len(found)], dtype=np.float16))
             pos += len(found)
 
     def forget(self, row_id: str) -> None:
@@ -53,7 +62,7 @@ class SentenceVectors:
         out: dict[str, Any] = {}
         missing: dict[str, tuple[str, list[str]]] = {}
         for row_id, (text, meta) in rows.items():
-            found = self.store.get(row_id, text_digest(text))
+            found = self.store.get(row_id, _digest(text))
             if found is not None:
                 out[row_id] = found
             elif parts := sentence_parts(text, meta, known):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Sequence
 
 import Stemmer
 
@@ -178,16 +179,35 @@ def labelled_sentences(text: str, known: frozenset[str] = frozenset()) -> list[s
     says Melanie swims).
 
     A line with a label of its own labels its sentences: in a turn where several people spoke (one
-    line each, `messages.shown`) "Alice: ...\nBob: nice, enjoy!" gave "Alice: Bob: nice, enjoy!",
-    Bob's words embedded as Alice's. A memory that does not begin with a label is left as it is."""
+    line each, `messages.shown`) "Alice: ...\nBob: nice, enjoy!" gave "Alice: Bob: nice, enjoy!", Bob's
+    words embedded as Alice's. Within a line, a known sender's label starts that sender's sentences: a
+    dream's record names each speaker once per run ("Sam: I paint. Ann: Lovely colours!", `attributed`),
+    also after a piece too short to be a sentence ("Ann: Oh!"); any other "Word: " there is prose ("Note:
+    the shop closes at 5"). A memory that does not begin with a label is left as it is."""
     current = label(text, known)
     if current is None:
         return sentences(text) or [text]
     out = []
     for line in text.split("\n"):
         current = label(line.lstrip(), known) or current
-        out += [s if s.startswith(current) else current + s for s in sentences(line)]
+        for piece in SENTENCE_BREAK.split(line):
+            piece = piece.strip()
+            if (named := label(piece, known)) and named[:-2] in known:
+                current = named
+            if len(piece) >= MIN_SENTENCE:
+                out.append(piece if piece.startswith(current) else current + piece)
     return out[:MAX_SENTENCES] or [text]
+
+
+def attributed(lines: Sequence[tuple[str, str]]) -> str:
+    """Sentences lifted out of their places keep who said them (`who`, without ": "), named once per run
+    of one speaker: how a dream's record quotes people, and how recall shows what is left of one."""
+    out, last = [], None
+    for who, sent in lines:
+        sent = sent if sent.endswith((".", "!", "?")) else sent + "."
+        out.append(f"{who}: {sent}" if who and who != last and not sent.startswith(who + ":") else sent)
+        last = who
+    return " ".join(out)
 
 
 @functools.lru_cache(maxsize=1 << 16)  # recall asks it of the same candidates query after query

@@ -53,16 +53,6 @@ class CandidateFact:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def attributed(lines: Sequence[tuple[str, str]]) -> str:
-    """Sentences lifted out of their episodes keep who said them, named once per run of one speaker."""
-    out, last = [], None
-    for who, sent in lines:
-        sent = sent if sent.endswith((".", "!", "?")) else sent + "."
-        out.append(f"{who}: {sent}" if who and who != last and not sent.startswith(who + ":") else sent)
-        last = who
-    return " ".join(out)
-
-
 def _labelled(sent: str, who: str) -> str:
     """A sentence lifted out of its episode keeps who said it. In a turn several people spoke in (`who`
     "alice, bob"), each line already names its own speaker: "alice, bob: bob: My cat likes tuna" put

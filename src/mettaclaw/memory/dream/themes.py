@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.memory import scopes
-from mettaclaw.memory.text import prose, sentences, term_set
+from mettaclaw.memory.text import attributed, prose, sentences, term_set
 
 from .cache import embed_ahead
 from .cluster import CLUSTERINGS, cluster_vectors
 from .episodes import DreamEpisode
-from .summarise import MAX_SENTENCE_CHARS, attributed
+from .summarise import MAX_SENTENCE_CHARS
 
 THEME_TAG = "theme"
 GROUP_KEY = "theme_group"
