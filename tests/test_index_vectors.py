@@ -163,6 +163,21 @@ def test_a_row_missing_from_the_store_is_embedded_once_then_kept(tmp_path: Path)
     keeper.close()
 
 
+def test_sentence_vectors_kept_under_an_earlier_split_are_made_again(tmp_path: Path) -> None:
+    """Vectors stored when a summary's "Jo: ..." was split as "Sam: Jo: ..." (one row per sentence, as
+    that split counted them) are not read as this split's: the row is embedded again, as it now splits."""
+    embedder = CountingEmbedder()
+    text = "Sam: I paint a lot. Jo: Lovely colours, really."
+    old = reopen(tmp_path)
+    old.put("a", text_digest(text), vecs(3, 2))  # the digest kept before the split was part of it
+    old.close()
+    keeper = SentenceVectors(embedder.embed, reopen(tmp_path))
+    found = keeper.of({"a": (text, {})}, frozenset({"Sam", "Jo"}))
+    assert embedder.seen == ["Sam: I paint a lot.", "Jo: Lovely colours, really."]
+    assert not np.array_equal(found["a"], vecs(3, 2))
+    keeper.close()
+
+
 def test_recall_after_a_restart_embeds_no_stored_sentence_again(tmp_path: Path) -> None:
     from mettaclaw.config import load_config
     from mettaclaw.memory import open_memory
