@@ -401,7 +401,7 @@ def test_a_dream_record_below_the_episodes_it_gathers_shows_only_what_they_did_n
     all of whose sentences are shown above adds nothing and is left out."""
     known = frozenset({"Mel", "Jo"})
     first = Hit("episodic", "ep-1", "Mel: I painted a lake at sunrise. It was calm.", 3.0, ["ep-1"])
-    second = Hit("episodic", "ep-2", "Jo: Lovely colours!", 2.5, ["ep-2"])
+    second = Hit("episodic", "ep-2", "Jo: Lovely colours.", 2.5, ["ep-2"])  # the same words, another stop
     theme = Hit("semantic", "th-1", "Mel: I painted a lake at sunrise. I also paint horses. Jo: lovely colours!",
                 2.0, ["ep-1", "ep-3", "ep-2"])
     repeat = Hit("semantic", "th-2", "Mel: It was calm.", 1.0, ["ep-1", "ep-4"])

@@ -577,11 +577,11 @@ class Recall:
         earlier hit."""
         known = self.index.senders()
         said = {h.id: labelled_sentences(_text(keys[h.id][1]), known) for h in hits}  # as its vectors are
-        showing = {h.id: set(labelled_sentences(h.text, known)) for h in hits}  # a record may show fewer
+        showing = {h.id: {_bare(s, known) for s in labelled_sentences(h.text, known)} for h in hits}  # maybe fewer
         found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
         for i, parts in said.items():
             for n, sentence in enumerate(parts):
-                if sentence not in showing[i]:
+                if _bare(sentence, known) not in showing[i]:
                     continue
                 ws = words(sentence)
                 general = bool(REVISION_WORDS.intersection(ws))
@@ -615,8 +615,9 @@ def render(hits: list[Hit], explain: bool = False) -> str:
 
 
 def _bare(sentence: str, known: frozenset[str]) -> str:
-    """A labelled sentence as a statement, whoever said it (`_said` without its "Who: " label)."""
-    return _said(sentence.removeprefix(label(sentence, known) or ""))
+    """A labelled sentence as a statement, whoever said it and however it ends (`_said` without its
+    "Who: " label and its last stop: a record's shown sentences end with one, `attributed`)."""
+    return _said(sentence.removeprefix(label(sentence, known) or "")).rstrip(".!? ")
 
 
 def _unshown(hit: Hit, shown: set[str], known: frozenset[str]) -> Hit | None:
