@@ -13,6 +13,7 @@ import contextlib
 import logging
 import sqlite3
 import struct
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -165,6 +166,10 @@ class ChromaVectorStore:
         self.description = description
         self.embedder_signature = embedder_signature
         self.vectors_lost: str | None = None  # what was wrong with the vector index found at open
+        # the row count, kept between writes where this process is the one writer (the folder lock):
+        # Chroma counts 100k rows in 50 ms, and opening a memory asked five times (checks, snapshot)
+        self._rows: int | None = None
+        self._counting = threading.Lock()  # the flusher thread writes while a turn may count
         config = {"hnsw": dict(DEFAULT_HNSW if hnsw is None else hnsw)}
         try:
             self._col = client.get_or_create_collection(
@@ -173,7 +178,7 @@ class ChromaVectorStore:
             )
             recorded = (self._col.metadata or {}).get(SIGNATURE_KEY)
             if recorded is None:
-                if self._col.count() > 0:
+                if self.count() > 0:
                     raise EmbedderMismatch(
                         f"collection {collection!r} in {description} holds vectors of an unrecorded embedder; "
                         f"refusing to mix them with {embedder_signature!r}"
@@ -228,7 +233,7 @@ class ChromaVectorStore:
         import random
 
         try:
-            total = self._col.count()
+            total = self.count()
             if not total:
                 return None
             starts = {max(0, total - PROBE_ROWS // 2), random.randrange(max(1, total - PROBE_ROWS // 2))}
@@ -319,10 +324,13 @@ class ChromaVectorStore:
         vectors = np.asarray(vectors, dtype=np.float32)
         metas = [_clean_meta(m) for m in metadatas]
         step = max(1, int(self._client.get_max_batch_size()))
-        for start in range(0, len(ids), step):
-            end = start + step
-            self._col.upsert(ids=list(ids[start:end]), embeddings=vectors[start:end],
-                             documents=list(documents[start:end]), metadatas=metas[start:end])
+        try:
+            for start in range(0, len(ids), step):
+                end = start + step
+                self._col.upsert(ids=list(ids[start:end]), embeddings=vectors[start:end],
+                                 documents=list(documents[start:end]), metadatas=metas[start:end])
+        finally:
+            self._recount()
 
     def get(self, ids: list[str]) -> list[StoredItem]:
         if not ids:
@@ -334,7 +342,10 @@ class ChromaVectorStore:
 
     def delete(self, ids: list[str]) -> None:
         if ids:
-            self._col.delete(ids=list(ids))
+            try:
+                self._col.delete(ids=list(ids))
+            finally:
+                self._recount()
 
     def query(self, vector: np.ndarray, k: int, where: Where | None = None,
               ids: list[str] | None = None, bare: bool = False) -> list[tuple[StoredItem, float]]:
@@ -375,7 +386,17 @@ class ChromaVectorStore:
                 for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)]
 
     def count(self) -> int:
-        return int(self._col.count())
+        if self._lock is None:  # a server's collection may have other writers
+            return int(self._col.count())
+        with self._counting:
+            if self._rows is None:
+                self._rows = int(self._col.count())
+            return self._rows
+
+    def _recount(self) -> None:
+        """After a write (not before: a count taken during it would be kept as the count after it)."""
+        with self._counting:
+            self._rows = None
 
     def iter_all(self, batch: int = 1000) -> Iterator[StoredItem]:
         offset = 0
