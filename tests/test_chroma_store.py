@@ -41,6 +41,7 @@ def test_contract_round_trip_matches_the_exact_store(store: ChromaVectorStore) -
     vecs = _rows(40)
     ids = [f"id{i}" for i in range(40)]
     metas = [{"source": "a" if i % 2 else "b", "n": i, "skip": None} for i in range(40)]
+    assert store.count() == 0  # counted before the writes: each write must drop the count it keeps
     for s in (store, exact):
         s.add(ids, vecs, [f"doc {i}" for i in range(40)], metas)
     assert store.count() == 40
