@@ -6,8 +6,9 @@ nothing. Each turn arrives as a message through a channel, from its speaker, at 
 injected clock), so it is an episode the moment the turn ends; dreams run when the default settings
 trigger them. Each question is then asked through the `query` skill, and scored from the record ids
 the skill shows, mapped to the turns they cite (a derived record counts only for the cited turns whose
-words the text it is shown with shows), and its tokens are counted on that text: what the model reads. Plain BM25 and plain vector rankings over the same episode rows run in the same
-pass, for ratios. Nothing looks at a question's answer or evidence before scoring.
+words the text it is shown with shows), and its tokens are counted on that text: what the model
+reads. Plain BM25 and plain vector rankings over the same episode rows run in the same pass, for
+ratios. Nothing looks at a question's answer or evidence before scoring.
 
     python bench/locomo.py [--convs 0,1 | --skip-convs 2] [--together] [--json PATH] [--set NAME=VALUE ...]
                            [--store memory] [--baseline EARLIER.json]

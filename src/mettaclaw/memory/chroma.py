@@ -330,7 +330,7 @@ class ChromaVectorStore:
                 self._col.upsert(ids=list(ids[start:end]), embeddings=vectors[start:end],
                                  documents=list(documents[start:end]), metadatas=metas[start:end])
         finally:
-            self._recount()
+            self._forget_count()
 
     def get(self, ids: list[str]) -> list[StoredItem]:
         if not ids:
@@ -345,7 +345,7 @@ class ChromaVectorStore:
             try:
                 self._col.delete(ids=list(ids))
             finally:
-                self._recount()
+                self._forget_count()
 
     def query(self, vector: np.ndarray, k: int, where: Where | None = None,
               ids: list[str] | None = None, bare: bool = False) -> list[tuple[StoredItem, float]]:
@@ -393,7 +393,7 @@ class ChromaVectorStore:
                 self._rows = int(self._col.count())
             return self._rows
 
-    def _recount(self) -> None:
+    def _forget_count(self) -> None:
         """After a write (not before: a count taken during it would be kept as the count after it)."""
         with self._counting:
             self._rows = None
