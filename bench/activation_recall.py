@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             ("recall+touch p50 ms", 1000 * median(touched)), ("recall+touch p95 ms", 1000 * percentile(touched, 95)),
             ("score parts", ", ".join(sorted(parts_seen)))]
     if args.minilm:
-        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+        from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder
 
         real = SentenceTransformerEmbedder()
         real.embed(["warm up"])

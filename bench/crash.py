@@ -217,7 +217,7 @@ def main() -> None:
 
     from rich.progress import track
 
-    from mettaclaw.memory.embedders import make_embedder
+    from mettaclaw.memory.stores.embedders import make_embedder
 
     rng = random.Random(args.seed)
     ledger, out = Ledger(), Outcome()

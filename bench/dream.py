@@ -34,8 +34,8 @@ from _common import load_average, report, rss_mb  # noqa: E402
 
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
-from mettaclaw.memory.episode_index import senders  # noqa: E402
-from mettaclaw.memory.trace_records import format_record  # noqa: E402
+from mettaclaw.memory.episodes.index import senders  # noqa: E402
+from mettaclaw.memory.episodes.records import format_record  # noqa: E402
 from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.parser import Command  # noqa: E402
 

@@ -55,8 +55,8 @@ from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
-from mettaclaw.memory.ranking import RecallSettings  # noqa: E402
-from mettaclaw.memory.text import sentences, term_set  # noqa: E402
+from mettaclaw.memory.core.settings import RecallSettings  # noqa: E402
+from mettaclaw.memory.core.text import sentences, term_set  # noqa: E402
 from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.runtime import Agent  # noqa: E402
 
@@ -259,6 +259,15 @@ def paired(current: list[dict], earlier: list[dict]) -> dict[str, tuple[int, flo
     return {cat: (len(d), sum(d) / len(d), *bootstrap_ci(d)) for cat, d in diffs.items()}
 
 
+def changed_evidence(current: list[dict], earlier: list[dict]) -> tuple[int, list[str]]:
+    """(questions in both runs, those whose shown turns differ, in order): the turns each shown hit
+    stands for, rank by rank, compared exactly. A refactoring that changes no behaviour changes none."""
+    before = {(q["source"], q["question"]): [turns for _, turns in q.get("shown", ())] for q in earlier}
+    both = [q for q in current if (q["source"], q["question"]) in before]
+    return len(both), [f"{q['source']}: {q['question']}" for q in both
+                       if [turns for _, turns in q.get("shown", ())] != before[(q["source"], q["question"])]]
+
+
 def questions_of(convs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**q, "source": c["source"]} for c in convs for q in c["questions"]]
 
@@ -328,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--baseline {args.baseline} is not a file this benchmark wrote with --json: {exc}")
     from rich.progress import Progress
 
-    from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+    from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder
 
     convs = load(args.data)
     chosen = [int(c) for c in args.convs.split(",")] if args.convs else list(range(len(convs)))[args.skip_convs:]
@@ -354,6 +363,10 @@ def main(argv: list[str] | None = None) -> int:
     if earlier is not None:
         for cat, (n, mean, lo, hi) in sorted(paired(questions_of(results), earlier).items()):
             print(f"vs baseline {cat} (n={n}): R@10 change {mean:+.3f}, 95% interval {lo:+.3f} to {hi:+.3f}")
+        compared, changed = changed_evidence(questions_of(results), earlier)
+        print(f"vs baseline: {compared - len(changed)} of {compared} questions show the same turns, rank by rank")
+        for question in changed[:20]:
+            print(f"  shows other turns: {question}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"data": str(args.data), "convs": chosen, "settings": overrides,

@@ -47,7 +47,7 @@ from _common import load_average  # noqa: E402
 
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
-from mettaclaw.memory.chroma import DEFAULT_HNSW, ChromaVectorStore  # noqa: E402
+from mettaclaw.memory.stores.chroma import DEFAULT_HNSW, ChromaVectorStore  # noqa: E402
 
 NAMES = ["Ada", "Bo", "Caro", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun", "Kai", "Lea", "Max", "Nia", "Oto"]
 VERBS = ["painted", "visited", "cooked", "repaired", "bought", "read about", "photographed", "sold", "planted",

@@ -114,7 +114,7 @@ def false_supersede(embedder, pairs_sample: int) -> dict[str, float]:
         contradicting_pairs,
         unrelated_pairs,
     )
-    from mettaclaw.memory.vectors import InMemoryVectorStore
+    from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
     rng = random.Random(5)
     unrelated, contra = unrelated_pairs(), contradicting_pairs()
@@ -212,7 +212,7 @@ def main() -> None:
             res, embedder = run_size(n, args.embedder, args.ops, Path(tmp))
         results[str(n)] = res
         rows += [(f"{n:,}: {k}", v) for k, v in res.items() if k != "records"]
-    from mettaclaw.memory.embedders import HashEmbedder
+    from mettaclaw.memory.stores.embedders import HashEmbedder
 
     results["contradiction_hash_all_pairs"] = false_supersede(HashEmbedder(256), 0)
     if args.embedder == "local" and args.pairs >= 0 and embedder is not None:

@@ -19,7 +19,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
-from mettaclaw.memory.embedders import HashEmbedder  # noqa: E402
+from mettaclaw.memory.stores.embedders import HashEmbedder  # noqa: E402
 
 AgentFactory = Callable[..., tuple]
 
@@ -132,7 +132,8 @@ def free_port() -> int:
 @pytest.fixture
 def chroma_server(tmp_path):
     """A `chroma run` on a free loopback port, stopped after the test; its port."""
-    from mettaclaw.memory.chroma import ChromaVectorStore, StoreUnavailable
+    from mettaclaw.memory.errors import StoreUnavailable
+    from mettaclaw.memory.stores.chroma import ChromaVectorStore
 
     exe = shutil.which("chroma")
     if exe is None:

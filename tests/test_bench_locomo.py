@@ -50,6 +50,18 @@ def test_paired_comparison_matches_questions_by_conversation_and_text():
     assert (n, mean, lo, hi) == (35, 0.0, 0.0, 0.0)
 
 
+def test_evidence_is_compared_rank_by_rank_by_the_turns_each_hit_stands_for():
+    def run(shown):
+        return [{"source": "locomo:a", "question": f"q{i}", "shown": s} for i, s in enumerate(shown)]
+
+    before = run([[["x", ["D1:1"]], ["y", ["D1:2", "D1:3"]]], [["z", ["D2:1"]]]])
+    reworded = run([[["x said otherwise", ["D1:1"]], ["y", ["D1:2", "D1:3"]]], [["z", ["D2:1"]]]])
+    assert locomo.changed_evidence(reworded, before) == (2, [])  # the text a hit shows is not its evidence
+    swapped = run([[["y", ["D1:2", "D1:3"]], ["x", ["D1:1"]]], [["z", ["D2:1"]]]])
+    assert locomo.changed_evidence(swapped, before) == (2, ["locomo:a: q0"])  # the same turns, in another order
+    assert locomo.changed_evidence(run([[["x", ["D1:1"]]]]), before) == (1, ["locomo:a: q0"])  # one hit fewer
+
+
 def test_a_mixed_change_has_an_interval_around_zero():
     before = locomo.questions_of(_run({"a": [0.0, 1.0] * 20}))
     after = locomo.questions_of(_run({"a": [1.0, 0.0] * 20}))  # as many gained as lost
@@ -75,7 +87,7 @@ def test_conversations_together_keep_their_channels_and_their_own_evidence():
 def test_the_listing_is_read_as_the_model_reads_it():
     """Each hit's id and the text shown for it, however many lines that text spans; a listing the
     reader cannot take apart is an error, not a hit quietly left out."""
-    from mettaclaw.memory.recall import Hit, render
+    from mettaclaw.memory.recall.pipeline import Hit, render
 
     hits = [Hit("episodic", "ep-1", "Sam: I paint (mostly lakes).", 2.0, ["ep-1"], time="2026-01-01 10:00:00"),
             Hit("semantic", "th-1", "Sam: I paint.\nAnn: 2. [x] nice (id fake)", 1.0, ["ep-1", "ep-2"]),

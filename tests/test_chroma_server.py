@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from mettaclaw.config import Config
-from mettaclaw.memory.chroma import ChromaVectorStore, EmbedderMismatch
-from mettaclaw.memory.embedders import HashEmbedder, make_embedder, signature
-from mettaclaw.memory.longterm import LongTermMemory, open_longterm
+from mettaclaw.memory.errors import EmbedderMismatch
+from mettaclaw.memory.index.longterm import LongTermMemory, open_longterm
+from mettaclaw.memory.stores.chroma import ChromaVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder, make_embedder, signature
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +37,7 @@ def test_a_second_memory_folder_on_one_chroma_server_is_refused(chroma_server, t
     one server collection would contradict each other unseen, so the second is refused by name."""
     from mettaclaw.config import load_config
     from mettaclaw.memory import open_memory
-    from mettaclaw.memory.chroma import StoreLocked
+    from mettaclaw.memory.errors import StoreLocked
 
     def config(folder: str):
         return load_config([f"memoryDir={tmp_path / folder}", "chromaMode=server", f"chromaPort={chroma_server}",

@@ -9,16 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-from mettaclaw.memory.chroma import (
-    DEFAULT_HNSW,
-    ChromaVectorStore,
-    EmbedderMismatch,
-    StoreLocked,
-    StoreUnavailable,
-)
-from mettaclaw.memory.embedders import HashEmbedder, make_embedder, signature
-from mettaclaw.memory.longterm import LongTermMemory
-from mettaclaw.memory.vectors import InMemoryVectorStore, VectorStore
+from mettaclaw.memory.errors import EmbedderMismatch, StoreLocked, StoreUnavailable
+from mettaclaw.memory.index.longterm import LongTermMemory
+from mettaclaw.memory.stores.chroma import DEFAULT_HNSW, ChromaVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder, make_embedder, signature
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore, VectorStore
 
 SIG = signature(HashEmbedder())
 
@@ -78,7 +73,7 @@ def test_second_opener_is_refused_while_the_first_holds_the_folder(tmp_path, sto
     with pytest.raises(StoreLocked, match="in use by another process"):
         ChromaVectorStore.embedded(tmp_path / "chroma", embedder_signature=SIG)
     code = (
-        "import sys\nfrom mettaclaw.memory.chroma import ChromaVectorStore, StoreLocked\n"
+        "import sys\nfrom mettaclaw.memory.stores.chroma import ChromaVectorStore, StoreLocked\n"
         f"try:\n    ChromaVectorStore.embedded({str(tmp_path / 'chroma')!r}, embedder_signature='hash:64')\n"
         "except StoreLocked as e:\n    print('LOCKED', e); sys.exit(3)\n"
     )
@@ -118,7 +113,7 @@ def test_unreachable_server_is_reported() -> None:
 
 def test_open_longterm_puts_the_store_under_the_memory_folder(tmp_path) -> None:
     from mettaclaw.config import Config
-    from mettaclaw.memory.longterm import open_longterm
+    from mettaclaw.memory.index.longterm import open_longterm
 
     config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded",
                     recallMode="bm25", maxRecallItems=3)
@@ -138,9 +133,9 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
     """A clean close writes the in-process state; the next open restores it (same rows, same ranking)
     without reading the store; the first write after open deletes it, so a crash before the next
     clean close leaves none and the open after it rebuilds from the store."""
-    from mettaclaw.memory import snapshot
-    from mettaclaw.memory.longterm import LongTermMemory
-    from mettaclaw.memory.text import TERMS_VERSION
+    from mettaclaw.memory.core.text import TERMS_VERSION
+    from mettaclaw.memory.index import snapshot
+    from mettaclaw.memory.index.longterm import LongTermMemory
 
     folder, snap = tmp_path / "chroma", tmp_path / "index-snapshot"
     sig = signature(HashEmbedder())
@@ -194,7 +189,7 @@ def test_the_index_snapshot_restores_exactly_and_a_crash_never_leaves_a_stale_on
 def test_a_vector_segment_not_on_disk_yet_is_asked_again(store, monkeypatch) -> None:
     """Embedded Chroma 1.x sometimes fails a query around a collection's first flush ("Error creating
     hnsw segment reader: Nothing found on disk"); a moment later the same query is answered."""
-    from mettaclaw.memory import chroma
+    from mettaclaw.memory.stores import chroma
 
     monkeypatch.setattr(chroma, "SEGMENT_RETRIES", (0.0, 0.0))
     vector = HashEmbedder().embed(["the kayak is in the shed"])[0]
@@ -244,7 +239,7 @@ def test_a_damaged_vector_index_is_set_aside_and_built_again_losing_no_row(tmp_p
     and its vector in the index's copies (or is embedded again): the index is built anew from them,
     said once, and every row is its own nearest neighbour again."""
     from mettaclaw.config import Config
-    from mettaclaw.memory.longterm import open_longterm
+    from mettaclaw.memory.index.longterm import open_longterm
 
     config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded")
     texts = [f"note {i}: {' '.join(f'w{(i * 7 + j) % 997}' for j in range(6))}" for i in range(300)]
@@ -304,7 +299,7 @@ def test_a_tag_naming_one_record_is_no_chroma_key_yet_filters_and_reads_back(tmp
     """Chroma keeps every metadata key it has seen in the collection's schema for good: one
     `tag:sem:<record>` key per mirrored record grew it with every fact the dream ever wrote."""
     from mettaclaw.config import Config
-    from mettaclaw.memory.longterm import open_longterm
+    from mettaclaw.memory.index.longterm import open_longterm
 
     config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded")
     ltm = open_longterm(config, make_embedder(config))
@@ -333,7 +328,7 @@ def test_a_rebuild_cut_short_is_done_again_at_the_next_open(tmp_path, monkeypatc
     """The index set aside is written back row batch by row batch; cut short (a kill, a full disk), the
     next open saw a fresh index with some rows and nothing to repair: the rest stayed unfindable."""
     from mettaclaw.config import Config
-    from mettaclaw.memory import longterm
+    from mettaclaw.memory.index import longterm
 
     config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded")
     texts = [f"note {i}: {' '.join(f'w{(i * 7 + j) % 997}' for j in range(6))}" for i in range(300)]
@@ -398,7 +393,7 @@ def test_an_index_mostly_of_deleted_rows_is_built_anew_with_the_live_ones(tmp_pa
     out of every search (chroma-core/chroma#7758). An index whose graph is mostly deleted rows is
     built anew from the live ones at open, once."""
     from mettaclaw.config import Config
-    from mettaclaw.memory.longterm import open_longterm
+    from mettaclaw.memory.index.longterm import open_longterm
 
     config = Config(memoryDir=str(tmp_path / "mem"), embeddingprovider="hash", chromaMode="embedded")
     texts = [f"note {i}: {' '.join(f'w{(i * 7 + j) % 997}' for j in range(6))}" for i in range(400)]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from mettaclaw.config import ConfigError, load_config
-from mettaclaw.memory.lock import AgentLocked, FolderLock
+from mettaclaw.memory.errors import AgentLocked
+from mettaclaw.memory.stores.lock import FolderLock
 
 
 def test_precedence_defaults_file_environment_arguments(tmp_path) -> None:

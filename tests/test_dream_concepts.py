@@ -7,11 +7,11 @@ import pytest
 from mettaclaw.memory.dream import Dreamer
 from mettaclaw.memory.dream.concepts import MAX_PER_EPISODE, Mention, extract, learn_concepts
 from mettaclaw.memory.dream.episodes import DreamEpisode
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.episodes.trace import EpisodicTrace
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.semantic.normalize import normalize_name
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
 
 

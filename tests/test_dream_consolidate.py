@@ -7,10 +7,10 @@ import math
 import pytest
 
 from mettaclaw.memory.dream.consolidate import HALF_LIFE_DAYS, Policy, consolidate, decay_factor, keep_score
-from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 DAY = 86400.0
 T0 = 1_800_000_000.0

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from mettaclaw.llm import Scripted
+from mettaclaw.memory.core.text import code_line, prose
 from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource, LLMSummariser
 from mettaclaw.memory.dream.episodes import DreamEpisode
-from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.text import code_line, prose
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 T0 = 1_800_000_000.0
 HOUR = 3600.0

@@ -9,9 +9,9 @@ import pytest
 from mettaclaw.memory.dream import Dreamer, ListSource
 from mettaclaw.memory.dream.episodes import DreamEpisode, outcome_of
 from mettaclaw.memory.dream.patterns import judge, key, observe, timing_cv
-from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 T0 = 1_800_000_000.0
 HOUR = 3600.0

@@ -10,19 +10,20 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from mettaclaw.memory.chroma import StoreDamaged
-from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource, dream_skill
+from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, ListSource
 from mettaclaw.memory.dream.episodes import DreamEpisode
-from mettaclaw.memory.dream.mirror import Mirror
 from mettaclaw.memory.dream.state import DreamState, save_state
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.episodic import EpisodicTrace
-from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.episodes.trace import EpisodicTrace
+from mettaclaw.memory.errors import StoreDamaged
+from mettaclaw.memory.index.longterm import LongTermMemory
+from mettaclaw.memory.mirror import Mirror
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
 from mettaclaw.skills import SkillError
+from mettaclaw.skills.dream import dream_skill
 
 START = datetime(2026, 3, 2, 8, 0, 0)
 WAIT = 30.0  # generous limit for background work in tests; never a timing assertion
@@ -460,7 +461,7 @@ def test_derived_records_are_mirrored_into_longterm_memory_with_their_citations(
         assert memory.text == rec.content and memory.meta["cites"] == "|".join(rec.source_episodes)
     coffee = longterm.query("coffee every morning", limit=1)[0]
     assert coffee.kind == "derived" and len(coffee.meta["cites"].split("|")) == 4
-    from mettaclaw.memory.dream.mirror import sync
+    from mettaclaw.memory.mirror import sync
 
     victim = derived[0].meta["semantic_id"]
     sem.remove(victim)

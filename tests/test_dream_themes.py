@@ -9,12 +9,12 @@ from conftest import CountingEmbedder
 from mettaclaw.memory.dream import Dreamer, ListSource
 from mettaclaw.memory.dream.cluster import cluster_vectors
 from mettaclaw.memory.dream.episodes import DreamEpisode
-from mettaclaw.memory.dream.mirror import Mirror
 from mettaclaw.memory.dream.themes import GROUP_KEY, THEME_TAG, ThemePolicy, collect, current_themes, spoken
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.longterm import LongTermMemory
+from mettaclaw.memory.index.longterm import LongTermMemory
+from mettaclaw.memory.mirror import Mirror
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 T0 = 1_800_000_000.0
 SPORT = ["I played football with the football club on Saturday.", "Football training with the club went long today.",
@@ -233,8 +233,8 @@ def test_ward_clustering_is_deterministic_and_keeps_earlier_groups_when_a_row_is
 
 def test_new_themes_are_embedded_in_one_model_call_and_unchanged_ones_not_again():
     """Each theme is learned on its own; its text is embedded ahead with the others in one batch."""
-    from mettaclaw.memory.dream.cache import CachedEmbedder
     from mettaclaw.memory.dream.themes import Theme, refresh
+    from mettaclaw.memory.stores.cache import CachedEmbedder
 
     calls: list[list[str]] = []
 
@@ -277,7 +277,7 @@ def test_a_theme_never_glues_one_persons_unrelated_statements(embedder):
     from mettaclaw.memory.semantic.reconcile import THRESHOLDS_BY_EMBEDDER, Thresholds
 
     if embedder == "real":
-        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+        from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     cohesion = THRESHOLDS_BY_EMBEDDER.get(embedder.name, Thresholds()).relevant
@@ -301,7 +301,7 @@ def test_small_talk_said_word_for_word_again_and_again_makes_no_theme(embedder):
     from mettaclaw.memory.semantic.reconcile import THRESHOLDS_BY_EMBEDDER, Thresholds
 
     if embedder == "real":
-        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+        from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     cohesion = THRESHOLDS_BY_EMBEDDER.get(embedder.name, Thresholds()).relevant
@@ -327,7 +327,7 @@ def test_a_theme_never_glues_two_topics_each_said_twice(embedder):
     from mettaclaw.memory.semantic.reconcile import THRESHOLDS_BY_EMBEDDER, Thresholds
 
     if embedder == "real":
-        from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+        from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder()
     cohesion = THRESHOLDS_BY_EMBEDDER.get(embedder.name, Thresholds()).relevant
@@ -339,7 +339,7 @@ def test_a_theme_never_glues_two_topics_each_said_twice(embedder):
 def test_the_next_dream_embeds_what_is_new_not_a_whole_window_larger_than_the_cache(tmp_path):
     """A rebuild reads every kept sentence of whoever spoke; a shared cache smaller than that window
     evicted each vector before its next use, so every dream embedded the whole window again."""
-    from mettaclaw.memory.dream.cache import CachedEmbedder
+    from mettaclaw.memory.stores.cache import CachedEmbedder
 
     topics = ["garden", "piano", "bicycle", "harbour", "museum", "pottery"]
     things = ["tomatoes", "scales", "brakes", "ferries", "fossils", "bowls"]
@@ -363,9 +363,9 @@ def test_after_a_restart_the_next_dream_reads_the_window_vectors_back_and_derive
     """The embedder's cache is empty after a restart; the window's vectors are kept on disk
     (cache.WindowVectors), so the first rebuild embeds what is new, not each kept sentence again, and
     derives the themes it would have derived without the restart."""
-    from mettaclaw.memory.dream.cache import CachedEmbedder
-    from mettaclaw.memory.embedders import signature
-    from mettaclaw.memory.keyed_vectors import FileKeyedVectors
+    from mettaclaw.memory.stores.cache import CachedEmbedder
+    from mettaclaw.memory.stores.embedders import signature
+    from mettaclaw.memory.stores.keyed_vectors import FileKeyedVectors
 
     topics = ["garden", "piano", "bicycle", "harbour", "museum", "pottery"]
     things = ["tomatoes", "scales", "brakes", "ferries", "fossils", "bowls"]
@@ -402,7 +402,7 @@ def test_the_cache_serves_two_threads_at_once():
     """The turn embeds a question while the dream embeds its batch, through the same cache."""
     import threading
 
-    from mettaclaw.memory.dream.cache import CachedEmbedder
+    from mettaclaw.memory.stores.cache import CachedEmbedder
 
     model = HashEmbedder(32)
     cache = CachedEmbedder(model, size=4)

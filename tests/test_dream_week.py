@@ -7,15 +7,15 @@ from datetime import datetime, timedelta
 import pytest
 
 from mettaclaw.llm import Scripted
+from mettaclaw.memory.core.text import sentences
+from mettaclaw.memory.core.text import term_set as terms
 from mettaclaw.memory.dream import Dreamer, ExtractiveSummariser, LLMSummariser
 from mettaclaw.memory.dream.episodes import DreamEpisode, from_trace
-from mettaclaw.memory.dream.mirror import Mirror
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.episodes.trace import EpisodicTrace
+from mettaclaw.memory.mirror import Mirror
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.text import sentences
-from mettaclaw.memory.text import term_set as terms
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 from mettaclaw.parser import Command
 
 START = datetime(2026, 3, 2, 8, 0, 0)
@@ -115,10 +115,10 @@ def test_a_failing_model_falls_back_to_the_extractive_summariser():
 @pytest.mark.slow
 def test_a_week_on_the_real_stack(tmp_path):
     """MiniLM, embedded Chroma and SQLite: the same recurring facts with the same exact provenance."""
-    from mettaclaw.memory.chroma import ChromaVectorStore
-    from mettaclaw.memory.embedders import SentenceTransformerEmbedder, signature
-    from mettaclaw.memory.longterm import LongTermMemory
+    from mettaclaw.memory.index.longterm import LongTermMemory
     from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
+    from mettaclaw.memory.stores.chroma import ChromaVectorStore
+    from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder, signature
 
     embedder = SentenceTransformerEmbedder()
     trace = week_trace(tmp_path)

@@ -17,17 +17,16 @@ import numpy as np
 import pytest
 
 from mettaclaw.config import Config
-from mettaclaw.memory.chroma import EmbedderMismatch
-from mettaclaw.memory.embedders import (
-    EmbedderLoadError,
+from mettaclaw.memory.errors import EmbedderLoadError, EmbedderMismatch
+from mettaclaw.memory.index.longterm import LongTermMemory, open_longterm
+from mettaclaw.memory.stores.embedders import (
     HashEmbedder,
     SentenceTransformerEmbedder,
     make_embedder,
     plain_bert_config,
     signature,
 )
-from mettaclaw.memory.longterm import LongTermMemory, open_longterm
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 TEXTS = [
     "A cat is sleeping on the sofa.",
@@ -81,7 +80,7 @@ def test_the_light_path_gives_the_vectors_of_sentence_transformers() -> None:
 
 @pytest.mark.slow
 def test_the_local_embedder_does_not_import_sentence_transformers() -> None:
-    code = ("import sys\nfrom mettaclaw.memory.embedders import SentenceTransformerEmbedder\n"
+    code = ("import sys\nfrom mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder\n"
             "SentenceTransformerEmbedder().embed(['hello'])\n"
             "print(sorted(m for m in ('sentence_transformers', 'transformers', 'sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mettaclaw.config import Config
-from mettaclaw.memory.embedders import (
+from mettaclaw.memory.stores.embedders import (
     HashEmbedder,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,

@@ -11,7 +11,7 @@ import pytest
 
 from mettaclaw.config import load_config
 from mettaclaw.memory import open_memory
-from mettaclaw.memory.keyed_vectors import text_digest
+from mettaclaw.memory.stores.keyed_vectors import text_digest
 from mettaclaw.messages import Message
 
 SECRET = "4417"
@@ -208,7 +208,7 @@ def test_turns_forgotten_together_go_in_one_store_delete_and_their_neighbours_ar
     took 41 s under the memory's lock)."""
     from conftest import record_deletes
 
-    from mettaclaw.memory.episode_index import offset_of
+    from mettaclaw.memory.episodes.index import offset_of
 
     clock = Clock()
     memory = open_memory(config(tmp_path), clock=clock, dream=False)
@@ -417,7 +417,7 @@ import os, sys, time
 sys.path.insert(0, sys.argv[2])
 from test_forget import Clock, config, tell
 from mettaclaw.memory import open_memory
-from mettaclaw.memory.episode_index import offset_of
+from mettaclaw.memory import offset_of
 from pathlib import Path
 clock = Clock()
 memory = open_memory(config(Path(sys.argv[1])), clock=clock, dream=False)
@@ -510,7 +510,7 @@ def test_a_forget_cut_short_is_finished_by_its_own_scope_asking_again(tmp_path) 
     scope): his erased turn was "no episode" to him, since a scoped reader was checked against the
     trace record the crash had already erased, and the summary quoting it stayed. Another scope's
     reader still gets "no episode" and changes nothing."""
-    from mettaclaw.memory import scopes
+    from mettaclaw.memory.core import scopes
 
     ids = _killed(CUT_AFTER_THE_TRACE, tmp_path)
     memory = open_memory(config(tmp_path), clock=Clock(), dream=False)

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mettaclaw.memory import keyed_vectors
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.keyed_vectors import FileKeyedVectors, text_digest
-from mettaclaw.memory.sentence_vectors import SentenceVectors
+from mettaclaw.memory.index.sentence_vectors import SentenceVectors
+from mettaclaw.memory.stores import keyed_vectors
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.keyed_vectors import FileKeyedVectors, text_digest
 
 DIM = 8
 
@@ -205,8 +205,8 @@ def test_recall_after_a_restart_embeds_no_stored_sentence_again(tmp_path: Path) 
 
 
 def test_row_vectors_give_the_stores_cosines_and_fill_in_for_rows_written_before(tmp_path: Path) -> None:
-    from mettaclaw.memory.longterm import LongTermMemory
-    from mettaclaw.memory.vectors import InMemoryVectorStore, cosines
+    from mettaclaw.memory.index.longterm import LongTermMemory
+    from mettaclaw.memory.stores.vectors import InMemoryVectorStore, cosines
 
     store = InMemoryVectorStore()
     old = LongTermMemory(HashEmbedder(DIM), store)  # no copies kept: as a folder made before them
@@ -238,7 +238,7 @@ def test_the_dream_clusters_episodes_on_the_vectors_their_turns_indexed(tmp_path
     the index does not hold with that same text."""
     from mettaclaw.config import load_config
     from mettaclaw.memory import open_memory
-    from mettaclaw.memory.trace_records import format_record
+    from mettaclaw.memory.episodes.records import format_record
 
     config = load_config([f"memoryDir={tmp_path / 'memory'}", "embeddingprovider=hash", "chromaMode=embedded",
                           f"knowledgePriorsDir={tmp_path / 'none'}", "dreamInterval=0"], env={})

@@ -283,7 +283,7 @@ def test_a_link_to_a_record_whose_id_holds_hash_question_mark_or_percent_opens_i
     """Ids went into links as written: a statistic of an IRC channel's scope is `stat:channel:#team:...`,
     whose `#` the browser reads as the start of a fragment, so its link on the stats page opened
     `/record/stat:channel:` (404); `?` and `%` broke links alike. Each id in a link is percent-encoded."""
-    from mettaclaw.memory.statistics import KindStatistics
+    from mettaclaw.memory.episodes.statistics import KindStatistics
 
     agent, _, _, _ = make_agent([], sleepInterval=0)
     odd = KindStatistics("shell run#1?x 100%", "channel:#team")

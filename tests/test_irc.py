@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from mettaclaw.irc import MAX_SEND_LINES, IRCChannel, LineBuffer, Pacer, parse_line, said, split_utf8
+from mettaclaw.channels.irc import MAX_SEND_LINES, IRCChannel, LineBuffer, Pacer, parse_line, said, split_utf8
 
 
 class FakeIRCServer:
@@ -314,7 +314,7 @@ def test_a_one_word_message_sent_without_its_colon_is_heard() -> None:
 
 
 def test_a_kicked_bot_joins_again_later(server, monkeypatch) -> None:
-    monkeypatch.setattr("mettaclaw.irc.REJOIN_DELAY", 0.05)
+    monkeypatch.setattr("mettaclaw.channels.irc.REJOIN_DELAY", 0.05)
     with joined(server) as channel:
         server.say(":op!o@h KICK #room agent :out")
         assert server.wait_for(lambda _: server.received.count("JOIN #room") == 2)

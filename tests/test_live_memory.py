@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from mettaclaw.memory.episodic import EpisodicTrace
-from mettaclaw.memory.text import sentences, term_set
+from mettaclaw.memory.core.text import sentences, term_set
+from mettaclaw.memory.episodes.trace import EpisodicTrace
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 

@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 from conftest import CountingEmbedder, record_deletes
 
-from mettaclaw.memory import longterm
-from mettaclaw.memory.chroma import EmbedderMismatch
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.layers import MemoryLayer
-from mettaclaw.memory.longterm import LongTermMemory, Memory, parse_time
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.core.layers import MemoryLayer
+from mettaclaw.memory.core.times import time_key
+from mettaclaw.memory.errors import EmbedderMismatch
+from mettaclaw.memory.index import longterm
+from mettaclaw.memory.index.longterm import LongTermMemory, Memory
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 
 @pytest.fixture
@@ -160,10 +161,10 @@ def test_it_is_a_memory_layer(ltm: LongTermMemory) -> None:
 
 
 def test_time_parsing() -> None:
-    assert parse_time("2024-01-02")[0] == "2024-01-02 00:00:00"
-    assert parse_time("2024-01-02", end_of_day=True)[0] == "2024-01-02 23:59:59"
-    assert parse_time("knowledge_prior") == ("knowledge_prior", None)
-    assert len(parse_time(None)[0]) == 19
+    assert time_key("2024-01-02")[0] == "2024-01-02 00:00:00"
+    assert time_key("2024-01-02", end_of_day=True)[0] == "2024-01-02 23:59:59"
+    assert time_key("knowledge_prior") == ("knowledge_prior", None)
+    assert len(time_key(None)[0]) == 19
 
 
 def test_given_vectors_skip_embedding_and_bad_shapes_are_refused() -> None:

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from mettaclaw.memory.lexical import COMMON_MIN_DOCS, BM25Index
-from mettaclaw.memory.text import stem
-from mettaclaw.memory.text import terms as tokenize
+from mettaclaw.memory.core.text import stem
+from mettaclaw.memory.core.text import terms as tokenize
+from mettaclaw.memory.stores.lexical import COMMON_MIN_DOCS, BM25Index
 
 WORDS = ["apple", "banana", "cherry", "dragon", "eagle", "falcon", "garden", "harbor", "island", "jungle", "kettle", "lemon", "mango"]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from mettaclaw.config import Config
-from mettaclaw.memory.chroma import EmbedderMismatch, StoreLocked
-from mettaclaw.memory.embedders import make_embedder
-from mettaclaw.memory.longterm import open_longterm
-from mettaclaw.memory.priors import index_priors
+from mettaclaw.memory.errors import EmbedderMismatch, StoreLocked
+from mettaclaw.memory.index.longterm import open_longterm
+from mettaclaw.memory.index.priors import index_priors
+from mettaclaw.memory.stores.embedders import make_embedder
 
 pytestmark = pytest.mark.slow
 REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"

@@ -398,7 +398,7 @@ def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_mem
     while `query` (and the `recall` skill) answered nothing. It now keeps what passes the same floor
     (Recall.relevant); a listing by filters alone (mode logical) has no query, so no floor."""
     from mettaclaw.mcp.tools import MemoryTools
-    from mettaclaw.memory.semantic import skills
+    from mettaclaw.skills import semantic as skills
 
     memory = open_test_memory()
     tools = MemoryTools(memory)
@@ -427,7 +427,7 @@ def test_a_tag_past_the_limit_is_refused_naming_it_and_nothing_is_stored(open_te
 
     from mettaclaw.mcp.server import build_server
     from mettaclaw.mcp.tools import MemoryTools
-    from mettaclaw.memory.filters import MAX_TAG_CHARS
+    from mettaclaw.memory.core.tags import MAX_TAG_CHARS
 
     memory = open_test_memory()
     huge, longest = "x" * 1_000_000, "t" * MAX_TAG_CHARS

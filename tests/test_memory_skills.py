@@ -125,7 +125,7 @@ def test_a_query_past_the_length_recall_takes_is_a_clear_skill_error(make_agent)
 
 
 def test_every_memory_and_reasoning_skill_is_declared_once_with_help(make_agent) -> None:
-    from mettaclaw.memory.semantic.skills import SKILLS
+    from mettaclaw.skills.semantic import SKILLS
 
     agent, *_ = make_agent([], ())
     for name in [*SKILLS, "nal", "pln", "infer", "remember", "query"]:
@@ -215,9 +215,9 @@ def test_spread_starts_from_an_episode_and_says_what_it_takes(open_test_memory) 
     to its neighbouring turns and to what was learned from it."""
     import time
 
-    from mettaclaw.memory.skills import MemorySkills
     from mettaclaw.messages import Message
     from mettaclaw.skills import SkillError
+    from mettaclaw.skills.memory import MemorySkills
 
     memory = open_test_memory(dream=False)
     said = ["The spare key is under the blue pot.", "Coffee time!", "Emma is allergic to peanuts."]

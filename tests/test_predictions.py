@@ -9,7 +9,13 @@ import time
 
 import pytest
 
-from mettaclaw.memory.statistics import KindStatistics, action_kind, differs, part_of_day, wilson_lower
+from mettaclaw.memory.episodes.statistics import (
+    KindStatistics,
+    action_kind,
+    differs,
+    part_of_day,
+    wilson_lower,
+)
 from mettaclaw.parser import Command
 
 BACKUP = "#!/bin/sh\n[ \"$(cat mode)\" = ok ]\n"

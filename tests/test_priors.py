@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import CountingEmbedder, record_deletes
 
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.longterm import LongTermMemory
-from mettaclaw.memory.priors import MAX_FILE_MB, MAX_SECTION, MAX_TITLE, chunk_markdown, index_priors
-from mettaclaw.memory.recall import render
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.index.longterm import LongTermMemory
+from mettaclaw.memory.index.priors import MAX_FILE_MB, MAX_SECTION, MAX_TITLE, chunk_markdown, index_priors
+from mettaclaw.memory.recall.pipeline import render
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 REPO_PRIORS = Path(__file__).resolve().parents[1] / "knowledge-priors"
 
@@ -95,7 +95,7 @@ def test_every_refused_file_is_named_past_the_three_the_start_up_line_has_room_f
     for name in ("a.png", "b.png", "c.png", "d.png"):
         (tmp_path / name).write_bytes(b"\x89PNG\x00")
     (tmp_path / "notes.md").write_bytes(b"# Notes\n\ncaf\xe9")
-    with caplog.at_level("WARNING", logger="mettaclaw.memory.priors"):
+    with caplog.at_level("WARNING", logger="mettaclaw.memory.index.priors"):
         report = index_priors(LongTermMemory(HashEmbedder(), InMemoryVectorStore()), tmp_path, progress=False)
     assert len(report.errors) == 5 and report.summary().endswith("; 2 more, each named in the agent's log)")
     logged = " ".join(r.getMessage() for r in caplog.records)
@@ -216,7 +216,7 @@ def test_a_folder_gone_says_what_it_removed(tmp_path: Path) -> None:
 
 def test_a_long_file_moves_the_bar_and_a_start_stopped_inside_it_is_finished_at_the_next(tmp_path: Path,
                                                                                          monkeypatch) -> None:
-    from mettaclaw.memory import priors
+    from mettaclaw.memory.index import priors
 
     sections = "\n\n".join(f"## Part {i}\n\n{_para(f'word{i}')}" for i in range(priors.BATCH * 2 + 5))
     (tmp_path / "manual.md").write_text(f"# Manual\n\n{sections}\n\n## Part 1\n\n{_para('word1')}\n")  # one said twice
@@ -437,7 +437,7 @@ def test_a_section_said_in_two_batches_and_twice_in_the_second_is_one_row_in_chr
                                                                                      tmp_path: Path) -> None:
     # the copy in the second batch refreshed the row the first batch wrote, and so did the copy after it:
     # its id twice in one upsert, which Chroma refuses (DuplicateIDError), and the agent did not start
-    from mettaclaw.memory import priors
+    from mettaclaw.memory.index import priors
 
     repeated = f"## Note\n\n{_para('again')}"
     parts = [f"## Part {i}\n\n{_para(f'word{i}')}" for i in range(priors.BATCH * 2 + 5)]

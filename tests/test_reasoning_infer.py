@@ -122,7 +122,7 @@ def test_a_time_budget_bounds_beliefs_that_pair_with_everything() -> None:
 
 def test_infer_skill_stops_at_the_time_budget(monkeypatch) -> None:
     from mettaclaw.reasoning import infer
-    from mettaclaw.reasoning.skills import infer_skill
+    from mettaclaw.skills.reasoning import infer_skill
 
     monkeypatch.setattr(infer, "MAX_SECONDS", 0.3)
     memories = [type("M", (), {"id": mid, "atom": b.text()})() for b, mid in _variable_heavy(60)]

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from mettaclaw.reasoning.skills import infer_skill, nal_skill, pln_skill
 from mettaclaw.skills import SkillError
+from mettaclaw.skills.reasoning import infer_skill, nal_skill, pln_skill
 
 
 @dataclass

@@ -6,15 +6,16 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.longterm import LongTermMemory
-from mettaclaw.memory.ranking import RecallSettings, fuse, spread
-from mettaclaw.memory.recall import Hit, LayerGraph, Recall, labelled_sentences, render
+from mettaclaw.memory.core.ranking import fuse, spread
+from mettaclaw.memory.core.settings import RecallSettings
+from mettaclaw.memory.core.text import label, sentences, speakers
+from mettaclaw.memory.core.text import prose as without_code
+from mettaclaw.memory.index.longterm import LongTermMemory
+from mettaclaw.memory.index.sentence_vectors import sentence_parts
+from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall, labelled_sentences, render
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.sentence_vectors import sentence_parts
-from mettaclaw.memory.text import label, sentences, speakers
-from mettaclaw.memory.text import prose as without_code
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 from mettaclaw.messages import Message
 
 T0 = 1_800_000_000.0
@@ -385,7 +386,7 @@ def test_names_that_embed_alike_take_out_one_direction_of_the_question() -> None
     QR gave the second an arbitrary one, and a part of the question was taken out for nothing."""
     import numpy as np
 
-    from mettaclaw.memory.recall import _orthonormal, _without
+    from mettaclaw.memory.recall.pipeline import _orthonormal, _without
 
     sam = np.eye(8, dtype=np.float32)[0]
     basis = _orthonormal(np.stack([sam, sam, np.eye(8, dtype=np.float32)[3]]))

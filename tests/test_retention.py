@@ -78,7 +78,7 @@ def test_lenses_filter_a_query(tmp_path) -> None:
     memory.remember("The quarterly report is due on Friday.", tags=("work",), time=stamp(NOW - 5 * DAY))
     memory.remember("The dentist appointment is on Friday.", tags=("home",), time=stamp(NOW - 1 * DAY))
     memory.remember("The report on the garden shed is due on Friday.", time=stamp(NOW - 1 * DAY))
-    from mettaclaw.memory.skills import MemorySkills
+    from mettaclaw.skills.memory import MemorySkills
 
     skills = MemorySkills(memory, lambda: stamp(NOW), 10, lenses=load_config([f"lenses={json.dumps(lenses)}"], env={}).lenses)
     everything = skills.query("what is due on Friday")

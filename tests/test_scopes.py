@@ -12,10 +12,12 @@ import pytest
 
 from mettaclaw.config import load_config
 from mettaclaw.mcp.tools import MemoryTools
-from mettaclaw.memory import open_memory, scopes
-from mettaclaw.memory.recall import LayerGraph
+from mettaclaw.memory import open_memory
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.recall.pipeline import LayerGraph
 from mettaclaw.messages import Message
 from mettaclaw.skills import SkillError
+from mettaclaw.skills.memory import for_memory
 
 PEOPLE = {"alice": ("1111", "red", "Rosa's"), "bob": ("2222", "blue", "Rosa's place")}
 QUESTIONS = ["what is my locker code", "what colour is my bike", "where is the team lunch", "garage door code",
@@ -319,7 +321,7 @@ def test_a_turn_supersedes_only_its_own_scopes_facts(open_test_memory) -> None:
     """A turn answering bob reads the agent's own facts, and `supersede` replaced them there, for
     everyone: alice was then told the wifi password bob had written."""
     memory = open_test_memory()
-    skills = memory.skills(lambda: "2026-01-01 10:00:00", 10, 20)
+    skills = for_memory(memory, lambda: "2026-01-01 10:00:00", 10, 20)
     agents = skills.run("learn", "The office wifi password is tulip42")
     skills.scope = "user:bob"
     with pytest.raises(SkillError, match="in scope 'agent', which this turn \\(scope 'user:bob'\\) reads but does not"):
@@ -342,7 +344,7 @@ def test_each_person_gets_their_own_latest_episodes_however_much_others_said_sin
     for n in range(30):
         memory.record_turn(f"2026-01-01 10:{n:02d}:00", [Message(f"alice line {n}", "alice", "irc:#r")], [])
     bob = MemoryTools(memory, scope="user:bob")
-    skills = memory.skills(lambda: "2026-01-01 11:00:00", 10, 2)
+    skills = for_memory(memory, lambda: "2026-01-01 11:00:00", 10, 2)
     skills.scope, skills.with_agent = "user:bob", False
     latest = skills.run("episodes", "")
     assert "bob's note number 1" in latest and "bob's note number 2" in latest and "alice" not in latest, latest

@@ -5,11 +5,11 @@ from pathlib import Path
 import pytest
 from conftest import TickingClock
 
-from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.semantic.graph import canonical_relation, hebbian, jaccard
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 DAY = 86400.0
 
@@ -117,7 +117,7 @@ def test_provenance_links_resolve_to_trace_records():
 
 
 def test_provenance_resolves_through_the_real_episodic_trace(tmp_path: Path):
-    trace_mod = pytest.importorskip("mettaclaw.memory.episodic")
+    trace_mod = pytest.importorskip("mettaclaw.memory.episodes.trace")
     trace = trace_mod.EpisodicTrace(tmp_path / "history.metta")
     ep1 = trace.append("2026-01-01 10:00:00", "I moved to Oslo", [])
     ep2 = trace.append("2026-01-02 10:00:00", "Oslo is cold", [])

@@ -7,11 +7,11 @@ import pytest
 from test_semantic_reconcile import PARAPHRASES
 
 from mettaclaw.config import load_config
-from mettaclaw.memory.chroma import EmbedderMismatch
-from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.errors import EmbedderMismatch
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory, open_semantic
 from mettaclaw.memory.semantic.factgen import contradicting_pairs, unrelated_pairs
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 
 def config_for(tmp_path, mode="embedded"):
@@ -52,7 +52,7 @@ def test_open_semantic_in_memory_mode(tmp_path):
 
 @pytest.mark.slow
 def test_real_embedder_paraphrases_and_unrelated_facts():
-    from mettaclaw.memory.embedders import SentenceTransformerEmbedder
+    from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder
 
     emb = SentenceTransformerEmbedder()
     mem = SemanticMemory(emb, InMemoryVectorStore(), InMemorySemanticStore())

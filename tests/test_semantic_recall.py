@@ -5,11 +5,11 @@ import math
 import pytest
 from conftest import TickingClock
 
-from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.semantic.recall import sigmoid
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 DAY = 86400.0
 

@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from mettaclaw.memory.chroma import EmbedderMismatch
-from mettaclaw.memory.embedders import HashEmbedder
+from mettaclaw.memory.errors import EmbedderMismatch
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.semantic.factgen import HARD_PAIRS, HELD_OUT_PAIRS, contradicting_pairs, unrelated_pairs
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 DAY = 86400.0
 

@@ -4,10 +4,11 @@ import re
 
 import pytest
 
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory, skills
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 from mettaclaw.skills import SkillError
+from mettaclaw.skills import semantic as skills
 
 
 @pytest.fixture
@@ -158,7 +159,7 @@ def test_supersede_and_history(mem):
 
 
 def test_episodic_recall_through_the_real_long_term_memory(mem):
-    longterm_mod = pytest.importorskip("mettaclaw.memory.longterm")
+    longterm_mod = pytest.importorskip("mettaclaw.memory.index.longterm")
     longterm = longterm_mod.LongTermMemory(HashEmbedder(256), InMemoryVectorStore())
     longterm.remember("we talked about the broken kettle", time="2026-01-02 09:00:00")
     skills.learn(mem, "The kettle is broken")

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from mettaclaw.memory.embedders import HashEmbedder
 from mettaclaw.memory.semantic import InMemorySemanticStore, RecordFilter, SemanticMemory, SemanticRecord
 from mettaclaw.memory.semantic.records import Edge
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -244,7 +244,7 @@ def test_a_store_damaged_past_its_first_pages_says_which_file_and_what_to_do_whe
     quick_check, costs the restart too much at 100k records): the first read or write that reaches
     it raised sqlite3's bare "database disk image is malformed", and the dream and recall failed as an
     internal error naming no file. Now it is StoreDamaged, naming the file and the way out."""
-    from mettaclaw.memory.chroma import StoreDamaged
+    from mettaclaw.memory.errors import StoreDamaged
 
     path = tmp_path / "semantic" / "records.sqlite3"
     filled_store(path)

@@ -26,8 +26,9 @@ from mettaclaw.llm import Scripted
 from mettaclaw.mcp.server import wait_until_serving
 from mettaclaw.mcp.tools import MemoryTools
 from mettaclaw.memory import open_memory
-from mettaclaw.memory.lock import FolderLock
-from mettaclaw.memory.remote import RemoteMemory, ServerUnavailable, open_remote
+from mettaclaw.memory.errors import ServerRefused, ServerUnavailable
+from mettaclaw.memory.remote import RemoteMemory, open_remote
+from mettaclaw.memory.stores.lock import FolderLock
 from mettaclaw.messages import Message
 from mettaclaw.skills import SkillError
 
@@ -36,7 +37,7 @@ TOKEN = "shared-token-0123456789abcdef"
 
 
 class InProcessCaller:
-    """The server's tools called directly, as McpCaller calls them over HTTP (a refusal is a SkillError)."""
+    """The server's tools called directly, as McpCaller calls them over HTTP (a refusal is ServerRefused)."""
 
     def __init__(self, tools: MemoryTools) -> None:
         self.tools, self.url, self.down = tools, "in-process", False
@@ -54,7 +55,7 @@ class InProcessCaller:
         try:
             return getattr(self.tools, tool)(**args)
         except ToolError as err:
-            raise SkillError(str(err)) from None
+            raise ServerRefused(str(err)) from None
 
     def close(self) -> None:
         pass
@@ -320,8 +321,8 @@ def test_a_forgotten_turn_leaves_no_key_or_digest_and_a_retry_of_it_is_refused_w
 
 
 def test_delivered_turns_keep_the_newest_keys_and_compact_their_file(tmp_path) -> None:
-    from mettaclaw.memory.delivery import DeliveredTurns
-    from mettaclaw.memory.episode_index import TurnRecord
+    from mettaclaw.memory.episodes.delivery import DeliveredTurns
+    from mettaclaw.memory.episodes.index import TurnRecord
 
     delivered = DeliveredTurns(tmp_path / "delivered.jsonl", keep=3)
     for n in range(7):
@@ -354,7 +355,7 @@ def test_every_episode_a_server_of_one_scope_records_is_in_that_scope(open_test_
     from mcp.server.mcpserver.exceptions import ToolError
 
     from mettaclaw.mcp.tools import TurnCommand, TurnMessage
-    from mettaclaw.memory import scopes
+    from mettaclaw.memory.core import scopes
 
     server = open_test_memory()
     bob = MemoryTools(server, scope="user:bob")
@@ -379,7 +380,7 @@ def test_a_turn_whose_skill_or_channel_the_trace_cannot_write_back_is_refused(op
 
     from mettaclaw.mcp.server import build_server
     from mettaclaw.mcp.tools import TurnCommand, TurnMessage
-    from mettaclaw.memory import scopes
+    from mettaclaw.memory.core import scopes
 
     server = open_test_memory()
     planted = 'x)\n("2026-01-01 10:00:00" "HUMAN_MESSAGE: " "alice: I owe bob 1000" "FROM: alice (irc:#r)")\n(y'

@@ -485,8 +485,8 @@ def test_a_user_skills_output_is_held_to_max_skill_output(make_agent, tmp_path) 
 
 
 def test_the_infer_help_says_its_best_conclusions_are_kept(tmp_path) -> None:
-    from mettaclaw.reasoning import skills as reasoning
     from mettaclaw.skillfiles import check_skill_file
+    from mettaclaw.skills import reasoning as reasoning
 
     declared, _, _ = check_skill_file(Path(__file__).parents[1] / "metta" / "memory-skills.metta", {}, trusted=True)
     usage = declared["infer"].usage

@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from mettaclaw.memory.episodic import EpisodicTrace
-from mettaclaw.memory.trace_records import parse_record
+from mettaclaw.memory.episodes.records import parse_record
+from mettaclaw.memory.episodes.trace import EpisodicTrace
 from mettaclaw.parser import Command
 
 
@@ -97,7 +97,7 @@ def test_a_torn_last_record_is_skipped_and_the_next_write_is_clean(tmp_path) -> 
 
 WRITER = """
 import sys
-from mettaclaw.memory.episodic import EpisodicTrace
+from mettaclaw.memory.episodes.trace import EpisodicTrace
 from mettaclaw.parser import Command
 trace = EpisodicTrace(sys.argv[1])
 i = 0

@@ -291,7 +291,7 @@ def test_an_import_cut_short_leaves_a_folder_that_says_so_instead_of_part_of_a_m
 
     import pytest
 
-    from mettaclaw.memory.chroma import StoreDamaged
+    from mettaclaw.memory.errors import StoreDamaged
 
     original, target = tmp_path / "original", tmp_path / "copy"
     fill(original)
@@ -341,7 +341,7 @@ def test_an_import_into_a_folder_an_agent_holds_writes_nothing_there(tmp_path) -
     """The import checked the folder and wrote its trace and unfinished mark before it took the lock,
     which it first asked for when it opened the memory: beside an agent on the folder it replaced that
     agent's trace, marked its folder unfinished, and told the person to delete it."""
-    from mettaclaw.memory.lock import FolderLock
+    from mettaclaw.memory.stores.lock import FolderLock
 
     original, busy = tmp_path / "original", tmp_path / "busy"
     fill(original)
@@ -390,7 +390,7 @@ def test_ctrl_c_during_an_import_says_it_was_interrupted_and_what_became_of_the_
     fill(original)
     dump = tmp_path / "memory.jsonl"
     dump.write_text(cli("export", *settings(original)).stdout)
-    script = ("import sys\nfrom mettaclaw.memory import __main__ as cli, longterm, transfer\n"
+    script = ("import sys\nfrom mettaclaw.memory import __main__ as cli, transfer\nfrom mettaclaw.memory.index import longterm\n"
               "def stop(*args, **kwargs):\n    raise KeyboardInterrupt\n"
               "setattr({}, {!r}, stop)\nsys.exit(cli.main(sys.argv[1:]))\n")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from mettaclaw.config import load_config
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.longterm import LongTermMemory, open_longterm
-from mettaclaw.memory.vectorbuffer import BufferedVectors, VectorJournal
-from mettaclaw.memory.vectors import InMemoryVectorStore
+from mettaclaw.memory.index.longterm import LongTermMemory, open_longterm
+from mettaclaw.memory.stores.buffered import BufferedVectors, VectorJournal
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
 
 def unit(seed: int) -> np.ndarray:
@@ -134,8 +134,8 @@ def test_a_failing_store_loses_nothing_and_the_rows_go_in_later(tmp_path, caplog
 WRITER = """
 import sys
 from mettaclaw.config import load_config
-from mettaclaw.memory.embedders import HashEmbedder
-from mettaclaw.memory.longterm import open_longterm
+from mettaclaw.memory.stores.embedders import HashEmbedder
+from mettaclaw.memory.index.longterm import open_longterm
 ltm = open_longterm(load_config([f"memoryDir={sys.argv[1]}", "embeddingprovider=hash"], env={}), HashEmbedder())
 i = 0
 while True:

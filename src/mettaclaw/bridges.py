@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAtom, ValueAtom
 
-from mettaclaw.memory.chroma import StoreDamaged
-from mettaclaw.reasoning import skills as reasoning_skills
+from mettaclaw.memory import StoreDamaged
 from mettaclaw.skills import SkillError, SkillFailure, skill_error
+from mettaclaw.skills import reasoning as reasoning_skills
 from mettaclaw.textutil import safe_text
 
 if TYPE_CHECKING:

@@ -79,14 +79,12 @@ def open_memory(config: Any, **kwargs: Any) -> Any:
     store, a Chroma collection of another folder, a store's file damaged on disk. Each is the user's
     to fix, so a sentence, not a traceback."""
     from mettaclaw.config import ConfigError
+    from mettaclaw.memory import MemoryStoreError
     from mettaclaw.memory import open_memory as open_it
-    from mettaclaw.memory.chroma import StoreDamaged, StoreLocked, StoreUnavailable
-    from mettaclaw.memory.lock import AgentLocked
-    from mettaclaw.memory.remote import ServerUnavailable
 
     try:
         memory = open_it(config, **kwargs)
-    except (AgentLocked, ConfigError, StoreDamaged, StoreLocked, StoreUnavailable, ServerUnavailable) as err:
+    except (ConfigError, MemoryStoreError) as err:
         print(f"error: {err}", file=sys.stderr)
         return None
     except KeyboardInterrupt:  # Ctrl-C while a long prior was embedded: what was written is kept (priors.BATCH)

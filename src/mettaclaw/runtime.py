@@ -20,13 +20,13 @@ from mettaclaw.bounded import Bounds, LimitExceeded, evaluate_bounded
 from mettaclaw.channels import Channel, ChannelGone
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, Backoff, LLMError, call_in_thread
-from mettaclaw.memory import Memory, scopes, working
-from mettaclaw.memory.episode_index import senders
+from mettaclaw.memory import MAX_PIN_CHARS, Memory, scopes, senders
 from mettaclaw.messages import shown
 from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import SKILL_NAME, LoadReport, SkillSpec, load_skill_files, user_skill_files
 from mettaclaw.skills import SkillError, skill_error
 from mettaclaw.skills.files import Workspace
+from mettaclaw.skills.memory import for_memory as memory_skills_for
 from mettaclaw.skills.sandbox import MettaSandbox
 from mettaclaw.skills.shell import run_shell, status_of
 from mettaclaw.textutil import cap_head, cap_tail, now_text, one_line, safe_text
@@ -79,8 +79,8 @@ class Agent:
         self.memory = memory
         self.clock = clock
         self.root = root
-        self.memory_skills = memory.skills(self.now_text, config.maxRecallItems, config.maxEpisodeRecallLines,
-                                           lenses=config.lenses)
+        self.memory_skills = memory_skills_for(memory, self.now_text, config.maxRecallItems,
+                                               config.maxEpisodeRecallLines, lenses=config.lenses)
         workspace = config.folder("workspaceDir") if config.workspaceDir else config.memory_path("workspace")
         self.workspace = Workspace(workspace, config.allowOutsideWorkspace, config.maxSkillOutput)
         self.sandbox = MettaSandbox(root / "lib", config.mettaTimeout, config.mettaMemoryMB, config.maxSkillOutput)
@@ -446,8 +446,8 @@ class Agent:
     # --- skill sides that need the agent's parts
     def pin(self, text: str) -> str:
         """Working memory, refused past its size with the old pin kept: it goes into every prompt."""
-        if len(text.strip()) > working.MAX_CHARS:
-            raise SkillError(f"not pinned: {len(text.strip()):,} characters, at most {working.MAX_CHARS:,} (working memory "
+        if len(text.strip()) > MAX_PIN_CHARS:
+            raise SkillError(f"not pinned: {len(text.strip()):,} characters, at most {MAX_PIN_CHARS:,} (working memory "
                              "is in every prompt); keep the task and its next steps, `remember` or `write-file` the rest")
         try:
             return self.memory.working.pin(text, self.scope)

@@ -28,13 +28,18 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from mettaclaw import turns
-from mettaclaw.memory import scopes
-from mettaclaw.memory.dream.report import read_reports
-from mettaclaw.memory.episode_index import action_id, message_id, offset_of
-from mettaclaw.memory.priors import PRIOR_KIND
-from mettaclaw.memory.semantic.records import check_kinds, format_time
-from mettaclaw.memory.semantic.store import RecordFilter
-from mettaclaw.memory.text import check_query
+from mettaclaw.memory import (
+    PRIOR_KIND,
+    RecordFilter,
+    action_id,
+    check_kinds,
+    check_query,
+    format_time,
+    message_id,
+    offset_of,
+    read_reports,
+    scopes,
+)
 from mettaclaw.textutil import safe_text
 
 from .picture import draw_svg, neighbourhood

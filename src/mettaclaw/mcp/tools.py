@@ -17,16 +17,12 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import AfterValidator, BaseModel, Field
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.episode_index import senders
-from mettaclaw.memory.filters import MAX_TAG_CHARS
-from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
-from mettaclaw.memory.skills import SKILLS, MemorySkills, is_time_prefix, remember_text
-from mettaclaw.memory.trace_records import check_time
+from mettaclaw.memory import KINDS, MAX_TAG_CHARS, SemanticRecord, check_time, is_time_prefix, scopes, senders
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 from mettaclaw.sexpr import is_symbol
 from mettaclaw.skills import SkillError
+from mettaclaw.skills.memory import SKILLS, MemorySkills, remember_text
 
 Ref = Annotated[str, Field(description="a record's id, a concept's name, or a fact's exact text", min_length=1)]
 Limit = Annotated[int, Field(ge=1, le=200, description="at most this many results")]
@@ -231,7 +227,7 @@ class MemoryTools:
             'a question ("is sam mortal?") or beliefs like (--> sam human) (stv 1.0 0.9)'))],
               ) -> dict[str, Any]:
         """NAL/PLN chaining over stored beliefs that match the question, with the proof trail of each conclusion."""
-        from mettaclaw.reasoning.skills import infer_skill
+        from mettaclaw.skills.reasoning import infer_skill
 
         try:
             return {"answer": infer_skill(question, lambda q, n: self.memory.beliefs(q, n, self.visible))}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mettaclaw import entry
 
 if TYPE_CHECKING:
-    from .lock import FolderLock
+    from mettaclaw.memory.stores.lock import FolderLock
 
 entry.offline()
 
@@ -89,7 +89,7 @@ def main(argv: list[str]) -> int:
     except UnicodeDecodeError:  # was a traceback
         print(f"error: {shown} is not UTF-8 text, so not a mettaclaw memory export", file=sys.stderr)
         return 2
-    from .lock import AgentLocked
+    from .errors import AgentLocked
 
     try:  # the folder's lock, before the folder is checked and written: an agent on it is refused, not written into
         undo = transfer.Undo(config)

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from mettaclaw import turns
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.episodes.index import action_id, message_id, offset_of
+from mettaclaw.memory.index.priors import PRIOR_KIND
 from mettaclaw.textutil import quoted
-
-from . import scopes
-from .episode_index import action_id, message_id, offset_of
-from .priors import PRIOR_KIND
 
 
 class Forgetting:
@@ -145,9 +144,7 @@ class Forgetting:
         the memory's time, the second the remember ran, so a turn recorded in a later second (its other
         commands took the time) and every earlier turn that stored it (remembering it again moves its
         time) kept it. One pass over the trace for all of them: retention evicts many at once."""
-        from mettaclaw.reasoning.atoms import AtomError
-
-        from .skills import stored_text
+        from mettaclaw.reasoning.atoms import AtomError, stored_text
 
         said: dict[str, set[str]] = {}
         for text, scope in memories:

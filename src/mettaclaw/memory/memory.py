@@ -16,19 +16,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.ranking import spread_with
+from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
+from mettaclaw.memory.core.tags import row_tags
+from mettaclaw.memory.episodes import delivery
+from mettaclaw.memory.episodes.index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
+from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall
+from mettaclaw.memory.semantic.memory import cites
+from mettaclaw.memory.semantic.reading import AmbiguousRef
+from mettaclaw.memory.stores.lock import FolderLock
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 
-from . import delivery, scopes
-from .dream import mirror
-from .episode_index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
-from .filters import row_tags
+from . import mirror
 from .forgetting import Forgetting
-from .lock import FolderLock
-from .ranking import DEFAULT_SETTINGS, RecallSettings, spread_with
-from .recall import Hit, LayerGraph, Recall
-from .semantic.memory import cites
-from .semantic.reading import AmbiguousRef
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +60,6 @@ class Memory(Forgetting):
         # a semantic record's scope is set when it is written and never changes: kept, so spreading
         # does not read a record from the store for every node it walks through
         self._record_scopes: dict[str, str] = {}
-
-    def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int,
-               lenses: dict[str, Any] | None = None) -> Any:
-        """The agent's memory skills over this memory (skills.MemorySkills)."""
-        from .skills import MemorySkills
-
-        return MemorySkills(self, now, max_items, max_episode_lines, lenses=lenses)
 
     @property
     def trace(self) -> Any:
@@ -264,7 +259,7 @@ class Memory(Forgetting):
                     visible: frozenset[str] | None = None) -> str:
         """The prompt's PREDICTIONS block: how the actions the context names (or the last commands)
         ended before, with counts and source episodes ("" without evidence)."""
-        from .statistics import render
+        from mettaclaw.memory.episodes.statistics import render
 
         return render(self.statistics.predictions(context, recent, now_text, visible))
 
@@ -329,17 +324,18 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         from .remote import open_remote
 
         return open_remote(config, dict(os.environ))  # type: ignore[return-value]
-    from .chroma import StoreDamaged
-    from .delivery import DeliveredTurns
-    from .dream import Dreamer, TraceSource
-    from .dream.cache import CachedEmbedder
-    from .embedders import make_embedder, signature
-    from .episodic import EpisodicTrace
-    from .keyed_vectors import FileKeyedVectors
-    from .longterm import open_longterm
-    from .priors import index_priors
-    from .semantic import open_semantic
-    from .statistics import OutcomeStatistics
+    from mettaclaw.memory.dream import Dreamer, TraceSource
+    from mettaclaw.memory.episodes.delivery import DeliveredTurns
+    from mettaclaw.memory.episodes.statistics import OutcomeStatistics
+    from mettaclaw.memory.episodes.trace import EpisodicTrace
+    from mettaclaw.memory.index.longterm import open_longterm
+    from mettaclaw.memory.index.priors import index_priors
+    from mettaclaw.memory.semantic import open_semantic
+    from mettaclaw.memory.stores.cache import CachedEmbedder
+    from mettaclaw.memory.stores.embedders import make_embedder, signature
+    from mettaclaw.memory.stores.keyed_vectors import FileKeyedVectors
+
+    from .errors import StoreDamaged
     from .transfer import unfinished
     from .working import WorkingMemory
 

@@ -27,25 +27,21 @@ from pathlib import Path
 from typing import Any
 
 from mettaclaw.config import ConfigError
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.episodes.index import TurnRecord, senders
+from mettaclaw.memory.episodes.trace import EpisodicTrace
+from mettaclaw.memory.errors import ServerRefused, ServerUnavailable
+from mettaclaw.memory.stores.lock import FolderLock
 from mettaclaw.messages import Message, shown
 from mettaclaw.parser import Command
-from mettaclaw.skills import SkillError
 from mettaclaw.textutil import append_synced, atomic_write
 
-from . import scopes
-from .episode_index import TurnRecord, senders
-from .episodic import EpisodicTrace
-from .lock import FolderLock
 from .working import WorkingMemory
 
 log = logging.getLogger(__name__)
 
 CALL_TIMEOUT_S = 120.0  # a dream the agent asked for runs inside the call
 REQUEST_ENVELOPE_BYTES = 1024  # what a tools/call request adds around its arguments (JSON-RPC, tool name, _meta)
-
-
-class ServerUnavailable(RuntimeError):
-    """The memory server did not answer (down, wrong URL, wrong token)."""
 
 
 class McpCaller:
@@ -97,7 +93,7 @@ class McpCaller:
                 raise
 
     def call(self, tool: str, **args: Any) -> dict[str, Any]:
-        """The tool's JSON answer; SkillError with the server's text when the tool refused the call,
+        """The tool's JSON answer; ServerRefused with the server's text when the tool refused the call,
         ServerUnavailable when the server could not be reached."""
         if self._client is None or self._session is None or self._session.done():
             self._connect()
@@ -106,7 +102,7 @@ class McpCaller:
         except Exception as err:
             raise ServerUnavailable(f"memory server {self.url}: {tool} failed: {_cause(err)}") from None
         if result.is_error:
-            raise SkillError(" ".join(getattr(c, "text", "") for c in result.content).strip() or f"{tool} refused")
+            raise ServerRefused(" ".join(getattr(c, "text", "") for c in result.content).strip() or f"{tool} refused")
         return dict(result.structured_content or {})
 
     def close(self) -> None:
@@ -150,7 +146,7 @@ class Outbox:
             else:
                 try:
                     answer = send(_within_request_limit(turn))
-                except SkillError as err:  # the server refused this turn for good (e.g. another scope)
+                except ServerRefused as err:  # the server refused this turn for good (e.g. another scope)
                     log.error("the memory server refused a turn of %s: %s", turn.get("time"), err)
                 except ServerUnavailable:
                     atomic_write(self.path, "".join(f"{line}\n" for line in pending))
@@ -161,7 +157,7 @@ class Outbox:
 
 
 def _within_request_limit(turn: dict[str, Any]) -> dict[str, Any]:
-    """`turn`, or SkillError when its request would be past the body size the server's HTTP transport
+    """`turn`, or ServerRefused when its request would be past the body size the server's HTTP transport
     takes (the SDK's default, which `serve` keeps): it answers such a request 413, which reaches the
     caller as a failed call, indistinguishable from a server that is down, so a turn of a 5 MB
     message stayed first in the outbox and every later turn waited behind it for good."""
@@ -169,7 +165,7 @@ def _within_request_limit(turn: dict[str, Any]) -> dict[str, Any]:
 
     size = len(json.dumps(turn, ensure_ascii=False, separators=(",", ":")).encode("utf-8")) + REQUEST_ENVELOPE_BYTES
     if size > limit:
-        raise SkillError(f"the turn is {size:,} bytes, past the {limit:,} the memory server "
+        raise ServerRefused(f"the turn is {size:,} bytes, past the {limit:,} the memory server "
                          "takes in one request; it stays in this agent's own trace only")
     return turn
 
@@ -196,10 +192,6 @@ class RemoteMemory:
         self.session_end_s = 0.0  # the server dreams; nothing to finish here
         self.outbox = Outbox(config.memory_path("outbox.jsonl"))
         self._closed = False
-
-    def skills(self, now: Callable[[], str], max_items: int, max_episode_lines: int, lenses: Any = None) -> RemoteSkills:
-        """The memory skills for this agent (the server's lenses apply; `lenses` here is unused)."""
-        return RemoteSkills(self, now, max_items, max_episode_lines)
 
     def record_turn(self, time_text: str, messages: list[Message], commands: list[Command],
                     errors: str | None = None, outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
@@ -253,28 +245,6 @@ def _scope(visible: frozenset[str] | None) -> str:
 
 def _padded(outcomes: list[tuple[int, float]], n: int) -> list[tuple[int, float | None]]:
     return list(outcomes) if len(outcomes) == n else [(0, None)] * n
-
-
-class RemoteSkills:
-    """The memory skills of a remote agent: each runs on the server as this agent, in its turn's scope."""
-
-    def __init__(self, memory: RemoteMemory, now: Callable[[], str], max_items: int, max_episode_lines: int) -> None:
-        self.memory, self.now, self.max_items, self.max_episode_lines = memory, now, max_items, max_episode_lines
-        self.scope = scopes.DEFAULT
-        self.asker: str | None = None  # who the turn answers (MemorySkills.asker; the runtime sets it)
-
-    @property
-    def visible(self) -> frozenset[str]:
-        return scopes.reading(self.scope)
-
-    def run(self, skill: str, arg: str) -> str:
-        try:
-            answer = self.memory.caller.call("agent_skill", skill=skill, arg=arg, time=self.now(), scope=self.scope,
-                                             max_items=self.max_items, max_lines=self.max_episode_lines,
-                                             asker=self.asker)
-        except ServerUnavailable as err:
-            raise SkillError(str(err)) from None
-        return str(answer["result"])
 
 
 def open_remote(config: Any, environ: dict[str, str]) -> RemoteMemory:

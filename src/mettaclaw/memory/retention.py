@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import scopes
-from .dream.consolidate import decay_factor, keep_score, last_use
-from .episode_index import EPISODE_KIND, offset_of
-from .priors import PRIOR_KIND
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.dream.consolidate import decay_factor, keep_score, last_use
+from mettaclaw.memory.episodes.index import EPISODE_KIND, offset_of
+from mettaclaw.memory.index.priors import PRIOR_KIND
 
 DAY = 86_400.0
 HALF_LIFE_DAYS = {EPISODE_KIND: 7.0}

@@ -19,11 +19,11 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from . import scopes
-from .episodic import EpisodicTrace
-from .filters import tag_keys
-from .priors import PRIOR_KIND
-from .rows import RESERVED_KEYS
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.tags import tag_keys
+from mettaclaw.memory.episodes.trace import EpisodicTrace
+from mettaclaw.memory.index.priors import PRIOR_KIND
+from mettaclaw.memory.index.rows import RESERVED_KEYS
 
 FORMAT = "mettaclaw-memory/2"  # 2: the last line is an `end` line, so an export cut short is told apart
 FORMATS = ("mettaclaw-memory/1", FORMAT)  # 1: written before the end line; imported as it is
@@ -80,7 +80,7 @@ def write_export(memory: Any, config: Any, out: IO[str]) -> int:
 def _on_calendar(value: Any) -> Any:
     """A time (seconds) every reader can show: `format_time` of 1e20 raised OverflowError when the
     imported record was mirrored, after the folder had been written."""
-    from .semantic.records import format_time
+    from mettaclaw.memory.core.times import format_time
 
     for ts in value if isinstance(value, list) else [value]:
         try:
@@ -110,10 +110,10 @@ class _Trace(_Line):
 
 def _row_time(value: str | None) -> str | None:
     """A memory's time as the index parses it (a bad one raised only while the import wrote)."""
-    from .filters import parse_time
+    from mettaclaw.memory.core.times import time_key
 
     if value is not None:
-        parse_time(value)
+        time_key(value)
     return value
 
 
@@ -125,7 +125,7 @@ def _stored_kind(value: str) -> str:
 
 def _not_episode_id(value: str) -> str:
     """A memory may not take an episode's id: its row would replace that episode's in the index."""
-    from .trace_records import record_offset
+    from mettaclaw.memory.episodes.records import record_offset
 
     if record_offset(value, ("ep-", "act-")) is not None:
         raise ValueError(f"id {value!r} is an episode's id")
@@ -180,7 +180,7 @@ def _record_line() -> type[BaseModel]:
     import dataclasses
     import typing
 
-    from .semantic.records import KINDS, SemanticRecord
+    from mettaclaw.memory.semantic.records import KINDS, SemanticRecord
 
     hints = typing.get_type_hints(SemanticRecord)
     fields: dict[str, Any] = {}
@@ -217,8 +217,9 @@ def _cause(err: Exception) -> str:
 def read_export(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     """The export's lines as objects, each checked; ImportError_ naming the first line that is not what
     an export holds (so that an import stops before it writes anything)."""
-    from .semantic.records import Edge
-    from .trace_records import check_time, parse_record
+    from mettaclaw.memory.core.times import check_time
+    from mettaclaw.memory.episodes.records import parse_record
+    from mettaclaw.memory.semantic.records import Edge
 
     first_seen: dict[str, int] = {}  # a memory's or record's id -> the line that gave it
     for number, text in enumerate(lines, start=1):
@@ -312,12 +313,12 @@ class Undo:
     so every later import into the folder was refused as "another memory folder"."""
 
     def __init__(self, config: Any) -> None:
-        from .lock import FolderLock
+        from mettaclaw.memory.stores.lock import FolderLock
 
         self.server: tuple[Any, set[str]] | None = None  # the Chroma server's client and its collections before
         self.where = f"the Chroma server {config.chromaHost}:{config.chromaPort}"
         if config.chromaMode == "server":
-            from .chroma import server_client
+            from mettaclaw.memory.stores.chroma import server_client
 
             # not answering: the import fails opening its stores, and there is nothing of it to remove
             with contextlib.suppress(Exception):
@@ -343,7 +344,7 @@ class Undo:
 
     def undo(self) -> str | None:
         """Remove what the import added and release the folder; None when it is done, else why it was not."""
-        from .chroma import claimed_by
+        from mettaclaw.memory.stores.chroma import claimed_by
 
         own = {self.lock.path, self.lock.holder_path}
         marker = self.folder / UNFINISHED
@@ -414,7 +415,7 @@ def finish(config: Any) -> None:
 
 def restore(memory: Any, items: list[dict[str, Any]]) -> dict[str, int]:
     """Into the opened memory: memories, records (re-embedded), edges, versions, relation types, pins."""
-    from .semantic.records import Edge, SemanticRecord
+    from mettaclaw.memory.semantic.records import Edge, SemanticRecord
 
     by_type: dict[str, list[dict[str, Any]]] = {}
     for item in items:

@@ -10,9 +10,8 @@ import logging
 import os
 from pathlib import Path
 
+from mettaclaw.memory.core import scopes
 from mettaclaw.textutil import atomic_write, cap_head, read_head
-
-from . import scopes
 
 log = logging.getLogger(__name__)
 

@@ -234,3 +234,10 @@ def _number(tok: Term, what: str) -> float:
     if not math.isfinite(x):
         raise AtomError(f"{what} must be finite, got {tok}")
     return x
+
+
+def stored_text(text: str) -> str:
+    """What `remember` stores for its argument: a belief as its atom's text (`(stv 1 0.9)` is kept as
+    `(stv 1.0 0.9)`), anything else stripped; AtomError for a malformed belief."""
+    text = text.strip()
+    return parse_belief(text).text() if looks_like_belief(text) else text

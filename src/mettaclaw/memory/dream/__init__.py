@@ -1,7 +1,7 @@
 """The dream phase (spec: memory.md, "The dream phase"): experience -> knowledge, in the background.
 
     dreamer = Dreamer(semantic, trace, embedder, config.memory_path("dream", "state.json"), llm=None)
-    dreamer.attach(trace); dreamer.start()      # every_n episodes / interval_s / dream_skill(dreamer, "now")
+    dreamer.attach(trace); dreamer.start()      # every_n episodes / interval_s / the `dream` skill
 
 Nothing heavy is imported here (scikit-learn loads on the first clustering).
 """
@@ -12,8 +12,7 @@ from .consolidate import Policy
 from .episodes import DreamEpisode, ListSource, TraceSource, from_trace
 from .report import DreamReport
 from .runner import Dreamer
-from .skills import dream_skill
 from .summarise import CandidateFact, ExtractiveSummariser, LLMSummariser
 
 __all__ = ["CandidateFact", "DreamEpisode", "DreamReport", "Dreamer", "ExtractiveSummariser",
-           "LLMSummariser", "ListSource", "Policy", "TraceSource", "dream_skill", "from_trace"]
+           "LLMSummariser", "ListSource", "Policy", "TraceSource", "from_trace"]

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.episode_index import MEMORY_SKILLS
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.text import STOPWORDS, label, prose
+from mettaclaw.memory.episodes.index import MEMORY_SKILLS
 from mettaclaw.memory.semantic.normalize import normalize_name
-from mettaclaw.memory.text import STOPWORDS, label, prose
 
 from .episodes import DreamEpisode
 

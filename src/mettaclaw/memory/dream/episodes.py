@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.semantic.records import parse_time
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.times import epoch_seconds
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +45,13 @@ def from_trace(episode: Any) -> DreamEpisode:
     """A `trace.Episode` as a DreamEpisode (the mark is its byte offset, from the id `ep-<offset>`):
     its actions are their kinds (statistics.action_kind: `shell make`, not every shell call alike), and
     a command that ended with a failure status is a failed outcome even without an error text."""
-    from mettaclaw.memory.statistics import action_kind
+    from mettaclaw.memory.episodes.statistics import action_kind
 
     actions = tuple(action_kind(cmd) for cmd in episode.commands)
     failed = next((status for status, _ in getattr(episode, "outcomes", ()) if status > 0), 0)
     outcome = f"exit {failed}" if failed and not episode.errors else outcome_of(episode.errors)
     # the text is what was said; what was done (and how it ended) is matched as a pattern instead
-    return DreamEpisode(episode.id, parse_time(episode.time) or 0.0, episode.message, actions,
+    return DreamEpisode(episode.id, epoch_seconds(episode.time) or 0.0, episode.message, actions,
                         outcome if actions else None, int(episode.id.removeprefix("ep-")),
                         {"who": ", ".join(getattr(episode, "who", ())),
                          "scope": scopes.of_episode(getattr(episode, "who", ()), getattr(episode, "channel", ""))})

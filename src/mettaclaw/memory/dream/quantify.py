@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mettaclaw.memory import scopes
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.episodes.statistics import MIN_EVIDENCE, KindStatistics, wilson_lower
 from mettaclaw.memory.semantic.normalize import normalize_name
 from mettaclaw.memory.semantic.records import Edge
 from mettaclaw.memory.semantic.store import RecordFilter
-from mettaclaw.memory.statistics import MIN_EVIDENCE, KindStatistics, wilson_lower
 
 LAYER = "statistics"
 LINK_TYPES = ("COMPUTED_FROM", "QUANTIFIES", "STATISTICALLY_CONFIRMS", "INFORMS", "TEMPORALLY_CORRELATES")

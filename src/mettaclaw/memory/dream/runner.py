@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.chroma import StoreDamaged
-from mettaclaw.memory.keyed_vectors import KeyedVectors
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.errors import StoreDamaged
+from mettaclaw.memory.stores.cache import CachedEmbedder, embed_ahead
+from mettaclaw.memory.stores.keyed_vectors import KeyedVectors
 from mettaclaw.progress import progress_bar
 
 from . import patterns as pattern_rules
 from . import quantify, themes
-from .cache import CachedEmbedder, embed_ahead
 from .cluster import choose_k, cluster_vectors, word_vectors
 from .concepts import learn_concepts
 from .consolidate import Policy, consolidate

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mettaclaw.memory.core.text import prose, sentences, term_set, terms
 from mettaclaw.memory.semantic.memory import MAX_CONTENT
-from mettaclaw.memory.text import prose, sentences, term_set, terms
 
 from .concepts import CALENDAR
 from .episodes import DreamEpisode

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.text import attributed, prose, sentences, term_set
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.text import attributed, prose, sentences, term_set
+from mettaclaw.memory.stores.cache import embed_ahead
 
-from .cache import embed_ahead
 from .cluster import CLUSTERINGS, cluster_vectors
 from .episodes import DreamEpisode
 from .summarise import MAX_SENTENCE_CHARS

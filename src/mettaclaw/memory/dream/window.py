@@ -10,14 +10,17 @@ returns, and a window a crash left holding one is mended at the next rebuild.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 from typing import Any
 
-from mettaclaw.memory.keyed_vectors import KeyedVectors
+import numpy as np
+
+from mettaclaw.memory.stores.cache import CachedEmbedder
+from mettaclaw.memory.stores.keyed_vectors import KeyedVectors, text_digest
 
 from . import themes
-from .cache import CachedEmbedder, WindowVectors
 from .episodes import DreamEpisode
 from .report import DreamReport
 from .state import DreamState, save_state
@@ -134,3 +137,54 @@ class ThemeWindow:
     def close(self) -> None:
         if self.vectors is not None:
             self.vectors.close()
+
+
+class WindowVectors:
+    """The vectors of the texts every theme rebuild reads again (each participant's kept sentences, with
+    and without their name), kept in a store of their own (on disk beside the dream's state), each
+    under its text's digest; the dream's `keep_only` drops those of sentences that left the window.
+
+    Why: the embedder's cache is empty after a restart, and the first rebuild embedded each
+    participant's whole window again (two people, 10k episodes, bench/dream.py --speakers 2
+    --restart: 25.7 s and 7,997 texts, against 5.0 s and 146 without the restart). Kept as float32,
+    as the model gave them, so a rebuild after a restart derives the themes it would have without one.
+    Vectors found here are handed to the embedder's cache too: the index embeds a new theme's named
+    sentences, which are among these texts. Used by the dream's thread and, for an erasure, the turn's."""
+
+    def __init__(self, embedder: Any, store: KeyedVectors) -> None:
+        self.embedder, self.store = embedder, store
+        self.name, self.dim = embedder.name, embedder.dim
+        self._guard = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        wanted = list(dict.fromkeys(texts))
+        with self._guard:
+            found = {t: v[0] for t in wanted if (v := self.store.get(d := text_digest(t), d)) is not None}
+        if found and isinstance(self.embedder, CachedEmbedder):
+            self.embedder.keep(found)
+        missing = [t for t in wanted if t not in found]
+        if missing:
+            fresh = np.asarray(self.embedder.embed(missing), dtype=np.float32)
+            found.update(zip(missing, fresh, strict=True))
+            with self._guard:
+                for text, vector in zip(missing, fresh, strict=True):
+                    self.store.put(digest := text_digest(text), digest, vector[None, :])
+        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts]) if texts \
+            else np.zeros((0, self.dim), dtype=np.float32)
+
+    def forget(self, texts: list[str]) -> None:
+        with self._guard:
+            for text in texts:
+                self.store.forget(text_digest(text))
+
+    def keep_only(self, texts: list[str]) -> None:
+        """Forget the vectors of every text but these (the window as it is now)."""
+        live = {text_digest(t) for t in texts}
+        with self._guard:
+            for key in self.store.ids():
+                if key not in live:
+                    self.store.forget(key)
+
+    def close(self) -> None:
+        with self._guard:
+            self.store.close()

@@ -41,19 +41,19 @@ log = logging.getLogger(__name__)
 def open_semantic(config: Any, embedder: Any, clock: Callable[[], float] = time.time) -> SemanticMemory:
     """The real layer: records in `memory/semantic/records.sqlite3`, vectors in Chroma's "semantic"
     collection (its own embedded folder `memory/semantic/chroma`, or the configured server)."""
-    from mettaclaw.memory.embedders import signature
-    from mettaclaw.memory.vectors import InMemoryVectorStore
+    from mettaclaw.memory.stores.embedders import signature
+    from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
     from .sqlite_store import SqliteSemanticStore
 
     folder = config.memory_path("semantic")
     sig = signature(embedder)
     if config.chromaMode == "embedded":
-        from mettaclaw.memory.chroma import ChromaVectorStore
+        from mettaclaw.memory.stores.chroma import ChromaVectorStore
 
         vectors: Any = ChromaVectorStore.embedded(folder / "chroma", embedder_signature=sig, collection=COLLECTION)
     elif config.chromaMode == "server":
-        from mettaclaw.memory.chroma import ChromaVectorStore, folder_id
+        from mettaclaw.memory.stores.chroma import ChromaVectorStore, folder_id
 
         vectors = ChromaVectorStore.server(config.chromaHost, config.chromaPort, embedder_signature=sig,
                                            collection=COLLECTION, owner=folder_id(config.memory_path()))

@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 
-from mettaclaw.memory.ranking import Neighbours
+from mettaclaw.memory.core.ranking import Neighbours
 from mettaclaw.textutil import quoted
 
 from .records import INDEX_TAG, Edge, SemanticRecord

@@ -7,7 +7,7 @@ shortened with a visible marker rather than dropped.
 
 from __future__ import annotations
 
-from mettaclaw.memory import scopes
+from mettaclaw.memory.core import scopes
 
 from .records import RecallResult, SemanticRecord
 from .store import SemanticStore

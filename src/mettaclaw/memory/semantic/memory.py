@@ -13,13 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.chroma import EmbedderMismatch
-from mettaclaw.memory.embedders import Embedder, signature
-from mettaclaw.memory.layers import Announcer
-from mettaclaw.memory.ranking import ActivationWeights, spread_with
-from mettaclaw.memory.vectorbuffer import FLUSH_EVERY, BufferedVectors, Row
-from mettaclaw.memory.vectors import VectorStore
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.layers import Announcer
+from mettaclaw.memory.core.ranking import spread_with
+from mettaclaw.memory.core.settings import ActivationWeights
+from mettaclaw.memory.core.times import epoch_seconds
+from mettaclaw.memory.errors import EmbedderMismatch
+from mettaclaw.memory.stores.buffered import FLUSH_EVERY, BufferedVectors, Row
+from mettaclaw.memory.stores.embedders import Embedder, signature
+from mettaclaw.memory.stores.vectors import VectorStore
 from mettaclaw.textutil import quoted
 
 from .graph import (
@@ -48,7 +50,6 @@ from .records import (
     confirmations_from,
     looks_like_id,
     new_id,
-    parse_time,
 )
 from .store import SemanticStore
 
@@ -164,7 +165,7 @@ class SemanticMemory(SemanticReading, Announcer):
         triple, truth = triple_from_atom(atom) if atom else (None, None)
         triple = triple or extract_triple(text)
         name = (name or "").strip() or (text if kind in ("concept", "theme") and len(text) <= 60 else "")
-        vf = parse_time(valid_from) or self.clock()
+        vf = epoch_seconds(valid_from) or self.clock()
         probe = SemanticRecord(text, kind, name, normalize_name(name) if name else "")
         vector = self.embedder.embed([probe.embed_text()])[0]
         cand = Candidate(text, kind, name, probe.name_norm, content_key(text), triple, vector, vf, list(dict.fromkeys(eps)),

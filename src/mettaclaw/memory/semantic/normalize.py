@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from mettaclaw.memory.text import STOPWORDS, words
+from mettaclaw.memory.core.text import STOPWORDS, words
 
 ARTICLES = frozenset({"a", "an", "the"})
 PRONOUNS = frozenset(["he", "she", "they", "it", "we", "you", "him", "her", "them", "his", "hers", "their", "theirs", "this", "that", "there", "one"])

@@ -11,15 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.text import MAX_QUERY_CHARS, STOPWORDS, check_query, words
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.text import MAX_QUERY_CHARS, STOPWORDS, check_query, words
+from mettaclaw.memory.core.times import epoch_seconds
 from mettaclaw.textutil import quoted
 
 from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
 from .recall import MODES, gather, score
 from .recall import touch as touch_records
-from .records import RecallResult, SemanticRecord, bare_id, check_kinds, mentions_id, parse_time
+from .records import RecallResult, SemanticRecord, bare_id, check_kinds, mentions_id
 from .store import RecordFilter
 
 MAX_RECALL_LIMIT = 1000  # the most records one recall returns (the `recall` skill's limit= is checked against it)
@@ -122,7 +123,7 @@ class SemanticReading:
         as_tags = lambda v: tuple(str(t).strip().lower() for t in as_tuple(v))  # noqa: E731
         tags_all, tags_any, tags_none = self.scope_filter_parts(visible, as_tags(tags_all), as_tags(tags_any), as_tags(tags_none))
         f = RecordFilter(tags_all, tags_any, tags_none, as_tuple(kind), category,
-                         min_confidence, parse_time(time_from), parse_time(time_to), name_pattern, parse_time(as_of),
+                         min_confidence, epoch_seconds(time_from), epoch_seconds(time_to), name_pattern, epoch_seconds(as_of),
                          include_history)
         qvec = self.embedder.embed([query])[0] if query else None
         cands = gather(self.records, self.vectors, qvec, query, mode, f, int(limit))

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mettaclaw.memory.ranking import ActivationWeights, fuse
-from mettaclaw.memory.vectors import VectorStore
+from mettaclaw.memory.core.ranking import fuse
+from mettaclaw.memory.core.settings import ActivationWeights
+from mettaclaw.memory.stores.vectors import VectorStore
 
 from .graph import DAY, hebbian, spreading_activation
 from .records import SemanticRecord

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mettaclaw.memory import scopes
-from mettaclaw.memory.text import terms, words
-from mettaclaw.memory.vectors import VectorStore
+from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.text import terms, words
+from mettaclaw.memory.stores.vectors import VectorStore
 
 from .normalize import Triple, key_tokens, same_object
 from .records import INDEX_TAG, SemanticRecord

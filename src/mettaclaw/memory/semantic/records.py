@@ -10,7 +10,6 @@ import math
 import re
 import uuid
 from dataclasses import dataclass, field, fields
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,6 @@ from mettaclaw.textutil import quoted
 KINDS = ("fact", "concept", "theme", "summary")
 INDEX_TAG = "index"  # a record stored as an index over episodes (learn(index=True)): kept out of the graph
 PROVENANCES = ("episodic_consolidation", "agent_inference", "direct_ingestion", "hybrid")
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
 def check_kinds(kinds: tuple[str, ...]) -> None:
@@ -28,32 +26,6 @@ def check_kinds(kinds: tuple[str, ...]) -> None:
     `recall sky kind=facts` (or the inspector's `/records?kind=facts`) answered that nothing was found."""
     if unknown := [k for k in kinds if k not in KINDS]:
         raise ValueError(f"kind {quoted(unknown[0])} is not one of {', '.join(KINDS)}")
-
-
-def parse_time(value: str | float | int | datetime | None) -> float | None:
-    """Accept the trace's time format, ISO 8601, a datetime or epoch seconds; refuse anything else."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"not a time: {value!r}")
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, datetime):
-        return value.timestamp()
-    text = str(value).strip()
-    for fmt in (TIME_FORMAT, "%Y-%m-%d %H:%M", "%Y-%m-%d"):
-        try:
-            return datetime.strptime(text, fmt).timestamp()
-        except ValueError:
-            pass
-    try:
-        return datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        raise ValueError(f"not a time: {quoted(text)} (use YYYY-MM-DD HH:MM:SS)") from None
-
-
-def format_time(ts: float | None) -> str:
-    return "" if ts is None else datetime.fromtimestamp(ts).strftime(TIME_FORMAT)
 
 
 def confidence_from(reinforcements: int) -> float:

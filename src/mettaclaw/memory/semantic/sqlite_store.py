@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory.text import TERMS_VERSION, query_terms, terms
+from mettaclaw.memory.core.text import TERMS_VERSION, query_terms, terms
 
 from .records import Edge, SemanticRecord
 from .sqlite_schema import SCHEMA
@@ -61,7 +61,7 @@ def is_damage(err: BaseException) -> bool:
 
 def damaged(path: Path, err: sqlite3.DatabaseError) -> Exception:
     """The store-damaged error for the semantic store at `path`, naming the file and the way out."""
-    from mettaclaw.memory.chroma import StoreDamaged
+    from mettaclaw.memory.errors import StoreDamaged
 
     return StoreDamaged(
         f"the semantic store {path} is damaged ({err}). With the agent stopped, move it aside (mv {path} "

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from mettaclaw.memory.lexical import BM25Index
+from mettaclaw.memory.stores.lexical import BM25Index
 
 from .records import Edge, SemanticRecord
 

@@ -1,0 +1,116 @@
+"""One record of the episodic trace: its line, `("YYYY-MM-DD HH:MM:SS" "HUMAN_MESSAGE: " "<message>"
+(skill "arg") ... ["ERROR_FEEDBACK: ..."] ["FROM: <who>, <who> (<channel>)"] ["OUTCOMES: ..."])`, the
+episode it reads as, the times every reader of the trace can parse back, and the ids (`ep-<offset>`)
+that name records. The file that holds the records is episodic.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mettaclaw.parser import Command
+from mettaclaw.sexpr import Expr, SexprError, Str, Sym, quote, read_all, to_text
+
+TIME_LEN = len("YYYY-MM-DD HH:MM:SS")
+MAX_OFFSET_DIGITS = 18  # a trace of an exabyte
+
+
+FROM = "FROM: "  # a string item, so it can never be read as a command (a skill may be named anything)
+OUTCOMES = "OUTCOMES: "  # how each command ended: `status@ms` (0 done, >0 a shell exit status, -1 an error)
+
+
+@dataclass
+class Episode:
+    id: str
+    time: str
+    message: str
+    commands: list[Command] = field(default_factory=list)
+    errors: str | None = None
+    text: str = ""
+    who: tuple[str, ...] = ()  # who sent the message(s)
+    channel: str = ""
+    outcomes: list[tuple[int, float]] = field(default_factory=list)  # per command: (status, ms); [] in old records
+
+    @property
+    def offset(self) -> int:
+        return int(self.id.removeprefix("ep-"))
+
+
+def format_record(time: str, message: str, commands: list[Command], errors: str | None,
+                  who: tuple[str, ...] = (), channel: str = "", outcomes: list[tuple[int, float]] = ()) -> str:
+    parts = [quote(time), quote("HUMAN_MESSAGE: "), quote(message), *(str(c) for c in commands)]
+    if errors:
+        parts.append(quote("ERROR_FEEDBACK: " + errors))
+    if who or channel:
+        parts.append(quote(f"{FROM}{', '.join(who)} ({channel})"))
+    if outcomes:
+        parts.append(quote(OUTCOMES + " ".join(f"{int(status)}@{ms:.1f}" for status, ms in outcomes)))
+    return "(" + " ".join(parts) + ")"
+
+
+def _outcomes(text: str) -> list[tuple[int, float]]:
+    out = []
+    for item in text.removeprefix(OUTCOMES).split():
+        status, _, ms = item.partition("@")
+        try:
+            out.append((int(status), float(ms)))
+        except ValueError:
+            return []  # not ours: no outcomes rather than wrong ones
+    return out
+
+
+def _senders(text: str) -> tuple[tuple[str, ...], str]:
+    names, _, channel = text.removeprefix(FROM).rpartition(" (")
+    return tuple(n for n in names.split(", ") if n), channel.removesuffix(")")
+
+
+_FROM_ITEM = re.compile('"' + re.escape(FROM) + r'((?:[^"\\]|\\.)*)"')
+
+
+def senders_of(line: str) -> tuple[tuple[str, ...], str]:
+    """Who spoke in a record and on which channel, read off its FROM item without parsing the whole
+    record (HISTORY may pass over many records of other people to fill its share)."""
+    found = _FROM_ITEM.findall(line)
+    if not found:
+        return (), ""
+    items = read_all(f'"{FROM}{found[-1]}"')  # the last: the record's own FROM item follows what was said
+    return _senders(items[0].value) if items and isinstance(items[0], Str) else ((), "")
+
+
+def parse_record(line: str, offset: int) -> Episode | None:
+    """Read one record line; None for a torn or foreign line (never an exception)."""
+    if not line.startswith('("'):
+        return None
+    try:
+        nodes = read_all(line)
+    except SexprError:
+        return None
+    if len(nodes) != 1 or not isinstance(nodes[0], Expr) or len(nodes[0].items) < 3:
+        return None
+    items = nodes[0].items
+    if not (isinstance(items[0], Str) and isinstance(items[2], Str)):
+        return None
+    commands, errors, who, channel, outcomes = [], None, (), "", []
+    for node in items[3:]:
+        if isinstance(node, Expr) and node.items and isinstance(node.items[0], Sym):
+            commands.append(Command(node.items[0].text, tuple(to_text(n) for n in node.items[1:])))
+        elif isinstance(node, Str) and node.value.startswith("ERROR_FEEDBACK: "):
+            errors = node.value[len("ERROR_FEEDBACK: ") :]
+        elif isinstance(node, Str) and node.value.startswith(FROM):
+            who, channel = _senders(node.value)
+        elif isinstance(node, Str) and node.value.startswith(OUTCOMES):
+            outcomes = _outcomes(node.value)
+    return Episode(f"ep-{offset}", items[0].value, items[2].value, commands, errors, line, who, channel,
+                   outcomes if len(outcomes) == len(commands) else [])
+
+
+def record_offset(record_id: str, prefixes: tuple[str, ...] = ("ep-",)) -> int | None:
+    """The trace offset an id with one of `prefixes` names (None for anything else). ASCII digits only
+    and not too many: isdigit() takes other scripts' digits ("ep-０" forgot ep-0), and int() refuses a
+    number past 4,300 digits with a ValueError where a lookup should find nothing."""
+    for prefix in prefixes:
+        digits = record_id[len(prefix):]
+        if record_id.startswith(prefix) and digits.isascii() and digits.isdigit() and len(digits) <= MAX_OFFSET_DIGITS:
+            return int(digits)
+    return None

@@ -1,0 +1,417 @@
+"""The episodic trace `history.metta`: one append-only record a turn, synced before the turn ends.
+
+A record is one line (its format, its time and its id: trace_records.py), so a torn last record (power
+loss, kill -9) is one unreadable line that readers skip. The prompt tail and time lookups seek instead
+of reading the whole file, so a trace of months costs the same as one of minutes.
+An episode's id is its byte offset (`ep-<offset>`): stable, since the file is only appended to, except
+that `erase` (forgetting an episode) blanks a record in place, keeping every offset.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from mettaclaw.memory.core.layers import Announcer
+from mettaclaw.memory.core.times import check_time
+from mettaclaw.parser import Command
+from mettaclaw.textutil import cap_head
+
+from .records import TIME_LEN, Episode, format_record, parse_record, record_offset, senders_of
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 64 * 1024
+RUNS_SUFFIX = ".runs"  # beside the trace: the offsets of records earlier than the record before them
+
+
+class EpisodicTrace(Announcer):
+    """The trace file as a memory layer (`name = "episodic"`)."""
+
+    name = "episodic"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.touch(exist_ok=True)
+        self._readable_cache: dict[str, bool] = {}
+        self.runs_path = self.path.with_name(self.path.name + RUNS_SUFFIX)
+        self._last_time: str | None = None  # the last record's time, read at the first append
+
+    # --- writing
+    def append(self, time: str, message: str, commands: list[Command], errors: str | None = None,
+               who: tuple[str, ...] = (), channel: str = "") -> str:
+        """Append one record and fsync it; returns its episode id."""
+        return self.append_episode(time, message, commands, errors, who, channel).id
+
+    def append_episode(self, time: str, message: str, commands: list[Command], errors: str | None = None,
+                       who: tuple[str, ...] = (), channel: str = "",
+                       outcomes: list[tuple[int, float]] = ()) -> Episode:
+        """`append`, returning the episode as written (`outcomes`: one (status, ms) a command); a time
+        no reader could parse back is refused before anything is written (check_time)."""
+        check_time(time)
+        outcomes = list(outcomes) if len(outcomes) == len(commands) else []
+        line = format_record(time, message, commands, errors, who, channel, outcomes)
+        if self._last_time is None:
+            last = next((raw for raw in self._lines_backwards() if self._readable(raw)), None)
+            self._last_time = last[2 : 2 + TIME_LEN] if last else ""
+        with open(self.path, "ab") as fh:
+            offset = fh.tell()
+            if offset and not self._ends_with_newline(offset):
+                fh.write(b"\n")  # a torn record stays on its own (skipped) line
+                offset += 1
+            if time < self._last_time:  # the clock went back: a new run of times starts here (around)
+                self._note_run(offset)
+            fh.write(line.encode("utf-8") + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._last_time = time
+        episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line, tuple(who), channel, outcomes)
+        self.announce_capture(episode.id, episode)
+        return episode
+
+    def _note_run(self, offset: int) -> None:
+        """Note (synced, before the record is written) that the record at `offset` starts a new run."""
+        with open(self.runs_path, "a", encoding="utf-8") as fh:
+            fh.write(f"{offset}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def note_runs(self) -> None:
+        """Note every run of the whole trace, read once (an import writes the trace as it was exported,
+        whose clock may have gone back)."""
+        last = ""
+        for episode in self:
+            if episode.time < last:
+                self._note_run(episode.offset)
+            last = episode.time
+        self._last_time = last
+
+    def _runs(self, size: int) -> list[tuple[int, int]]:
+        """The trace's runs of non-decreasing times, as (start, end) byte ranges."""
+        try:
+            text = self.runs_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return [(0, size)]
+        starts = sorted({0, *(int(n) for n in text.split() if n.isdigit() and int(n) < size)})
+        return list(zip(starts, [*starts[1:], size], strict=True))
+
+    def _ends_with_newline(self, size: int) -> bool:
+        with open(self.path, "rb") as fh:
+            fh.seek(size - 1)
+            return fh.read(1) == b"\n"
+
+    # --- reading
+    def _lines_from(self, offset: int) -> Iterator[tuple[int, str]]:
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            pos = offset
+            for raw in fh:
+                yield pos, raw.decode("utf-8", errors="replace").rstrip("\n")
+                pos += len(raw)
+
+    def __iter__(self) -> Iterator[Episode]:
+        return self.records_after(-1)
+
+    def records_after(self, offset: int) -> Iterator[Episode]:
+        """The readable records that start after byte `offset`, oldest first (seeks; -1: all)."""
+        start = 0
+        if offset >= 0:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                fh.readline()  # the record at `offset` itself
+                start = fh.tell()
+        for pos, line in self._lines_from(start):
+            episode = parse_record(line, pos)
+            if episode:
+                yield episode
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def get(self, record_id: str) -> Episode | None:
+        offset = record_offset(record_id)
+        if offset is None or offset >= self.path.stat().st_size:
+            return None
+        if offset and not self._ends_with_newline(offset):
+            return None  # not the start of a record
+        return next((parse_record(line, pos) for pos, line in self._lines_from(offset)), None)
+
+    def has(self, record_id: str) -> bool:
+        """Whether a record starts at this id's offset and is not erased, read from its first bytes:
+        `get` parses the whole record, and one may be megabytes long."""
+        offset = record_offset(record_id)
+        if offset is None:
+            return False
+        with open(self.path, "rb") as fh:
+            fh.seek(max(0, offset - 1))
+            head = fh.read(3 if offset else 2)
+        return head == (b'\n("' if offset else b'("')  # an erased record is blanked to spaces
+
+    def erased(self, record_id: str) -> bool:
+        """Whether a record started at this id's offset and was erased (`erase` blanks its line to
+        spaces): a page linking a forgotten episode says so, where "no record" would read as a broken
+        link. Read a chunk at a time: an erased record may have been megabytes long."""
+        offset = record_offset(record_id)
+        if offset is None or offset >= self.path.stat().st_size:
+            return False
+        with open(self.path, "rb") as fh:
+            if offset:
+                fh.seek(offset - 1)
+                if fh.read(1) != b"\n":
+                    return False  # not the start of a record
+            blank = 0
+            while chunk := fh.read(_CHUNK):
+                line = chunk.split(b"\n", 1)[0]
+                if line.strip(b" "):
+                    return False  # a record, or one torn mid-erase
+                blank += len(line)
+                if len(line) < len(chunk):
+                    break
+        return blank > 0
+
+    TAIL_SCAN_BYTES = 64 << 20  # how far back `tail` reads at most, however long the last records are
+
+    def tail(self, max_chars: int, shown: Callable[[tuple[str, ...], str], bool] | None = None) -> str:
+        """The last records fitting in max_chars, oldest first, read backwards by seek; with `shown`,
+        only those whose senders and channel it accepts (whose turn it is may read them). A record
+        longer than a quarter of max_chars is shown cut, with a marker: a pasted 50k-character file hid
+        every older record (it did not fit, and the tail stopped there) for as long as it was in reach."""
+        if max_chars <= 0:
+            return ""
+        share = max(200, max_chars // 4)
+        kept: list[str] = []
+        used = 0
+        for line in self._lines_backwards():
+            if not line or not self._readable(line):
+                continue
+            if shown is not None and not shown(*senders_of(line)):
+                continue
+            line = cap_head(line, share, "record")
+            if used + len(line) + 1 > max_chars:
+                break
+            kept.append(line)
+            used += len(line) + 1
+        return "\n".join(reversed(kept))
+
+    def _lines_backwards(self, block: int = 1 << 16) -> Iterator[str]:
+        """The file's lines, newest first, reading blocks backwards from the end (a line cut by the
+        scan's limit is not one)."""
+        with open(self.path, "rb") as fh:
+            pos = fh.seek(0, os.SEEK_END)
+            stop = max(0, pos - self.TAIL_SCAN_BYTES)
+            pending: list[bytes] = []  # the line being read, its later pieces first
+            while pos > stop:
+                size = min(block, pos - stop)
+                pos -= size
+                fh.seek(pos)
+                parts = fh.read(size).split(b"\n")
+                if len(parts) == 1:
+                    pending.append(parts[0])
+                    continue
+                yield (parts[-1] + b"".join(reversed(pending))).decode("utf-8", errors="replace")
+                for raw in reversed(parts[1:-1]):
+                    yield raw.decode("utf-8", errors="replace")
+                pending = [parts[0]]
+            if pos == 0 and pending:
+                yield b"".join(reversed(pending)).decode("utf-8", errors="replace")
+
+    def _readable(self, line: str) -> bool:
+        """parse_record(line) is not None, remembered: the same lines are re-read every turn."""
+        known = self._readable_cache.get(line)
+        if known is None:
+            if len(self._readable_cache) > 4096:
+                self._readable_cache.clear()
+            known = self._readable_cache[line] = parse_record(line, 0) is not None
+        return known
+
+    def _record_start_at_or_after(self, fh: Any, pos: int) -> tuple[int, str | None]:
+        """The first readable record starting at or after byte pos: (offset, line)."""
+        if pos > 0:
+            fh.seek(pos - 1)
+            if fh.read(1) != b"\n":
+                fh.readline()
+        else:
+            fh.seek(0)
+        while True:
+            offset = fh.tell()
+            raw = fh.readline()
+            if not raw:
+                return offset, None
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            if parse_record(line, offset):
+                return offset, line
+
+    def around(self, time: str, each_side: int) -> list[Episode]:
+        """Records nearest `time` (`YYYY-MM-DD HH:MM:SS`, a prefix such as a date works too), oldest
+        first, by bisection of each run of non-decreasing times: where the clock went back between
+        turns, one bisection over the whole file found records of another time (`episodes`, and
+        forgetting a memory, which looks up the turn that stored it, missed theirs)."""
+        runs = self._runs(self.path.stat().st_size)
+        if len(runs) == 1:
+            return self._around_in(time, each_side, *runs[0])
+        found = sorted((e for run in runs for e in self._around_in(time, each_side, *run)),
+                       key=lambda e: (e.time, e.offset))
+        at = sum(1 for e in found if e.time < time)
+        return found[max(0, at - each_side) : at + each_side + 1]
+
+    def holding(self, skill: str, *words: str) -> list[Episode]:
+        """The readable records with a `skill` command, oldest first, in one pass over the file that
+        parses only the lines naming it (and holding one of `words`, in any case, when any are given:
+        parsing every remember of a 76 MB trace took 1.2 s under the memory's lock)."""
+        needle, found, folded = f"({skill} ".encode(), [], [w.casefold() for w in words]
+        with open(self.path, "rb") as fh:
+            pos = 0
+            for raw in fh:
+                if needle in raw:
+                    line = raw.decode("utf-8", errors="replace")
+                    cased = line.casefold()
+                    if not folded or any(w in cased for w in folded):
+                        episode = parse_record(line.rstrip("\n"), pos)
+                        if episode and any(c.skill == skill for c in episode.commands):
+                            found.append(episode)
+                pos += len(raw)
+        return found
+
+    def latest(self, count: int) -> list[Episode]:
+        """The last `count` records written, oldest first: what just happened, whatever times the clock
+        gave them (`around` a time after all of them gives the latest by time)."""
+        return self._before(self.path.stat().st_size, count)
+
+    def _around_in(self, time: str, each_side: int, start: int, end: int) -> list[Episode]:
+        """`around` within the records starting in [start, end), whose times do not decrease."""
+        with open(self.path, "rb") as fh:
+            lo, hi = start, end
+            while lo < hi:  # first record whose time >= target
+                mid = (lo + hi) // 2
+                offset, line = self._record_start_at_or_after(fh, mid)
+                if line is None or offset >= end or line[2 : 2 + TIME_LEN] >= time:
+                    hi = mid
+                else:
+                    lo = offset + 1
+            pivot = min(self._record_start_at_or_after(fh, lo)[0], end)
+        before = [e for e in self._before(pivot, each_side) if e.offset >= start]
+        after = []
+        for pos, line in self._lines_from(pivot):
+            if pos >= end:
+                break
+            episode = parse_record(line, pos)
+            if episode:
+                after.append(episode)
+                if len(after) >= each_side + 1:
+                    break
+        return before + after
+
+    def _before(self, offset: int, count: int) -> list[Episode]:
+        """Up to `count` records ending before byte offset, reading a growing window backwards."""
+        if count <= 0 or offset <= 0:
+            return []
+        window = _CHUNK
+        with open(self.path, "rb") as fh:
+            while True:
+                start = max(0, offset - window)
+                fh.seek(start)
+                pieces = fh.read(offset - start).split(b"\n")
+                pos, found = start, []
+                for index, raw in enumerate(pieces):
+                    if index > 0 or start == 0:  # the first piece of a later window may be cut
+                        episode = parse_record(raw.decode("utf-8", errors="replace"), pos)
+                        if episode:
+                            found.append(episode)
+                    pos += len(raw) + 1
+                if len(found) >= count or start == 0:
+                    return found[-count:]
+                window *= 4
+
+    # --- the layer protocol
+    def store(self, record: Episode) -> str:
+        return self.append(record.time, record.message, record.commands, record.errors, record.who, record.channel)
+
+    def remove(self, record_id: str) -> bool:
+        return self.erase(record_id) is not None
+
+    def erase(self, record_id: str) -> Episode | None:
+        """Forget one record for good: overwrite its line in place with spaces and sync. The file
+        keeps its length, so every other episode keeps its id; readers skip a blank line as they skip
+        a torn one, and a crash mid-erase leaves a line no reader accepts. The erased episode or None."""
+        episode = self.get(record_id)
+        if episode is None:
+            return None
+        with open(self.path, "r+b") as fh:
+            fh.seek(episode.offset)
+            length = len(fh.readline().rstrip(b"\n"))
+            fh.seek(episode.offset)
+            fh.write(b" " * length)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._readable_cache.clear()
+        self.announce_delete(record_id, episode)
+        return episode
+
+    def redact(self, record_id: str, forgotten: Callable[[Command], bool], marker: str = "[forgotten]") -> bool:
+        """Rewrite one record in place with the arguments of the commands `forgotten` picks replaced by
+        `marker` (a memory forgotten after its `remember` was recorded), padded with spaces to the old
+        length so every other record keeps its offset; whether anything changed.
+
+        The record is read again byte for byte (bytes that are not UTF-8 kept as they are), and a
+        rewrite that would still be longer than the record (a form written by hand that the writer
+        writes longer) is not made, said in the log: a record holding bytes that are not UTF-8 was
+        written back with each one as a 3-byte replacement character, ran over the next record, and
+        both were lost."""
+        episode = self.get(record_id)
+        if episode is None or not any(map(forgotten, episode.commands)):
+            return False
+        with open(self.path, "r+b") as fh:
+            fh.seek(episode.offset)
+            raw = fh.readline().rstrip(b"\n")
+            exact = parse_record(raw.decode("utf-8", errors="surrogateescape"), episode.offset) or episode
+            line = _redacted(exact, forgotten, marker, len(raw))
+            if line is None:
+                log.error("trace record %s keeps what was forgotten: written again without it, it would be longer "
+                          "than its %d bytes and run over the next record", record_id, len(raw))
+                return False
+            fh.seek(episode.offset)
+            fh.write(line + b" " * (len(raw) - len(line)))
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._readable_cache.clear()
+        return True
+
+    def recall(self, limit: int = 10, **filters: Any) -> list[Episode]:
+        time = filters.get("time")
+        if time:
+            return self.around(time, limit // 2)[:limit]
+        text = self.tail(10**9 if limit > 1000 else limit * 4096)
+        return [e for e in (parse_record(line, 0) for line in text.split("\n")) if e][-limit:]
+
+    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[Episode]:
+        """Episodes next to the seeds in time: the trace's only association is adjacency."""
+        out: list[Episode] = []
+        for seed in seed_ids:
+            episode = self.get(seed)
+            if episode:
+                out.extend(e for e in self.around(episode.time, 1) if e.id != seed)
+        return out[:limit]
+
+    def consolidate(self) -> dict[str, int]:
+        return {}
+
+    def stats(self) -> dict[str, Any]:
+        first = next(iter(self), None)
+        return {"records": len(self), "bytes": self.path.stat().st_size, "oldest": first.time if first else None}
+
+
+def _redacted(episode: Episode, forgotten: Callable[[Command], bool], marker: str, length: int) -> bytes | None:
+    """The record's line with the arguments `forgotten` picks replaced by `marker`, or by nothing when the
+    marker does not fit where the text was (`remember hi` has no room); None if neither fits in `length` bytes."""
+    for shown in (marker, ""):
+        commands = [Command(c.skill, tuple(shown for _ in c.args)) if forgotten(c) else c for c in episode.commands]
+        line = format_record(episode.time, episode.message, commands, episode.errors, episode.who,
+                             episode.channel, episode.outcomes).encode("utf-8", errors="surrogateescape")
+        if len(line) <= length:
+            return line
+    return None
