@@ -124,13 +124,39 @@ def test_a_query_past_the_length_recall_takes_is_a_clear_skill_error(make_agent)
     assert "internal error" not in outcome.results[0]
 
 
-def test_every_memory_and_reasoning_skill_is_declared_once_with_help(make_agent) -> None:
-    from mettaclaw.skills.semantic import SKILLS
+def test_every_built_in_skill_is_declared_once_from_the_registry(make_agent) -> None:
+    """A skill's name, help, MeTTa and Python side come from its one registration: what the model is told
+    is what the registry holds, every skill the registry holds is in the prompt, and each runs."""
+    from mettaclaw.skills.memory import SKILLS
+    from mettaclaw.skills.registry import builtin_skills
 
     agent, *_ = make_agent([], ())
-    for name in [*SKILLS, "nal", "pln", "infer", "remember", "query"]:
-        spec = agent.skills[name]
-        assert spec.help and spec.file.endswith(".metta")
+    registered = list(builtin_skills())
+    assert [s.name for s in registered][:2] == ["pin", "send"] and set(SKILLS) <= {s.name for s in registered}
+    for skill in registered:
+        spec = agent.skills[skill.name]
+        assert (spec.args, spec.help, spec.file) == (skill.args, skill.help, "built-in skills")
+        assert spec.usage in agent.skill_list().splitlines()
+    assert agent.use_skill("remember", "the shed key is under the mat").startswith("REMEMBER-SUCCESS")
+    assert "under the mat" in agent.use_skill("query", "where is the shed key")
+    assert agent.use_skill("query").startswith("ERROR: query: query needs a phrase")  # (do query) gives ""
+
+
+def test_the_registry_refuses_a_skill_it_cannot_declare_once() -> None:
+    from mettaclaw.skills.registry import Skill, SkillRegistry
+
+    registry = SkillRegistry()
+    registry.add(Skill("greet", "NAME", "say hello to NAME", "greet-person", lambda host: str.upper))
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.add(Skill("greet", "NAME", "say hi", "greet-again", lambda host: str.upper))
+    with pytest.raises(ValueError, match="is skill 'greet'"):
+        registry.add(Skill("wave", "", "wave", "greet-person", lambda host: str.upper))
+    for bad in ({"name": "grüß"}, {"operation": "Greet"}, {"operation": "greet"}, {"help": "  "}):
+        with pytest.raises(ValueError):
+            Skill(**{"name": "hi", "args": "", "help": "say hi", "operation": "say-hi", "bind": lambda host: str.upper,
+                     **bad})
+    assert registry.get("greet").metta() == ('(skill greet "NAME" "say hello to NAME")\n'
+                                             "(= (do greet $name) (greet-person $name))")
 
 
 def test_dream_skill_consolidates_the_agents_own_episodes_in_the_background(make_agent) -> None:

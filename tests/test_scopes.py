@@ -308,7 +308,7 @@ def test_learn_cites_only_episodes_there_are_and_the_speaker_may_read(make_agent
     alices = agent.turn().episode_ids[0]
     channel.put(Message("hello", who="bob", channel=room))
     bobs = agent.turn().episode_ids[0]
-    learn = agent.memory_skills.semantic_skill("learn")
+    learn = agent.memory_skills.learn
     assert agent.memory_skills.scope == "user:bob"
     with pytest.raises(SkillError, match="no episode ep-99999999"):
         learn("Bob likes tea episodes=ep-99999999")

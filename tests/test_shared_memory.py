@@ -52,6 +52,8 @@ class InProcessCaller:
         if tool == "agent_turn":
             args["messages"] = [TurnMessage(**m) for m in args["messages"]]
             args["commands"] = [TurnCommand(**c) for c in args["commands"]]
+        if tool == "agent_predictions":
+            args["recent"] = [TurnCommand(**c) for c in args["recent"]]
         try:
             return getattr(self.tools, tool)(**args)
         except ToolError as err:

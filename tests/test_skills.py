@@ -485,10 +485,11 @@ def test_a_user_skills_output_is_held_to_max_skill_output(make_agent, tmp_path) 
 
 
 def test_the_infer_help_says_its_best_conclusions_are_kept(tmp_path) -> None:
-    from mettaclaw.skillfiles import check_skill_file
+    from mettaclaw.skillfiles import check_skill_text
     from mettaclaw.skills import reasoning as reasoning
+    from mettaclaw.skills.registry import builtin_skills
 
-    declared, _, _ = check_skill_file(Path(__file__).parents[1] / "metta" / "memory-skills.metta", {}, trusted=True)
+    declared, _ = check_skill_text(builtin_skills().metta(), "built-in skills", {}, trusted=True)
     usage = declared["infer"].usage
     assert "nothing is stored" not in usage  # it was, while infer keeps its best conclusions as facts
     assert f"up to {reasoning.KEEP}, confidence at least {reasoning.KEEP_CONFIDENCE}" in usage and "kept as facts" in usage

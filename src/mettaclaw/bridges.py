@@ -9,7 +9,6 @@ writes every kind of failure out as `ERROR: <skill>: <cause>`.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from hyperon import E, ExpressionAtom, GroundedAtom, OperationAtom, S, SymbolAto
 
 from mettaclaw.memory import StoreDamaged
 from mettaclaw.skills import SkillError, SkillFailure, skill_error
-from mettaclaw.skills import reasoning as reasoning_skills
+from mettaclaw.skills.registry import SkillRegistry
 from mettaclaw.textutil import safe_text
 
 if TYPE_CHECKING:
@@ -51,16 +50,6 @@ def guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as err:
             log.exception("bridge %s failed", name)
             return SkillFailure(safe_text(f"internal error {type(err).__name__}: {err} (details in the log)", f"bridge {name}"))
-
-    return op
-
-
-def locked(agent: Agent, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Hold the memory's lock (a background dream writes too) only around memory work."""
-
-    def op(*args: Any) -> Any:
-        with agent.memory.lock:
-            return fn(*args)
 
     return op
 
@@ -109,16 +98,11 @@ def texts(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return op
 
 
-# the skills' own bridges, which a user skill may call: each argument is text
-TEXT_OPERATIONS = ("pin-set", "channel-send", "shell-run", "file-read", "file-write", "file-append", "sandbox-run",
-                   "web-search", "reason-nal", "reason-pln", "memory-remember", "memory-query", "semantic-learn",
-                   "semantic-relate", "semantic-recall", "semantic-supersede", "memory-forget", "semantic-history",
-                   "reason-infer", "memory-spread", "trace-around", "dream-run")
-
-
-def install(agent: Agent) -> set[str]:
-    """Register every bridge on the agent's runner, before any MeTTa file that uses them is loaded;
-    returns their names (no skill file may give them equations of its own)."""
+def install(agent: Agent, skills: SkillRegistry) -> set[str]:
+    """Register every bridge on the agent's runner, before any MeTTa file that uses them is loaded: the
+    turn's steps, and each registered skill's operation (a user skill may call those too, so each
+    refuses an argument that is not text); returns their names (no skill file may give them equations
+    of its own). Memory takes its own lock: no bridge holds it."""
     runner = agent.runner
     values: dict[str, Callable[..., Any]] = {
         # the turn
@@ -136,30 +120,11 @@ def install(agent: Agent) -> set[str]:
         "pinned": lambda: agent.memory.working.text_of(agent.scope),
         "history-tail": agent.history,
         "section": agent.note_section,
-        # skills
-        "pin-set": agent.pin,
-        "channel-send": agent.send,
-        "shell-run": agent.shell,
-        "file-read": agent.workspace.read,
-        "file-write": agent.workspace.write,
-        "file-append": lambda path, text: agent.workspace.write(path, text, append=True),
-        "sandbox-run": agent.sandbox.run,
-        "web-search": agent.web_search,
-        "reason-nal": reasoning_skills.nal_skill,
-        "reason-pln": reasoning_skills.pln_skill,
+        "knowledge": agent.knowledge,
+        "predictions": agent.predictions,
     }
-    memory_skills = {"memory-remember": "remember", "memory-query": "query", "semantic-learn": "learn",
-                     "semantic-relate": "relate", "semantic-recall": "recall", "semantic-supersede": "supersede",
-                     "memory-forget": "forget", "semantic-history": "history", "reason-infer": "infer",
-                     "memory-spread": "spread", "trace-around": "episodes", "dream-run": "dream"}
-    values["predictions"] = agent.predictions  # the statistics' own lock: never waits for a dream's write
-    touches_memory: dict[str, Callable[..., Any]] = {"knowledge": agent.knowledge}
-    for name, skill in memory_skills.items():
-        touches_memory[name] = functools.partial(agent.memory_skills.run, skill)
-    for name, fn in touches_memory.items():
-        values[name] = locked(agent, fn)
-    for name in TEXT_OPERATIONS:
-        values[name] = texts(name, values[name])
+    for skill in skills:
+        values[skill.operation] = texts(skill.operation, skill.bind(agent))
     for name, fn in values.items():
         runner.register_atom(name, OperationAtom(name, guarded(name, fn), unwrap=True))
 

@@ -20,22 +20,23 @@ from mettaclaw.bounded import Bounds, LimitExceeded, evaluate_bounded
 from mettaclaw.channels import Channel, ChannelGone
 from mettaclaw.config import PROJECT_ROOT, Config
 from mettaclaw.llm import LLM, Backoff, LLMError, call_in_thread
-from mettaclaw.memory import MAX_PIN_CHARS, Memory, scopes, senders
+from mettaclaw.memory import MemoryAPI, scopes, senders
 from mettaclaw.messages import shown
 from mettaclaw.parser import Command, parse_reply
 from mettaclaw.skillfiles import SKILL_NAME, LoadReport, SkillSpec, load_skill_files, user_skill_files
-from mettaclaw.skills import SkillError, skill_error
+from mettaclaw.skills import skill_error
 from mettaclaw.skills.files import Workspace
 from mettaclaw.skills.memory import for_memory as memory_skills_for
+from mettaclaw.skills.registry import SkillRegistry, builtin_skills
 from mettaclaw.skills.sandbox import MettaSandbox
-from mettaclaw.skills.shell import run_shell, status_of
+from mettaclaw.skills.shell import status_of
 from mettaclaw.textutil import cap_head, cap_tail, now_text, one_line, safe_text
 from mettaclaw.turn_state import TurnOutcome, TurnState
 from mettaclaw.turns import TurnLog, clip
 
 log = logging.getLogger(__name__)
 
-CORE_FILES = ("skills.metta", "memory-skills.metta", "prompt.metta", "loop.metta")
+CORE_FILES = ("prompt.metta", "loop.metta")  # after the registry's skills (skills/registry.py)
 CHARS_PER_TOKEN = 16  # a reply past llmMaxTokens x this is no model's (a token is about 4 characters)
 SKIPPED_SHOWN = 10  # commands past maxCommands named in the error; the rest counted
 
@@ -61,17 +62,19 @@ class AgentFunctions:
 
 
 class Agent:
-    """The agent over one `Memory` (from `open_memory`), which its caller opens and closes."""
+    """The agent over one memory (`open_memory`: a Memory, or a RemoteMemory on a memory server), which its
+    caller opens and closes. It is the SkillHost of its skills (skills/registry.py)."""
 
     def __init__(
         self,
         config: Config,
         llm: LLM,
         channel: Channel,
-        memory: Memory,
+        memory: MemoryAPI,
         *,
         clock: Callable[[], float] = time.time,
         root: Path = PROJECT_ROOT,
+        skill_registry: SkillRegistry | None = None,
     ) -> None:
         self.config = config
         self.llm = llm
@@ -94,7 +97,8 @@ class Agent:
         self._head: tuple[str, str, dict[str, int]] | None = None  # (prompt.txt's text, the head, its section sizes)
         self.backoff = Backoff()  # failed model calls in a row: the loop waits longer after each
         self.runner = MeTTa(env_builder=Environment.custom_env(working_dir=str(root / "metta"), include_paths=[str(root / "lib")]))
-        self._bridges = bridges.install(self)
+        self.skill_registry = skill_registry if skill_registry is not None else builtin_skills()
+        self._bridges = bridges.install(self, self.skill_registry)
         self.user_skills: set[str] = set()  # run within `skill_bounds`: their MeTTa is nobody's we checked
         self.skill_bounds = Bounds(config.skillTimeout, config.skillMemoryMB, config.skillStackDepth)
         self.skills_notice: str | None = None  # why no user skill was loaded, when skillsDir is no folder
@@ -106,7 +110,9 @@ class Agent:
     # --- loading
     def _load_metta(self) -> tuple[dict[str, SkillSpec], list[str]]:
         metta_dir = self.root / "metta"
-        core: LoadReport = load_skill_files(self.runner, [metta_dir / f for f in CORE_FILES], {}, trusted=True)
+        builtin = ("built-in skills", self.skill_registry.metta())
+        core: LoadReport = load_skill_files(self.runner, [builtin, *(metta_dir / f for f in CORE_FILES)], {},
+                                            trusted=True)
         if core.errors:
             raise RuntimeError("the agent's own MeTTa files are broken: " + "; ".join(core.errors))
         user_files, self.skills_notice = user_skill_files(self.config.folder("skillsDir"))
@@ -121,8 +127,7 @@ class Agent:
     def turn(self) -> TurnOutcome:
         """Run one turn: one evaluation of (turn) in MeTTa."""
         self.turn_state = TurnState()
-        if self.memory.dreamer is not None:
-            self.memory.dreamer.tick()
+        self.memory.tick()
         result = self.runner.run("!(turn)")
         outcome = str(result[0][0]) if result and result[0] else "(no result)"
         acted = outcome != "idle"
@@ -199,8 +204,7 @@ class Agent:
 
     def history(self) -> str:
         """The trace's last records that this turn's scope may read (HISTORY)."""
-        visible = self.memory_skills.visible
-        return self.memory.trace.tail(self.config.maxHistory, lambda who, channel: scopes.of_episode(who, channel) in visible)
+        return self.memory.trace_tail(self.config.maxHistory, self.memory_skills.visible)
 
     # --- turn steps (called from MeTTa through bridges)
     def now_text(self) -> str:
@@ -442,37 +446,3 @@ class Agent:
             "reply": clip(state.reply), "model_ms": None if state.model_ms is None else round(state.model_ms, 1),
             "tokens": state.tokens, "commands": state.timings, "errors": [clip(e, 1000) for e in state.errors],
             "turn_ms": round(1000 * (time.perf_counter() - state.started), 1)})
-
-    # --- skill sides that need the agent's parts
-    def pin(self, text: str) -> str:
-        """Working memory, refused past its size with the old pin kept: it goes into every prompt."""
-        if len(text.strip()) > MAX_PIN_CHARS:
-            raise SkillError(f"not pinned: {len(text.strip()):,} characters, at most {MAX_PIN_CHARS:,} (working memory "
-                             "is in every prompt); keep the task and its next steps, `remember` or `write-file` the rest")
-        try:
-            return self.memory.working.pin(text, self.scope)
-        except OSError as err:  # a folder where the pin's file goes, a read-only folder: was an internal error
-            raise SkillError(f"not pinned: {str(self.memory.working.file_of(self.scope))!r} cannot be written "
-                             f"({err.strerror or err}); the old pin stays") from None
-
-    def send(self, text: str) -> str:
-        """Say `text` on the channel; an empty one is refused, not SENT: the terminal printed a bare
-        `agent> ` and an IRC server refuses an empty PRIVMSG (412), while the model was told it went."""
-        if not text.strip():
-            raise SkillError("not sent: the message is empty")
-        if text == self.last_sent:
-            return "NOT SENT: exact repeat of your last message"
-        try:
-            note = self.channel.send(text)  # what the channel could not carry (IRC: a long message cut)
-        except ChannelGone as err:  # the session is over: the turn is recorded and the agent stops
-            self.stop()
-            raise SkillError(f"not sent: {err}") from None
-        self.last_sent = text
-        return f"SENT ({note})" if note else "SENT"
-
-    def shell(self, command: str) -> str:
-        return run_shell(command, self.workspace.ensure(), self.config.shellTimeout, self.config.maxSkillOutput,
-                         confine_files=not self.config.allowOutsideWorkspace)
-
-    def web_search(self, query: str) -> str:
-        raise SkillError("no web access: this agent runs offline and no search provider is configured")

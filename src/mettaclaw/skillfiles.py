@@ -92,6 +92,13 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
         raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as err:  # a broken link, a folder named *.metta, no permission: this file only, not start-up
         raise ValueError(f"{path}: cannot be read ({err.strerror or err})") from None
+    declared, functions = check_skill_text(text, str(path), known, trusted, protected)
+    return declared, text, functions
+
+
+def check_skill_text(text: str, path: str, known: dict[str, SkillSpec], trusted: bool = False,
+                     protected: Container[str] = frozenset()) -> tuple[dict[str, SkillSpec], set[str]]:
+    """`check_skill_file` of a text (`path` names where it comes from): its declarations and functions."""
     try:
         forms = read_forms(text)
     except SexprError as err:
@@ -155,7 +162,7 @@ def check_skill_file(path: Path, known: dict[str, SkillSpec], trusted: bool = Fa
             raise ValueError(f"{path}: skill {name!r} is declared but has no (= (do {name} ...) ...) definition")
     for name in defined - declared.keys() - known.keys():
         raise ValueError(f"{path}: (do {name} ...) is defined but {name!r} is not declared with (skill ...)")
-    return declared, text, functions
+    return declared, functions
 
 
 def _nodes(node: Node) -> Iterator[Node]:
@@ -198,9 +205,10 @@ def user_skill_files(folder: Path) -> tuple[list[Path], str | None]:
     return sorted(folder.glob("*.metta")), None
 
 
-def load_skill_files(runner: Any, paths: list[Path], known: dict[str, SkillSpec], trusted: bool = False,
-                     protected: Container[str] = frozenset()) -> LoadReport:
-    """Load files in order into the runner; each bad file is skipped with its error reported.
+def load_skill_files(runner: Any, paths: list[Path | tuple[str, str]], known: dict[str, SkillSpec],
+                     trusted: bool = False, protected: Container[str] = frozenset()) -> LoadReport:
+    """Load files in order into the runner (a file, or a (name, text) pair: the registry's skills); each
+    bad one is skipped with its error reported.
 
     Only `trusted` files (the agent's own) may run code at load time with `!` or define `protected`
     functions (those of the agent's own files: `LoadReport.functions` of loading them).
@@ -208,7 +216,11 @@ def load_skill_files(runner: Any, paths: list[Path], known: dict[str, SkillSpec]
     report = LoadReport()
     for path in paths:
         try:
-            declared, text, functions = check_skill_file(path, {**known, **report.skills}, trusted, protected)
+            if isinstance(path, tuple):
+                text = path[1]
+                declared, functions = check_skill_text(text, path[0], {**known, **report.skills}, trusted, protected)
+            else:
+                declared, text, functions = check_skill_file(path, {**known, **report.skills}, trusted, protected)
             runner.parse_all(text)  # hyperon's own tokenizer must accept it too
         except ValueError as err:
             report.errors.append(str(err))

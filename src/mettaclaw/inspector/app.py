@@ -30,6 +30,7 @@ from starlette.routing import Route
 from mettaclaw import turns
 from mettaclaw.memory import (
     PRIOR_KIND,
+    LocalMemoryAPI,
     RecordFilter,
     action_id,
     check_kinds,
@@ -37,7 +38,6 @@ from mettaclaw.memory import (
     format_time,
     message_id,
     offset_of,
-    read_reports,
     scopes,
 )
 from mettaclaw.textutil import safe_text
@@ -81,7 +81,7 @@ def _turn(line: Any) -> dict[str, Any]:
 class Pages:
     """What each page shows, read from the memory (kept apart from HTTP so it reads top to bottom)."""
 
-    def __init__(self, memory: Any, turn_log: Path, read_only: bool) -> None:
+    def __init__(self, memory: LocalMemoryAPI, turn_log: Path, read_only: bool) -> None:
         self.memory, self.turn_log, self.read_only = memory, Path(turn_log), read_only
 
     def label(self, node: str, chars: int = 28) -> str:
@@ -94,7 +94,7 @@ class Pages:
         shown = [_turn(r) for r in rows]
         for turn in shown:  # a turn links its trace record, unless it was forgotten since (no page to show)
             episode = turn["episode_id"]
-            turn["linked"] = isinstance(episode, str) and self.memory.trace.has(episode)
+            turn["linked"] = isinstance(episode, str) and self.memory.turn(episode) is not None
         return {"turns": shown, "page": page, "more": more}
 
     def search(self, query: str, layer: str | None) -> dict[str, Any]:
@@ -106,25 +106,24 @@ class Pages:
     def records(self, kind: str, after: tuple[float, str] | None) -> dict[str, Any]:
         """A page of the records list, after the record `after` (its time and id) names: its time
         alone skipped the records recorded with it that the page before had no room for."""
-        found = self.memory.semantic.records.select(RecordFilter(kinds=(kind,) if kind else ()), limit=PAGE + 1,
-                                                    after=after)
+        found = self.memory.facts.select(RecordFilter(kinds=(kind,) if kind else ()), limit=PAGE + 1, after=after)
         last = found[PAGE - 1] if len(found) > PAGE else None
         return {"records": found[:PAGE], "kind": kind, "more": last is not None,
                 "next": (last.recorded_at, last.id) if last is not None else None}
 
     def record(self, record_id: str) -> dict[str, Any] | None:
         mem = self.memory
-        semantic = mem.semantic.get(record_id)
+        semantic = mem.facts.get(record_id)
         stat = mem.statistic(record_id)
-        row = mem.index.get(record_id)
+        row = mem.row(record_id)
         # an episode id names a turn of the trace, which the page shows whole: a turn without a message
         # has no `ep-N` row in the index (the timeline links that id all the same), one that ran only
         # memory's own skills has no `act-N` row, and a row holds only part of the turn
         offset = offset_of(record_id)
-        turn = mem.trace.get(message_id(offset)) if offset is not None else None
+        turn = mem.turn(record_id)
         if semantic is None and stat is None and row is None and turn is None:
             return None
-        edges = sorted(mem.semantic.records.edges_of(record_id), key=lambda e: (e.type, -e.weight))
+        edges = sorted(mem.facts.edges_of(record_id), key=lambda e: (e.type, -e.weight))
         # a knowledge prior's chunk is not forgotten here (its file brings it back): no Forget… for it
         forgettable = stat is None and not (semantic is None and row is not None and row.kind == PRIOR_KIND)
         out: dict[str, Any] = {"id": record_id, "semantic": semantic, "stat": stat, "row": row, "forgettable": forgettable,
@@ -133,8 +132,8 @@ class Pages:
         if semantic is not None:
             out["scope"] = scopes.of_tags(semantic.tags)
             out["tags"] = scopes.user_tags(semantic.tags)
-            out["versions"] = mem.semantic.records.by_lineage(semantic.lineage)
-            out["changes"] = mem.semantic.changes(record_id)
+            out["versions"] = mem.facts.versions(semantic.lineage)
+            out["changes"] = mem.facts.changes(record_id)
             out["episodes"] = [(e, self.label(e, 80)) for e in semantic.source_episodes[-20:]]
         elif row is not None:
             out["scope"] = scopes.of_tags(row.tags)
@@ -145,55 +144,44 @@ class Pages:
             out["scope"] = out.get("scope") or scopes.of_episode(turn.who, turn.channel)
             out["turn"] = turn
             out["turn_rows"] = [r for r in (message_id(offset), action_id(offset))
-                                if r != record_id and mem.index.get(r) is not None]
+                                if r != record_id and mem.row(r) is not None]
         return out
 
     def forgotten(self, record_id: str) -> bool:
         """Whether `record_id` names a turn whose trace record was erased: a link to it (a bookmark,
         a page opened before, a record still citing it after a forget cut short) was a bare 404.
         A forgotten fact or memory cannot be told from one that never was: nothing of it is kept."""
-        offset = offset_of(record_id)
-        return offset is not None and self.memory.trace.erased(message_id(offset))
+        return self.memory.turn_erased(record_id)
 
     def exists(self, record_id: str) -> bool:
         """Whether `record_id` names anything a record page shows (what `record` looks up)."""
         mem = self.memory
-        offset = offset_of(record_id)
-        return (mem.semantic.get(record_id) is not None or mem.statistic(record_id) is not None
-                or mem.index.get(record_id) is not None
-                or (offset is not None and mem.trace.get(message_id(offset)) is not None))
+        return (mem.facts.get(record_id) is not None or mem.statistic(record_id) is not None
+                or mem.row(record_id) is not None or mem.turn(record_id) is not None)
 
     def graph_svg(self, record_id: str) -> str:
-        graph = neighbourhood(self.memory.semantic.records.edges_of, record_id)
+        graph = neighbourhood(self.memory.facts.edges_of, record_id)
         return draw_svg(graph, record_id, self.label)
 
     def beliefs(self, page: int) -> dict[str, Any]:
-        index = self.memory.index
-        ids = sorted(index.ids_by(kind="belief"), key=lambda i: index.row(i).metadata.get("ts", 0), reverse=True)
-        rows = [index.get(i) for i in ids[page * PAGE:(page + 1) * PAGE]]
-        inferred = self.memory.semantic.records.select(RecordFilter(tags_all=("inferred",)), limit=PAGE)
-        return {"beliefs": rows, "inferred": inferred, "page": page, "more": len(ids) > (page + 1) * PAGE}
+        rows, total = self.memory.belief_rows(page * PAGE, PAGE)
+        inferred = self.memory.facts.select(RecordFilter(tags_all=("inferred",)), limit=PAGE)
+        return {"beliefs": rows, "inferred": inferred, "page": page, "more": total > (page + 1) * PAGE}
 
     def dreams(self, page: int) -> dict[str, Any]:
-        dreamer = self.memory.dreamer
-        reports = list(reversed(read_reports(dreamer.reports_path))) if dreamer is not None else []
+        reports = list(reversed(self.memory.dream_reports()))
         shown = reports[page * 10:(page + 1) * 10]
         labelled = [{**r, "labels": {i: self.label(i, 50) for k in ("added", "reinforced", "merged", "superseded")
                                      for i in r.get(k, [])[:30]}} for r in shown]
-        running = getattr(dreamer, "progress", None)
+        running = self.memory.dream_progress()
         return {"reports": labelled, "page": page, "more": len(reports) > (page + 1) * 10, "running": running}
 
     def stats(self) -> dict[str, Any]:
-        mem = self.memory
-        kinds = sorted(mem.statistics, key=lambda s: -s.n)[:50] if mem.statistics is not None else []
-        state = mem.dreamer.state if mem.dreamer is not None else None
-        return {"index": mem.index.stats(), "semantic": mem.semantic.records.summary(),
-                "tags": list(mem.semantic.tags().items())[:30], "kinds": kinds,
-                "dreams": getattr(state, "dreams", 0), "last_dream": format_time(getattr(state, "last_dream", None)),
-                "pins": mem.working.text}
+        overview = self.memory.overview()
+        return {**overview, "last_dream": format_time(overview["last_dream"])}
 
 
-def build(memory: Any, turn_log: Path, token: str, read_only: bool = True) -> Starlette:
+def build(memory: LocalMemoryAPI, turn_log: Path, token: str, read_only: bool = True) -> Starlette:
     """The inspector's ASGI app (uvicorn serves it: inspector/__init__.py)."""
     pages = Pages(memory, turn_log, read_only)
     env = Environment(loader=PackageLoader("mettaclaw.inspector"), autoescape=select_autoescape())

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections import Counter
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import AfterValidator, BaseModel, Field
 
-from mettaclaw.memory import KINDS, MAX_TAG_CHARS, SemanticRecord, check_time, is_time_prefix, scopes, senders
+from mettaclaw.memory import (
+    KINDS,
+    MAX_TAG_CHARS,
+    LocalMemoryAPI,
+    SemanticRecord,
+    check_time,
+    is_time_prefix,
+    scopes,
+    senders,
+)
 from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 from mettaclaw.sexpr import is_symbol
@@ -51,7 +59,7 @@ def _iso(t: float | None) -> str | None:
 class MemoryTools:
     """The tools, bound to one memory; `source` is what writes made through them are recorded as."""
 
-    def __init__(self, memory: Any, source: str = "mcp", scope: str = scopes.DEFAULT,
+    def __init__(self, memory: LocalMemoryAPI, source: str = "mcp", scope: str = scopes.DEFAULT,
                  lenses: dict[str, Any] | None = None) -> None:
         self.memory, self.source, self.scope, self.lenses = memory, source, scopes.check(scope), dict(lenses or {})
         self.visible = scopes.reading(self.scope, with_agent=self.scope == scopes.DEFAULT)  # its scope only
@@ -89,15 +97,13 @@ class MemoryTools:
         except ValueError as err:
             raise ToolError(f"{err}; refused before anything was written") from None
 
-    def _semantic_write(self, write: Callable[[], Any]) -> Any:
-        """A write to semantic memory under the memory's lock, then its index copies brought in line."""
+    @staticmethod
+    def _semantic_write(write: Callable[[], Any]) -> Any:
+        """A write to semantic memory (`Memory.facts` locks and mirrors it), the caller's mistake a ToolError."""
         try:
-            with self.memory.lock:
-                return write()
+            return write()
         except (ValueError, LookupError) as err:
             raise ToolError(str(err)) from None
-        finally:
-            self.memory.sync_mirror()
 
     # --- semantic memory
     def create_entity(self, content: Text,
@@ -106,7 +112,7 @@ class MemoryTools:
                       category: str | None = None, tags: Tags = None,
                       confidence: Share = None) -> dict[str, Any]:
         """Store a fact, concept or other semantic record; a near-duplicate reinforces or merges instead."""
-        result = self._semantic_write(lambda: self.memory.semantic.learn(
+        result = self._semantic_write(lambda: self.memory.facts.learn(
             content, name=name, kind=kind, category=category, tags=tags or (), confidence=confidence, scope=self.scope))
         return {"id": result.id, "action": result.action, "superseded": result.superseded,
                 "similarity": result.similarity}
@@ -114,7 +120,7 @@ class MemoryTools:
     def create_relation(self, source: Ref, relation: Annotated[str, Field(min_length=1, description="e.g. likes, part_of")],
                         target: Ref, weight: Share = None) -> dict[str, Any]:
         """Link two records with a typed edge (an unknown name becomes a concept, an unknown id is an error); relating again strengthens it."""
-        edge = self._semantic_write(lambda: self.memory.semantic.relate(source, relation, target, weight, scope=self.scope))
+        edge = self._semantic_write(lambda: self.memory.facts.relate(source, relation, target, weight, scope=self.scope))
         return {"source": edge.src, "relation": edge.type, "target": edge.dst, "weight": round(edge.weight, 4)}
 
     def semantic_recall(self, query: Text, limit: Limit = 10,
@@ -127,11 +133,9 @@ class MemoryTools:
                         ) -> dict[str, Any]:
         """Semantic records ranked by similarity, ACT-R activation and retrievability, with filters; none below `query`'s relevance floor (mode logical: by filters alone)."""
         try:
-            with self.memory.lock:
-                found = self.memory.semantic.recall(query, limit, mode=mode, tags_all=tags_all or (),
-                                                    tags_any=tags_any or (), tags_none=tags_none or (), kind=kind,
-                                                    min_confidence=min_confidence, as_of=as_of, explain=explain,
-                                                    visible=self.visible, relevant=self.memory.recall.relevant)
+            found = self.memory.facts.recall(query, limit, mode=mode, tags_all=tags_all or (), tags_any=tags_any or (),
+                                             tags_none=tags_none or (), kind=kind, min_confidence=min_confidence,
+                                             as_of=as_of, explain=explain, visible=self.visible)
         except (ValueError, LookupError) as err:
             raise ToolError(str(err)) from None
         return {"results": [{**_record(r.record), "score": round(r.score, 4),
@@ -152,23 +156,21 @@ class MemoryTools:
                        valid_from: Annotated[str | None, Field(description="when the new fact began to hold")] = None,
                        ) -> dict[str, Any]:
         """Replace a fact with a new version: the old one is closed (valid_to) and kept in its history."""
-        result = self._semantic_write(lambda: self.memory.semantic.supersede(old, new_content, valid_from=valid_from,
+        result = self._semantic_write(lambda: self.memory.facts.supersede(old, new_content, valid_from=valid_from,
                                                                               visible=self.visible))
         return {"id": result.id, "superseded": result.superseded}
 
     def history(self, ref: Ref) -> dict[str, Any]:
         """Every version of a fact, oldest first, with the time each held."""
         try:
-            with self.memory.lock:
-                versions = self.memory.semantic.history(ref, self.visible)
+            versions = self.memory.facts.history(ref, self.visible)
         except LookupError as err:
             raise ToolError(str(err)) from None
         return {"versions": [_record(v) for v in versions]}
 
     def list_tags(self) -> dict[str, Any]:
         """Every tag on semantic records with how many records carry it."""
-        with self.memory.lock:
-            return {"tags": self.memory.semantic.tags(self.visible)}
+        return {"tags": self.memory.facts.tags(self.visible)}
 
     # --- the agent's memory as a whole
     def remember(self, text: Text, tags: Tags = None) -> dict[str, Any]:
@@ -215,13 +217,7 @@ class MemoryTools:
 
     def stats(self) -> dict[str, Any]:
         """How much this scope holds, by tier, and which embedder the memory was built with."""
-        with self.memory.lock:
-            rows = self.memory.index.select(scopes=self.visible)
-            kinds = Counter(self.memory.index.row(i).metadata.get("kind") for i in
-                            (rows if rows is not None else [m.id for m in self.memory.index]))
-            records = self.memory.semantic.recall(1000, mode="logical", visible=self.visible, touch=False)
-            return {"scope": self.scope, "embedder": self.memory.index.stats()["embedder"],
-                    "index_rows_by_kind": dict(kinds), "current_records_by_kind": dict(Counter(r.record.kind for r in records))}
+        return {"scope": self.scope, **self.memory.stats(self.visible)}
 
     def infer(self, question: Annotated[str, Field(min_length=1, description=(
             'a question ("is sam mortal?") or beliefs like (--> sam human) (stv 1.0 0.9)'))],
@@ -259,7 +255,7 @@ class MemoryTools:
             raise ToolError(str(err)) from None
         return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
 
-    def agent_skill(self, skill: Literal[SKILLS],  # type: ignore[valid-type]
+    def agent_skill(self, skill: Literal[tuple(SKILLS)],  # type: ignore[valid-type]
                     arg: str, time: Time,
                     scope: str = scopes.DEFAULT, max_items: Limit = 10,
                     max_lines: Annotated[int, Field(ge=1, le=1000)] = 20,

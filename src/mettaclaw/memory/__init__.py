@@ -7,6 +7,7 @@ recall/ | dream/ < the facade here (memory, forgetting, retention, mirror, trans
 Nothing heavy is imported here: the embedder, Chroma and scikit-learn load when memory is opened.
 """
 
+from mettaclaw.memory.api import FactsAPI, LocalMemoryAPI, MemoryAPI
 from mettaclaw.memory.core import scopes
 from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.memory.core.tags import MAX_TAG_CHARS
@@ -37,7 +38,8 @@ from mettaclaw.memory.working import MAX_CHARS as MAX_PIN_CHARS
 
 __all__ = [
     "DEFAULT_SETTINGS", "KINDS", "MAX_HIT_CHARS", "MAX_PIN_CHARS", "MAX_RECALL_LIMIT", "MAX_SECTION", "MAX_TAG_CHARS", "PRIOR_KIND",
-    "AgentLocked", "EmbedderLoadError", "EmbedderMismatch", "Hit", "Memory", "MemoryStoreError", "RecallSettings",
+    "AgentLocked", "EmbedderLoadError", "EmbedderMismatch", "FactsAPI", "Hit", "LocalMemoryAPI", "Memory", "MemoryAPI",
+    "MemoryStoreError", "RecallSettings",
     "RecordFilter", "RemoteMemory", "SemanticMemory", "SemanticRecord", "ServerRefused", "ServerUnavailable",
     "StoreDamaged", "StoreLocked", "StoreUnavailable", "action_id", "check_kinds", "check_query", "check_time",
     "epoch_seconds", "format_time", "is_time_prefix", "message_id", "offset_of", "open_memory", "read_reports",

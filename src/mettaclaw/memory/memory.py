@@ -12,6 +12,7 @@ import bisect
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,11 @@ from mettaclaw.memory.core import scopes
 from mettaclaw.memory.core.ranking import spread_with
 from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.memory.core.tags import row_tags
+from mettaclaw.memory.dream.report import read_reports
 from mettaclaw.memory.episodes import delivery
 from mettaclaw.memory.episodes.index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
+from mettaclaw.memory.episodes.records import Episode
+from mettaclaw.memory.index.rows import Memory as IndexRow
 from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall
 from mettaclaw.memory.semantic.memory import cites
 from mettaclaw.memory.semantic.reading import AmbiguousRef
@@ -30,6 +34,7 @@ from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 
 from . import mirror
+from .facts import Facts
 from .forgetting import Forgetting
 
 log = logging.getLogger(__name__)
@@ -40,7 +45,13 @@ RECORD_SCOPES_KEPT = 200_000  # semantic records whose scope spreading keeps at 
 
 class Memory(Forgetting):
     """The tiers (`working`, `episodes` over the trace, the memory `index`, `semantic`), the `dreamer`,
-    the one `recall`, and `lock`, held around every write and every read that ranks."""
+    the one `recall`, and `lock`.
+
+    Locking is Memory's alone: every method that writes, or reads what the dream writes, takes `lock`
+    (an RLock, shared with the dreamer's thread), and so does `facts`; callers never take it. Reading the
+    trace's tail (HISTORY) does not: the trace is appended whole lines at a time, and a prompt must not
+    wait for a dream. The tiers are Memory's parts, not an API: code outside this package uses the
+    methods here (MemoryAPI, LocalMemoryAPI: api.py)."""
 
     def __init__(self, *, working: Any, episodes: EpisodeIndex, index: Any, semantic: Any, dreamer: Any,
                  recall: Recall, lock: Any, folder_lock: FolderLock | None = None,
@@ -60,6 +71,7 @@ class Memory(Forgetting):
         # a semantic record's scope is set when it is written and never changes: kept, so spreading
         # does not read a record from the store for every node it walks through
         self._record_scopes: dict[str, str] = {}
+        self.facts = Facts(semantic, lock, self.sync_mirror, recall.relevant)  # the semantic layer, locked
 
     @property
     def trace(self) -> Any:
@@ -152,6 +164,10 @@ class Memory(Forgetting):
         trace's nearest records, filtered, were all: after 30 of alice's turns, bob's `episodes` around
         that time showed nothing of his. Where the trace's window holds too few, the reader's turns the
         index holds fill each side."""
+        with self.lock:
+            return self._around(when, each_side, visible)
+
+    def _around(self, when: str, each_side: int, visible: frozenset[str] | None) -> list[Any]:
         found = [e for e in self.trace.around(when, each_side) if scopes.may_read(visible, e)]
         before = sum(1 for e in found if e.time < when)
         if (before >= each_side and len(found) - before > each_side) or (turns := self._turns_of(visible)) is None:
@@ -167,11 +183,12 @@ class Memory(Forgetting):
         """The last trace records written (`episodes` alone) that a reader of the `visible` scopes may
         read, oldest first: the last `count` of the trace, filtered, were "no episodes recorded yet"
         for bob once others had said `count` things since his last turn."""
-        found = [e for e in self.trace.latest(count) if scopes.may_read(visible, e)]
-        if len(found) >= count or (turns := self._turns_of(visible)) is None:
-            return found
-        found = self._with_turns(found, sorted(offset for _, offset in turns)[-count:], visible)
-        return sorted(found, key=lambda e: e.offset)[-count:]
+        with self.lock:
+            found = [e for e in self.trace.latest(count) if scopes.may_read(visible, e)]
+            if len(found) >= count or (turns := self._turns_of(visible)) is None:
+                return found
+            found = self._with_turns(found, sorted(offset for _, offset in turns)[-count:], visible)
+            return sorted(found, key=lambda e: e.offset)[-count:]
 
     def _turns_of(self, visible: frozenset[str] | None) -> list[tuple[str, int]] | None:
         """(time, offset) of each turn a reader of the `visible` scopes may read that the index holds
@@ -194,12 +211,43 @@ class Memory(Forgetting):
                 have[offset] = episode
         return list(have.values())
 
-    def readable_episode(self, ref: str, visible: frozenset[str] | None = None) -> Any:
+    def readable_episode(self, ref: str, visible: frozenset[str] | None = None) -> Episode | None:
         """The trace record an episode id (`ep-N` or `act-N`) names, if there is one and a reader of
         the `visible` scopes may read it; else None."""
-        offset = offset_of(ref)
-        episode = self.trace.get(message_id(offset)) if offset is not None else None
+        episode = self.turn(ref)
         return episode if scopes.may_read(visible, episode) else None
+
+    def turn(self, ref: str) -> Episode | None:
+        """The trace record of the turn an episode id (`ep-N` or `act-N`) names, whoever's it is."""
+        offset = offset_of(ref)
+        if offset is None:
+            return None
+        with self.lock:
+            return self.trace.get(message_id(offset))
+
+    def turn_erased(self, ref: str) -> bool:
+        """Whether an episode id names a turn whose trace record was erased (forgotten)."""
+        offset = offset_of(ref)
+        with self.lock:
+            return offset is not None and self.trace.erased(message_id(offset))
+
+    def trace_tail(self, max_chars: int, visible: frozenset[str] | None = None) -> str:
+        """The last trace records fitting in `max_chars` that a reader of `visible` may read (HISTORY).
+        Without the lock: the trace is appended whole lines at a time, so a prompt never waits for a dream."""
+        return self.trace.tail(max_chars, None if visible is None else
+                               lambda who, channel: scopes.of_episode(who, channel) in visible)
+
+    def row(self, row_id: str) -> IndexRow | None:
+        """The memory index's row of a memory or an episode (`ep-N`, `act-N`), if there is one."""
+        with self.lock:
+            return self.index.get(row_id)
+
+    def belief_rows(self, start: int, count: int) -> tuple[list[IndexRow], int]:
+        """A page of the stored beliefs, newest first, and how many there are."""
+        with self.lock:
+            ids = sorted(self.index.ids_by(kind="belief"),
+                         key=lambda i: self.index.row(i).metadata.get("ts", 0), reverse=True)
+            return [row for i in ids[start:start + count] if (row := self.index.get(i)) is not None], len(ids)
 
     def spread(self, ref: str, visible: frozenset[str] | None = None) -> tuple[str, str, dict[str, list[tuple[str, float]]]]:
         """What `ref` activates, grouped by layer, best first (nodes of other scopes left out), with the
@@ -265,21 +313,59 @@ class Memory(Forgetting):
 
     def cites(self, record_id: str) -> list[str]:
         """The episodes a shown id stands for: an episode itself, or what a dream record cites."""
-        row = self.index.get(record_id)
-        if row is not None:
-            return [row.id] if row.kind == "episode" else [c for c in str(row.meta.get("cites", "")).split("|") if c]
-        record = self.semantic.get(record_id)
-        return list(record.source_episodes) if record is not None else []
+        with self.lock:
+            row = self.index.get(record_id)
+            if row is not None:
+                return [row.id] if row.kind == "episode" else [c for c in str(row.meta.get("cites", "")).split("|") if c]
+            record = self.semantic.get(record_id)
+            return list(record.source_episodes) if record is not None else []
 
     def text_of(self, record_id: str) -> str | None:
-        row = self.index.get(record_id)
-        if row is not None:
-            return row.text
-        stat = self.statistic(record_id)
-        if stat is not None:
-            return stat.verbal()
-        record = self.semantic.get(record_id)
-        return record.content if record is not None else None
+        """What a record of any layer says: a memory's or an episode's text, a statistic in words, a
+        semantic record's content; None for an id of nothing."""
+        with self.lock:
+            row = self.index.get(record_id)
+            if row is not None:
+                return row.text
+            stat = self.statistic(record_id)
+            if stat is not None:
+                return stat.verbal()
+            record = self.semantic.get(record_id)
+            return record.content if record is not None else None
+
+    def stats(self, visible: frozenset[str] | None = None) -> dict[str, Any]:
+        """How much a reader of `visible` holds, by tier, and the embedder the memory was built with."""
+        with self.lock:
+            rows = self.index.select(scopes=visible)
+            kinds = Counter(self.index.row(i).metadata.get("kind") for i in
+                            (rows if rows is not None else [m.id for m in self.index]))
+            records = self.semantic.recall(1000, mode="logical", visible=visible, touch=False)
+            return {"embedder": self.index.stats()["embedder"], "index_rows_by_kind": dict(kinds),
+                    "current_records_by_kind": dict(Counter(r.record.kind for r in records))}
+
+    def overview(self) -> dict[str, Any]:
+        """Everything the inspector's overview shows: the index, the semantic store, tags, how actions
+        ended (the statistics' kinds, most evidence first), the dream's state and the agent's pin."""
+        with self.lock:
+            kinds = sorted(self.statistics, key=lambda s: -s.n)[:50] if self.statistics is not None else []
+            state = self.dreamer.state if self.dreamer is not None else None
+            return {"index": self.index.stats(), "semantic": self.facts.summary(),
+                    "tags": list(self.facts.tags().items())[:30], "kinds": kinds,
+                    "dreams": getattr(state, "dreams", 0), "last_dream": getattr(state, "last_dream", None),
+                    "pins": self.working.text}
+
+    def dream_reports(self) -> list[dict[str, Any]]:
+        """Every finished dream's report, oldest first (none without a dreamer)."""
+        return read_reports(self.dreamer.reports_path) if self.dreamer is not None else []
+
+    def dream_progress(self) -> tuple[str, int, int] | None:
+        """What the dream is doing now (its stage, done, of), or None without a dreamer."""
+        return self.dreamer.progress if self.dreamer is not None else None
+
+    def tick(self) -> None:
+        """Give the dreamer its turn to start a due dream (once a turn; it runs in its own thread)."""
+        if self.dreamer is not None:
+            self.dreamer.tick()
 
     # --- lifecycle
     def close(self, cancel: threading.Event | None = None) -> None:

@@ -179,7 +179,8 @@ class RemotePriors:
 
 
 class RemoteMemory:
-    """The parts of `Memory` the agent uses (runtime.py, bridges.py), with memory on a server."""
+    """An agent's memory on a memory server (MemoryAPI, api.py): its turns and prompt blocks go to the
+    server; its pins and its own trace stay here. Its memory skills run on the server (RemoteSkills)."""
 
     def __init__(self, config: Any, caller: McpCaller, folder_lock: FolderLock) -> None:
         self.caller, self._folder_lock = caller, folder_lock
@@ -214,6 +215,14 @@ class RemoteMemory:
         if not answer:  # the server refused this turn (logged)
             return TurnRecord(local.id, [])
         return TurnRecord(str(answer["turn_id"]), list(answer["episode_ids"]))
+
+    def trace_tail(self, max_chars: int, visible: frozenset[str] | None = None) -> str:
+        """This agent's own trace's last records that a reader of `visible` may read (HISTORY)."""
+        return self.trace.tail(max_chars, None if visible is None else
+                               lambda who, channel: scopes.of_episode(who, channel) in visible)
+
+    def tick(self) -> None:
+        """Nothing: the server dreams over every agent's episodes on its own schedule."""
 
     def knowledge(self, message: str, budget: int, visible: frozenset[str] | None = None,
                   budget_ms: float | None = None) -> str:

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from mettaclaw.skills import SkillError
+from mettaclaw.skills.registry import Skill, SkillRegistry
 from mettaclaw.textutil import cap_head
 
 MAX_PATH, MAX_DEPTH = 1024, 64  # deeper or longer names only ever come from a mistake or an attack
@@ -104,3 +105,14 @@ def _refuse_a_folder_path(path: Path, name: str) -> None:
         raise SkillError(f"{why}, but {path.name!r} is a file: name the file without the slash")
     example = f", e.g. {stripped + 'notes.txt'!r}" if stripped.endswith("/") else ""
     raise SkillError(f"{why}, not a file: name a file in it{example}")
+
+
+def register_skills(registry: SkillRegistry) -> None:
+    """read-file, write-file, append-file: files of the agent's workspace folder."""
+    registry.add(Skill("read-file", "PATH", "read a text file from the workspace", "file-read",
+                       lambda host: host.workspace.read, source=__name__))
+    registry.add(Skill("write-file", "PATH TEXT", "write TEXT to a file in the workspace (replacing it)", "file-write",
+                       lambda host: host.workspace.write, source=__name__))
+    registry.add(Skill("append-file", "PATH TEXT", "append TEXT to a file in the workspace (created if missing)",
+                       "file-append", lambda host: lambda path, text: host.workspace.write(path, text, append=True),
+                       source=__name__))

@@ -1,19 +1,25 @@
-"""Python sides of the memory and reasoning skills, over one `Memory`.
+"""The memory skills (remember, query, episodes, forget, learn, relate, recall, supersede, history, infer,
+dream, spread): each declared once, by `memory_skill` on its method of MemorySkills, over one memory.
 
-They sit between the MeTTa declarations (metta/skills.metta, metta/memory-skills.metta) and memory;
-every error the model caused raises SkillError with its cause (bridges.error_text writes it out).
+Every error the model caused raises SkillError with its cause (bridges.error_text writes it out). The
+same MemorySkills run a remote agent's skills on its memory server (mcp/tools.py `agent_skill`);
+RemoteSkills is that agent's side.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from mettaclaw.memory import (
     MAX_HIT_CHARS,
     MAX_SECTION,
+    LocalMemoryAPI,
+    MemoryAPI,
     RemoteMemory,
     ServerRefused,
     ServerUnavailable,
@@ -23,17 +29,41 @@ from mettaclaw.memory import (
     scopes,
 )
 from mettaclaw.reasoning.atoms import stored_text
-from mettaclaw.skills import SkillError
+from mettaclaw.skills import SkillError, semantic
+from mettaclaw.skills.reasoning import KEEP, KEEP_CONFIDENCE, infer_skill
+from mettaclaw.skills.registry import Skill, SkillHost, SkillRegistry
 from mettaclaw.textutil import cap_head, quoted
 
 log = logging.getLogger(__name__)
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*(?::\s*|\s+)", re.IGNORECASE)
 LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 LATEST = "9999"  # a time after every record: `episodes` around it shows the last ones
-SEMANTIC_WRITES = ("learn", "relate", "supersede", "history")  # the semantic layer's skills (semantic/skills.py)
 MAX_MEMORY_CHARS = MAX_SECTION  # one memory is found by one vector of its opening words: past a knowledge-prior
 # section's size it is a document, which `write-file` or knowledge-priors/ (split by heading) keep better
-SKILLS = ("remember", "query", "episodes", "forget", "recall", "spread", "infer", "dream", *SEMANTIC_WRITES)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A memory skill's declaration (registry.Skill without its Python side, which is MemorySkills.run)."""
+
+    name: str
+    args: str
+    help: str
+    operation: str
+    optional: bool = False
+
+
+F = TypeVar("F", bound=Callable[..., str])
+
+
+def memory_skill(name: str, args: str, help_text: str, operation: str, optional: bool = False) -> Callable[[F], F]:
+    """Declare the method below as the memory skill `name` (what the model reads, its MeTTa operation)."""
+
+    def declare(method: F) -> F:
+        method.declared = Declared(name, args, help_text, operation, optional)  # type: ignore[attr-defined]
+        return method
+
+    return declare
 
 
 def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = (),
@@ -63,7 +93,7 @@ def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = ()
 
 
 class MemorySkills:
-    def __init__(self, memory: Any, now: Callable[[], str], max_items: int, max_episode_lines: int = 20,
+    def __init__(self, memory: LocalMemoryAPI, now: Callable[[], str], max_items: int, max_episode_lines: int = 20,
                  source: str = "agent", lenses: dict[str, Any] | None = None) -> None:
         self.memory, self.now, self.max_items, self.lenses = memory, now, max_items, dict(lenses or {})
         self.max_episode_lines, self.source = max_episode_lines, source
@@ -88,7 +118,7 @@ class MemorySkills:
         `agent_skill` tool both come through here, so a remote agent's skills are these)."""
         if skill not in SKILLS:
             raise SkillError(f"no memory skill {skill!r}; memory skills: {', '.join(SKILLS)}")
-        run: Callable[[str], str] = self.semantic_skill(skill) if skill in SEMANTIC_WRITES else getattr(self, skill)
+        run: Callable[[str], str] = getattr(self, SKILLS[skill])
         try:
             return run(arg)
         except StoreDamaged as err:  # said to the model (and the log) as it is: the turn goes on without it
@@ -96,6 +126,8 @@ class MemorySkills:
             raise SkillError(str(err)) from err
 
     # --- long-term memory and episodes
+    @memory_skill("remember", "TEXT", "store TEXT in long-term memory with time and source; a belief "
+                  "`(--> a b) (stv f c)` is kept as an atom for reasoning", "memory-remember")
     def remember(self, text: str) -> str:
         result, atom = remember_text(self.memory, text, self.now(), self.source, scope=self.scope)
         from mettaclaw.reasoning.terms import without_comments
@@ -105,6 +137,9 @@ class MemorySkills:
         dropped = " (its comment after ';' is not stored)" if atom and without_comments(text).strip() != text.strip() else ""
         return f"{stored} {result.id}" + (f" belief {atom}{dropped}" if atom else "")
 
+    @memory_skill("query", "PHRASE", "recall the long-term memories best matching PHRASE, best first, with their "
+                  "time; `query semantic: PHRASE` or `query hybrid: PHRASE` searches facts too; `query lens:NAME "
+                  "PHRASE` uses a lens from the config", "memory-query", optional=True)
     def query(self, phrase: str) -> str:
         """`query PHRASE`: everything the agent remembers, best first; `query episodic: PHRASE` what was
         said and done (and remembered), `query semantic: PHRASE` facts, summaries and themes;
@@ -130,6 +165,8 @@ class MemorySkills:
             raise SkillError(str(err)) from None
         return render(hits) or f"no memories match {quoted(phrase)}"
 
+    @memory_skill("episodes", "TIME", "show the trace records around TIME (YYYY-MM-DD HH:MM:SS or a prefix of it); "
+                  "`episodes` alone shows the latest", "trace-around", optional=True)
     def episodes(self, when: str) -> str:
         """`episodes TIME`: the trace around TIME; `episodes` alone: the latest records (what a model
         that lost track of the time asks for)."""
@@ -142,6 +179,9 @@ class MemorySkills:
             found = self.memory.around(when, self.max_episode_lines, self.visible)
         return "\n".join(cap_head(e.text, MAX_HIT_CHARS, "record") for e in found) or "no episodes recorded yet"
 
+    @memory_skill("forget", "ID", "delete a record for good from every store: a fact (id, name or text; with every "
+                  "version and the episodes it came from), a memory, or an episode (ep-N) with what was derived "
+                  "from it", "memory-forget")
     def forget(self, ref: str) -> str:
         """`forget ID`: the record and everything that shows its text, from every store (Memory.forget)."""
         try:
@@ -150,40 +190,44 @@ class MemorySkills:
             raise SkillError(str(err)) from None
         return f"FORGET-SUCCESS {', '.join(gone)}"
 
-    # --- semantic memory
-    def semantic_skill(self, name: str) -> Callable[[str], str]:
-        """learn, relate, supersede, history: the semantic layer's skill, then the index's copies
-        of what it changed brought in line."""
-        from . import semantic as skills
+    # --- semantic memory (`Memory.facts` locks and brings the index's copies of what changed in line)
+    @memory_skill("learn", "FACT", "store a fact in semantic memory (`learn concept NAME: definition` for a concept; "
+                  "#tags, category=C); a paraphrase reinforces the old record, a changed fact supersedes it",
+                  "semantic-learn")
+    def learn(self, arg: str) -> str:
+        return semantic.learn(self.memory.facts, arg, scope=self.scope,
+                              citable=lambda ref: self.memory.readable_episode(ref, self.visible) is not None)
 
-        def run(arg: str) -> str:
-            try:
-                with self.memory.lock:
-                    reads: dict[str, Any] = {"visible": self.visible} if name in ("supersede", "history") else {}
-                    if name == "learn":
-                        reads["citable"] = lambda ref: self.memory.readable_episode(ref, self.visible) is not None
-                    return skills.SKILLS[name](self.memory.semantic, arg, scope=self.scope, **reads)
-            finally:
-                self.memory.sync_mirror()
+    @memory_skill("relate", "TEXT", "link two names or ids with a typed relation: `relate coffee mug IS_A container "
+                  "[weight=0.5]`; relating again strengthens the link (IS_A HAS_PART PART_OF CAUSES USES PRODUCES "
+                  "REQUIRES SIMILAR_TO PREDICTS RELATED_TO, or a new one in capitals)", "semantic-relate")
+    def relate(self, arg: str) -> str:
+        return semantic.relate(self.memory.facts, arg, scope=self.scope)
 
-        return run
+    @memory_skill("supersede", "TEXT", "replace a fact that is no longer true: `supersede OLD-ID-OR-NAME => new "
+                  "fact`; the old version stays in history", "semantic-supersede")
+    def supersede(self, arg: str) -> str:
+        return semantic.supersede(self.memory.facts, arg, scope=self.scope, visible=self.visible)
 
+    @memory_skill("history", "ID", "every version of a fact, oldest first, with when each was valid",
+                  "semantic-history")
+    def history(self, arg: str) -> str:
+        return semantic.history(self.memory.facts, arg, scope=self.scope, visible=self.visible)
+
+    @memory_skill("recall", "QUERY", "search memory by meaning: `recall semantic: Q` facts and concepts (default), "
+                  "`recall episodic: Q` what happened, `recall hybrid: Q` both; #tag, -#tag, kind=, category=, "
+                  "as_of=YYYY-MM-DD filter; limit=N shows up to N (10 unless said)", "semantic-recall")
     def recall(self, arg: str) -> str:
         """`recall`: the semantic layer's own search (filters, as_of, ACT-R scores); `recall episodic:` and
         `recall hybrid:` add what was said and done."""
-        from . import semantic as skills
-
         def episodic(query: str, limit: int) -> list[tuple[str, str, str]]:
             return [(h.time, h.text, h.id) for h in self.memory.query(query, limit, layer="episodic", visible=self.visible)]
 
-        def relevant(query: str, records: list[Any]) -> set[str]:
-            with self.memory.lock:
-                return self.memory.recall.relevant(query, records)
-
-        return skills.recall(self.memory.semantic, arg, episodic=episodic, scope=self.scope, visible=self.visible,
-                             relevant=relevant)
+        return semantic.recall(self.memory.facts, arg, episodic=episodic, scope=self.scope, visible=self.visible)
 
     # --- dreaming and spreading activation
+    @memory_skill("dream", "ARG", "consolidate recent episodes into facts and concepts in the background (`dream` or "
+                  "`dream now`); `dream status` shows its progress or the last report", "dream-run", optional=True)
     def dream(self, arg: str) -> str:
         from mettaclaw.skills.dream import dream_skill
 
@@ -195,6 +239,8 @@ class MemorySkills:
         shown = dream_skill(self.memory.dreamer, arg)
         return shown.split("\n", 1)[0] if not self.with_agent else shown
 
+    @memory_skill("spread", "ID", "spreading activation from a fact or concept (id or name) or an episode (ep-N) "
+                  "across memory layers, grouped by layer", "memory-spread")
     def spread(self, arg: str, limit: int = 5) -> str:
         """`spread <id or name>`: what one record (or episode) activates in each layer."""
         ref = (arg or "").strip()
@@ -216,18 +262,37 @@ class MemorySkills:
         return "\n".join(out)
 
     # --- reasoning
+    @memory_skill("infer", "QUESTION", f"chain NAL/PLN up to 3 steps over the beliefs you remembered (remember "
+                  f"`(--> cat animal) (stv 1 0.9)`) and list the strongest conclusions with their proof trail; its "
+                  f"best (up to {KEEP}, confidence at least {KEEP_CONFIDENCE}) are kept as facts, found by `query`",
+                  "reason-infer")
     def infer(self, arg: str) -> str:
-        from .reasoning import infer_skill
-
         return infer_skill(arg, lambda phrase, limit: self.memory.beliefs(phrase, limit, self.visible),
                            keep=lambda statement, belief, trail, premises: self.memory.keep_inference(
                                statement, belief, trail, premises, self.scope))
 
 
+# each memory skill's name -> the MemorySkills method that runs it, in declaration order
+SKILLS: dict[str, str] = {d.name: name for name, m in vars(MemorySkills).items()
+                          if (d := getattr(m, "declared", None)) is not None}
+
+
+def register_skills(registry: SkillRegistry) -> None:
+    """Every memory skill; its Python side is the agent's MemorySkills (or RemoteSkills) `run`."""
+    for method in SKILLS.values():
+        d: Declared = getattr(MemorySkills, method).declared
+        registry.add(Skill(d.name, d.args, d.help, d.operation, functools.partial(_bound, d.name), d.optional,
+                           source=__name__))
+
+
+def _bound(skill: str, host: SkillHost) -> Callable[[str], str]:
+    return functools.partial(host.memory_skills.run, skill)
+
+
 class RemoteSkills:
     """The memory skills of a remote agent: each runs on the server as this agent, in its turn's scope."""
 
-    def __init__(self, memory: Any, now: Callable[[], str], max_items: int, max_episode_lines: int) -> None:
+    def __init__(self, memory: RemoteMemory, now: Callable[[], str], max_items: int, max_episode_lines: int) -> None:
         self.memory, self.now, self.max_items, self.max_episode_lines = memory, now, max_items, max_episode_lines
         self.scope = scopes.DEFAULT
         self.asker: str | None = None  # who the turn answers (MemorySkills.asker; the runtime sets it)
@@ -246,10 +311,10 @@ class RemoteSkills:
         return str(answer["result"])
 
 
-def for_memory(memory: Any, now: Callable[[], str], max_items: int, max_episode_lines: int,
+def for_memory(memory: MemoryAPI, now: Callable[[], str], max_items: int, max_episode_lines: int,
                lenses: dict[str, Any] | None = None) -> MemorySkills | RemoteSkills:
     """The agent's memory skills over `memory`: run here over a local memory, or on the memory server
     (as this agent, in its turn's scope) over a RemoteMemory, where the server's lenses apply."""
     if isinstance(memory, RemoteMemory):
         return RemoteSkills(memory, now, max_items, max_episode_lines)
-    return MemorySkills(memory, now, max_items, max_episode_lines, lenses=lenses)
+    return MemorySkills(cast(LocalMemoryAPI, memory), now, max_items, max_episode_lines, lenses=lenses)

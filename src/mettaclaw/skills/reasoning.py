@@ -26,6 +26,7 @@ from mettaclaw.reasoning.fast import Conclusion, engine
 from mettaclaw.reasoning.infer import MAX_PREMISES, chain
 from mettaclaw.reasoning.terms import is_var
 from mettaclaw.skills import SkillError
+from mettaclaw.skills.registry import Skill, SkillRegistry
 
 RECALL_LIMIT = 60
 SHOW_LIMIT = 10
@@ -136,3 +137,14 @@ def _words(t: object) -> set[str]:
             out |= _words(x)
         return out
     return set() if is_var(t) else {str(t)}
+
+
+def register_skills(registry: SkillRegistry) -> None:
+    """nal, pln: one inference step on the beliefs given (`infer`, over remembered beliefs, is a memory skill)."""
+    registry.add(Skill("nal", "BELIEFS", "NAL inference |- on one or two beliefs: `nal (--> sam human) (stv 1 0.9) "
+                       "(--> human mortal) (stv 1 0.9)` gives (--> sam mortal) (stv 1 0.81); nothing is stored",
+                       "reason-nal", lambda host: nal_skill, source=__name__))
+    registry.add(Skill("pln", "BELIEFS", "PLN inference |~ on one or two beliefs: `pln (Inheritance a b) (stv 1 0.9) "
+                       "(Inheritance b c) (stv 1 0.9)`; nothing is stored", "reason-pln", lambda host: pln_skill,
+                       source=__name__))
+

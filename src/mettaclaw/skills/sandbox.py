@@ -23,6 +23,7 @@ from hyperon import OperationAtom
 
 from mettaclaw.reasoning.interpreted import make_runner
 from mettaclaw.skills import SkillError
+from mettaclaw.skills.registry import Skill, SkillRegistry
 
 MAX_PROGRAM_CHARS = 20_000
 # hyperon's ways out of MeTTa: into Python (py-*), to modules and files (import!, include, ...). Model
@@ -143,3 +144,10 @@ class MettaSandbox:
 
 if __name__ == "__main__":
     serve(Path(sys.argv[1]), int(sys.argv[2]))
+
+
+def register_skills(registry: SkillRegistry) -> None:
+    """metta: MeTTa in a fresh sandbox process."""
+    registry.add(Skill("metta", "S-EXPRESSION", "evaluate MeTTa in a fresh sandbox with NAL and PLN loaded, e.g. "
+                       "`metta (|- ((--> a b) (stv 1 0.9)) ((--> b c) (stv 1 0.9)))`", "sandbox-run",
+                       lambda host: host.sandbox.run, source=__name__))

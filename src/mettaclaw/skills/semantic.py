@@ -1,9 +1,10 @@
-"""The semantic-memory skills as plain functions `(mem, arg, scope) -> str`, with their help text;
-`scope` is whose turn it is (scopes.py): writes go there, reads see it and the agent's own, or only
-what `visible` names when the caller gives it (a memory server of one scope sees that scope alone).
+"""The semantic-memory skills' reading of the model's text, as plain functions `(mem, arg, scope) -> str`
+over semantic memory (`Memory.facts`); `scope` is whose turn it is (scopes.py): writes go there, reads
+see it and the agent's own, or only what `visible` names when the caller gives it (a memory server of
+one scope sees that scope alone).
 
-The runtime declares them, with their help text, in metta/memory-skills.metta. An error the model caused
-(bad argument, unknown record) raises SkillError with the cause; our own bugs raise anything else.
+They are declared, with their help text, on their MemorySkills methods (skills/memory.py). An error the
+model caused (bad argument, unknown record) raises SkillError with the cause; our own bugs raise anything else.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from mettaclaw.memory import (
     KINDS,
     MAX_RECALL_LIMIT,
-    SemanticMemory,
+    FactsAPI,
     SemanticRecord,
     epoch_seconds,
     format_time,
@@ -79,7 +80,7 @@ def _weight(opts: dict[str, str]) -> float | None:
         raise SkillError(f"weight= takes a number from 0 to 1, e.g. weight=0.5, not {opts['weight'][:60]!r}") from None
 
 
-def learn(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
+def learn(mem: FactsAPI, arg: str, scope: str = scopes.DEFAULT,
           citable: Callable[[str], bool] | None = None) -> str:
     """`citable(id)`: whether `episodes=` may name that episode (it exists and the speaker may read it);
     a fact citing an episode that is not there is provenance nobody can follow."""
@@ -113,7 +114,7 @@ def learn(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
     return f"LEARN-SUCCESS {res.action} {res.id} ({conf})"
 
 
-def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
+def relate(mem: FactsAPI, arg: str, scope: str = scopes.DEFAULT) -> str:
     text, opts, _, _ = _options(arg or "")
     if "|" in text:
         parts = [p.strip() for p in text.split("|")]
@@ -124,7 +125,7 @@ def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
             raise SkillError("relate needs a name or id on each side, e.g. relate coffee mug | IS_A | container")
     else:
         tokens = text.split()
-        known = mem.relations.types()
+        known = mem.relation_types()
         caps = [i for i, t in enumerate(tokens) if re.fullmatch(r"[A-Z][A-Z0-9_]+", t) and 0 < i < len(tokens) - 1]
         pick = next((i for i in caps if tokens[i] in known), caps[0] if caps else None)
         if pick is None:
@@ -132,7 +133,7 @@ def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
         a, rel, b = " ".join(tokens[:pick]), tokens[pick], " ".join(tokens[pick + 1 :])
     weight = _weight(opts)
     try:
-        is_new = rel.strip() and rel.upper() not in mem.relations.types()
+        is_new = rel.strip() and rel.upper() not in mem.relation_types()
         edge = mem.relate(a, rel, b, weight, scope=scope)
     except (ValueError, LookupError) as err:
         raise SkillError(str(err)) from None
@@ -140,7 +141,7 @@ def relate(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT) -> str:
     return f"RELATE-SUCCESS {a} {edge.type} {b} (weight {edge.weight:.2f}){note}"
 
 
-def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None, scope: str = scopes.DEFAULT,
+def recall(mem: FactsAPI, arg: str, episodic: EpisodicSearch | None = None, scope: str = scopes.DEFAULT,
            visible: frozenset[str] | None = None,
            relevant: Callable[[str, list[SemanticRecord]], set[str]] | None = None) -> str:
     """`recall`: records by meaning (or by filters alone), with `episodic` what was said and done.
@@ -172,10 +173,10 @@ def recall(mem: SemanticMemory, arg: str, episodic: EpisodicSearch | None = None
     try:
         lines = []
         if mode in ("semantic", "hybrid"):
+            floor = {} if relevant is None else {"relevant": relevant}
             hits = mem.recall(query or None, limit, mode="semantic" if query else "logical", tags_all=tags,
                               tags_none=excluded, kind=opts.get("kind"), category=opts.get("category"),
-                              as_of=as_of[1] if as_of else None, visible=_visible(scope, visible),
-                              relevant=relevant)
+                              as_of=as_of[1] if as_of else None, visible=_visible(scope, visible), **floor)
             for h in hits:
                 rec = h.record
                 src = f", from {', '.join(rec.source_episodes[:3])}" if rec.source_episodes else ""
@@ -213,7 +214,7 @@ def _interleave(a: list[str], b: list[str]) -> list[str]:
     return out
 
 
-def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
+def supersede(mem: FactsAPI, arg: str, scope: str = scopes.DEFAULT,
               visible: frozenset[str] | None = None) -> str:
     arg = arg or ""
     for sep in _SUPERSEDE_SEPARATORS:
@@ -231,7 +232,7 @@ def supersede(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT,
     return f"SUPERSEDE-SUCCESS {', '.join(res.superseded)} -> {res.id}"
 
 
-def history(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT, visible: frozenset[str] | None = None) -> str:
+def history(mem: FactsAPI, arg: str, scope: str = scopes.DEFAULT, visible: frozenset[str] | None = None) -> str:
     try:
         versions = mem.history(arg or "", _visible(scope, visible))
     except (ValueError, LookupError) as err:
@@ -241,7 +242,3 @@ def history(mem: SemanticMemory, arg: str, scope: str = scopes.DEFAULT, visible:
         until = "now (current)" if rec.current else format_time(rec.valid_to)
         lines.append(f"{format_time(rec.valid_from)} .. {until}: {rec.content} (id {rec.id}, c={rec.confidence:.2f})")
     return "\n".join(lines)
-
-
-SKILLS: dict[str, Callable[..., str]] = {"learn": learn, "relate": relate, "recall": recall,
-                                         "supersede": supersede, "history": history}

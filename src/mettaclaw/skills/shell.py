@@ -30,9 +30,11 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from mettaclaw.skills import SkillError, landlock
+from mettaclaw.skills.registry import Skill, SkillHost, SkillRegistry
 
 MEMORY_MB = 2048  # address space of the command and each child
 MORE_PROCESSES = 256  # processes the command may add to what its user already runs
@@ -204,3 +206,15 @@ def status_of(result: str) -> int:
         return 124
     found = EXIT_STATUS.search(result)
     return int(found[1]) if found else 0
+
+
+def register_skills(registry: SkillRegistry) -> None:
+    """shell: a bash command in the workspace, confined and limited (run_shell)."""
+
+    def bind(host: SkillHost) -> Callable[[str], str]:
+        config = host.config
+        return lambda command: run_shell(command, host.workspace.ensure(), config.shellTimeout,
+                                         config.maxSkillOutput, confine_files=not config.allowOutsideWorkspace)
+
+    registry.add(Skill("shell", "COMMAND", "run a bash COMMAND in the workspace (timeout, output capped)",
+                       "shell-run", bind, source=__name__))

@@ -172,6 +172,10 @@ class SemanticReading:
         if recs:
             touch_records(self.records, recs, self.clock())
 
+    def relation_types(self) -> set[str]:
+        """The relation types links may have (the built-in ones and those made since)."""
+        return set(self.relations.types())
+
     def history(self, id_or_name: str, visible: frozenset[str] | None = None) -> list[SemanticRecord]:
         """Every version of a fact, oldest first (closed ones carry valid_to and superseded_by)."""
         return self.records.by_lineage(self.resolve(id_or_name, visible).lineage)
