@@ -1,7 +1,9 @@
-"""docs/configuration.md is generated from the settings model, so it cannot drift from what is accepted."""
+"""docs/configuration.md is generated from the settings model, so it cannot drift from what is accepted;
+the README's short table names real settings."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,11 @@ def test_python_m_config_markdown_prints_the_page(capsys: pytest.CaptureFixture[
     assert capsys.readouterr().out == settings_markdown()
     assert main([]) == 2
 
+
+def test_the_readme_names_only_real_settings() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Settings"):]
+    table = table[: table.index("\n## ", 1)]
+    named = {name for row in table.splitlines() if row.startswith("| `")
+             for name in re.findall(r"`([A-Za-z_]+)`", row.split("|")[1])}
+    assert named and named <= set(Config.model_fields), named - set(Config.model_fields)
