@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 MODE_PREFIX = re.compile(r"^\s*(?:mode=)?(semantic|episodic|hybrid)\s*(?::\s*|\s+)", re.IGNORECASE)
 LENS_PREFIX = re.compile(r"^lens:(\S+)\s*")
 LATEST = "9999"  # a time after every record: `episodes` around it shows the last ones
-SEMANTIC_WRITES = ("learn", "relate", "supersede", "history")  # the semantic layer's skills (semantic/skills.py)
+SEMANTIC_WRITES = ("learn", "relate", "supersede", "history")  # the semantic layer's skills (skills/semantic.py)
 MAX_MEMORY_CHARS = MAX_SECTION  # one memory is found by one vector of its opening words: past a knowledge-prior
 # section's size it is a document, which `write-file` or knowledge-priors/ (split by heading) keep better
 SKILLS = ("remember", "query", "episodes", "forget", "recall", "spread", "infer", "dream", *SEMANTIC_WRITES)
@@ -69,7 +69,7 @@ class MemorySkills:
         self.max_episode_lines, self.source = max_episode_lines, source
         self.scope = scopes.DEFAULT  # whose turn it is (the runtime sets it from who spoke): writes go there
         # whether a turn also reads the agent's own scope: the agent's does; a memory server of one
-        # scope sets False, since it serves that scope only (README: "an MCP server sees its one scope")
+        # scope sets False, since it serves that scope only (docs/memory.md: "An MCP server sees its one scope")
         self.with_agent = True
         # the channel's own scope, where turns in which several people spoke go: said in front of
         # everyone there, so each of them reads it (the runtime sets it from the turn's channel)
