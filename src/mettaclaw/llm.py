@@ -31,7 +31,7 @@ MAX_REASON = 2000  # characters of why a call failed: an endpoint's error text p
 class LLMError(RuntimeError):
     """The model call failed (network, timeout, bad answer); the message says why, cut at MAX_REASON:
     it goes into the trace record, the log and the next prompt at every failure, and an endpoint's
-    error message of 3 MB put 3 MB there each time. `retry_after` is the wait in seconds the endpoint
+    error message may be megabytes long. `retry_after` is the wait in seconds the endpoint
     asked for (a 429's or 503's Retry-After), when it asked."""
 
     def __init__(self, message: str, retry_after: float | None = None) -> None:

@@ -140,8 +140,8 @@ def _expr_commands(node: Expr, arity: Mapping[str, int]) -> list[Command]:
 def _logical_lines(reply: str) -> list[tuple[int, str]]:
     """Join physical lines while a fence, a string or a parenthesis opened on them is still open.
 
-    Linear in the reply: each line is scanned once by an `_OpenScan` carried from line to line (trying
-    to read the growing text again after every line took 21 s for 8 KB behind an unclosed `(`)."""
+    Linear in the reply: each line is scanned once by an `_OpenScan` carried from line to line (reading
+    the growing text again after every line is quadratic behind an unclosed `(`: docs/decisions/0018)."""
     lines = reply.replace("\r\n", "\n").split("\n")
     out: list[tuple[int, str]] = []
     i = 0

@@ -352,9 +352,9 @@ class Agent:
         in one (not the model's) is logged and reported, and the next command runs.
 
         The commands wait here, not in MeTTa: hyperon copies every value a step carries, each copy of a
-        Python value a call into Python; with four commands carried through the loop as a list a turn
-        made 12,600 copies, without it 3,700. The loop is here too: stepping it in MeTTa (one bridge
-        call and two equations a command) cost about 2.5 ms of a scripted turn of four commands."""
+        Python value a call into Python, so a list carried through the loop multiplies the copies a
+        turn makes. The loop is here too: stepping it in MeTTa costs a bridge call and two equations a
+        command (docs/decisions/0011)."""
         while self.turn_state.waiting:
             command = self.turn_state.waiting.pop(0)
             if isinstance(command, tuple):  # refused when parsed (_refusal)

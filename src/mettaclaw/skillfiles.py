@@ -17,8 +17,8 @@ from mettaclaw.sexpr import Expr, Node, SexprError, Str, Sym, read_forms
 # what the runtime will call: a name outside it was listed in the prompt but answered "unknown skill"
 SKILL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-!?|~]*$")
 # hyperon 0.2.10 kills the process on an expression of 1,023 items evaluated (1,024 added to a space),
-# and overflows the 8 MB stack adding one form of about 37,000 atoms: a skill file stopped the agent's
-# start-up with a panic or a segfault, no file or line named. Kept well below both.
+# and overflows the stack adding one form of tens of thousands of atoms, with no file or line named
+# (docs/decisions/0018). Kept well below both.
 MAX_ITEMS, MAX_FORM_ATOMS = 1000, 20_000
 
 
@@ -108,8 +108,7 @@ def check_skill_text(text: str, path: str, known: dict[str, SkillSpec], trusted:
     functions: set[str] = set()
     line, counted = 1, 0
     for start, node in forms:
-        # counted from the last form on: counting from the top for each form took 4 minutes at start-up
-        # for a file of 200,000 facts (4.6 MB)
+        # counted from the last form on: counting from the top for each form is quadratic in the file
         line, counted = line + text.count("\n", counted, start), start
         where = f"{path}:{line}"
         nodes = list(_nodes(node))

@@ -91,7 +91,7 @@ class MemoryTools:
     def _real_time(time: str) -> str:
         """An agent's clock reading, refused unless it is a real date and time: the pattern lets
         2026-02-30 through, and a turn recorded at a time no reader can parse back stopped the memory
-        folder from opening (trace_records.check_time)."""
+        folder from opening (check_time)."""
         try:
             return check_time(time)
         except ValueError as err:

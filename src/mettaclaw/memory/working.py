@@ -39,9 +39,9 @@ class WorkingMemory:
     @staticmethod
     def _read(file: Path) -> str:
         """A pin's file as the prompt shows it. Only `pin` is held to MAX_CHARS, so a file written by hand
-        is read no further than that and shown cut, with a marker (a 50 MB pins.txt went whole into
+        is read no further than that and shown cut, with a marker (else a huge pins.txt goes whole into
         every prompt); one that cannot be read (a folder in its place, no permission) is no pin, said
-        in the log, where it stopped every turn's prompt."""
+        in the log, rather than stopping every turn's prompt."""
         try:
             raw, more = read_head(file, 4 * MAX_CHARS + 4)  # MAX_CHARS characters at up to 4 bytes each, and a bit
         except FileNotFoundError:

@@ -23,8 +23,8 @@ from .terms import RVar, Term, compatible, is_var, render
 
 _FAIL = (NoConclusion, ZeroDivisionError, OverflowError)
 # Entries of each candidate-rule cache. A shape names the heads of a statement's arguments, which are any
-# symbols (`(--> (h1 s) (g1 s))`), so the caches grew with every new head the agent saw: one infer over
-# 130 such beliefs added 16,000 entries (18 MB) that no later call freed. Past the bound a cache starts over.
+# symbols (`(--> (h1 s) (g1 s))`), so unbounded caches grow with every new head the agent sees and no
+# later call frees them (docs/decisions/0016). Past the bound a cache starts over.
 MAX_CACHED_SHAPES = 4096
 
 
@@ -178,9 +178,9 @@ def _vars(t: Any) -> set[int]:
 
 # ---------------------------------------------------------------- general unifier (premises with variables)
 # Steps one rule's unification may take. Premise variables bound to terms holding other variables make
-# a chain of shared subterms that every walk below expands as a tree: `(∧ $x1 ... $x18)` with
-# `(∧ (--> $x0 $x0) ... (--> $x17 $x17))` took 9.6 s and a 5 MB conclusion, doubling with each more
-# variable, within the size caps of a belief. Real premises (at most 400 atoms) need a few thousand.
+# a chain of shared subterms that every walk below expands as a tree, doubling with each more
+# variable within the size caps of a belief (docs/decisions/0016). Real premises (at most 400 atoms)
+# need a few thousand.
 UNIFY_STEPS = 20_000
 
 

@@ -24,8 +24,8 @@ from .terms import Term, format_number, is_var
 
 MAX_PREMISES = 200
 # Wall-clock budget of one chain(). The pair budget alone does not bound the time: premises with
-# variables pair with every belief through the general unifier, up to ~6 ms a pair for large terms, so
-# 60 stored (--> (× ... $x ...) ...) beliefs held the agent's turn (and the memory lock) for 94 s.
+# variables pair with every belief through the general unifier, milliseconds a pair for large terms,
+# and the agent's turn (and the memory lock) waits for the chain (docs/decisions/0016).
 MAX_SECONDS = 5.0
 
 

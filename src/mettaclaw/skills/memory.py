@@ -99,7 +99,7 @@ class MemorySkills:
         self.max_episode_lines, self.source = max_episode_lines, source
         self.scope = scopes.DEFAULT  # whose turn it is (the runtime sets it from who spoke): writes go there
         # whether a turn also reads the agent's own scope: the agent's does; a memory server of one
-        # scope sets False, since it serves that scope only (README: "an MCP server sees its one scope")
+        # scope sets False, since it serves that scope only (docs/memory.md: "An MCP server sees its one scope")
         self.with_agent = True
         # the channel's own scope, where turns in which several people spoke go: said in front of
         # everyone there, so each of them reads it (the runtime sets it from the turn's channel)

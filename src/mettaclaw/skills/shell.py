@@ -1,6 +1,6 @@
 """The shell skill: a command with a timeout and limits, everything it started killed, its output capped.
 
-Confinement, as far as this system allows (`confinement()` says which, at start-up and in the README):
+Confinement, as far as this system allows (`confinement()` says which at start-up; docs/running.md):
 - its own PID namespace (`unshare`), when the kernel grants one: when the command ends or times out,
   the namespace goes and every process in it dies, even a child that left the process group with
   `setsid`; without one, the process group is killed and such a child can survive;

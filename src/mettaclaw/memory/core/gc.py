@@ -11,7 +11,7 @@ from collections.abc import Iterator
 def no_collection() -> Iterator[None]:
     """The cyclic garbage collector paused: reading a snapshot makes a few hundred thousand objects
     and no garbage, yet each batch of new objects set off a collection that walked every object the
-    process holds (torch's among them): 0.3 s of a 1.3 s restart at 100k rows went there."""
+    process holds (torch's among them), a large share of a restart at 100k rows (docs/decisions/0003)."""
     was = gc.isenabled()
     gc.disable()
     try:

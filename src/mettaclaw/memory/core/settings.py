@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class ActivationWeights(BaseModel):
-    """The semantic layer's score (spec, memory.md): similarity, ACT-R activation, retrievability."""
+    """The semantic layer's score: similarity, ACT-R activation, retrievability (docs/memory.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

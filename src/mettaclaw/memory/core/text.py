@@ -95,7 +95,7 @@ MAX_QUERY_CHARS = 20_000  # a question, or a paragraph to find what relates to i
 
 def check_query(query: str) -> None:
     """Refuse a query past MAX_QUERY_CHARS with the reason: every character of it is tokenized and
-    searched for (a 1 MB query took the semantic layer 6 s), and its text keys the caches."""
+    searched for (docs/decisions/0018), and its text keys the caches."""
     if len(query) > MAX_QUERY_CHARS:
         raise ValueError(f"the query is {len(query):,} characters long; at most {MAX_QUERY_CHARS:,}: "
                          "ask about one thing, or quote the part that matters")

@@ -1,4 +1,4 @@
-"""The dream phase (spec: memory.md, "The dream phase"): experience -> knowledge, in the background.
+"""The dream phase (docs/memory.md, "The dream phase"): experience -> knowledge, in the background.
 
     dreamer = Dreamer(semantic, trace, embedder, config.memory_path("dream", "state.json"), llm=None)
     dreamer.attach(trace); dreamer.start()      # every_n episodes / interval_s / the `dream` skill

@@ -92,8 +92,8 @@ def keep_score(rec: Any, now: float) -> float:
 def consolidate(semantic: Any, now: float, policy: Policy | None = None, lock: Any = None,
                 chunk: int = CHUNK) -> Consolidation:
     """Decay, prune, cap. `lock` (the memory's write lock) is taken a chunk of records at a time, so
-    an agent turn waits for at most one chunk, never for a pass over the whole layer (3.2 s at 20,000
-    records, measured)."""
+    an agent turn waits for at most one chunk, never for a pass over the whole layer (seconds at
+    20,000 records: docs/decisions/0017)."""
     policy = policy or Policy()
     store = semantic.records
     lock = lock if lock is not None else contextlib.nullcontext()

@@ -59,7 +59,7 @@ def load_state(path: Path) -> DreamState:
 def save_state(path: Path, state: DreamState) -> None:
     path = Path(path)
     # a shallow dict and one C-encoded string: `asdict` deep-copies the theme window (20k sentences)
-    # and `json.dump` encodes in Python chunks; together 0.17 s of every batch of a long dream
+    # and `json.dump` encodes in Python chunks, a cost paid at every batch of a long dream
     atomic_write(path, json.dumps({f.name: getattr(state, f.name) for f in fields(state)}))
     fd = os.open(path.parent, os.O_RDONLY)  # the rename itself survives a power loss
     try:

@@ -195,9 +195,9 @@ _CITES = re.compile(r"[\d,\s]+")
 
 def fact_line(line: str) -> tuple[str, str] | None:
     r"""(fact, cited numbers) of a model's line `- <fact> [<episode numbers>]` (a closing period allowed),
-    None for any other line. Not one pattern: `^\s*[-*]?\s*(.+?)\s*\[([\d,\s]+)\]\s*\.?\s*$` backtracked
-    quadratically over a run of spaces, and one reply line of 16,000 took 2.8 s inside `re`, which holds
-    the interpreter's lock: the agent's turn waited for the dream's thread all that time."""
+    None for any other line. Not one pattern: `^\s*[-*]?\s*(.+?)\s*\[([\d,\s]+)\]\s*\.?\s*$` backtracks
+    quadratically over a run of spaces inside `re`, which holds the interpreter's lock, so the agent's
+    turn would wait for the dream's thread (docs/decisions/0018)."""
     text = line.strip()
     text = text[:-1].rstrip() if text.endswith(".") else text
     start = text.rfind("[")  # the numbers hold no "[": theirs is the line's last

@@ -36,20 +36,18 @@ GROUP_KEY = "theme_group"
 
 @dataclass(frozen=True)
 class ThemePolicy:
-    # chosen on LoCoMo-dev conversations 0-1 through the live agent (bench/locomo.py, 2026-11-24):
-    # size 6 gave R@10 0.897 / multi-hop 0.692, 8 gave 0.901 / 0.726, 10 gave 0.891 / 0.674
+    # chosen on LoCoMo conversations 0-1 through the live agent (docs/decisions/0008)
     size: int = 8  # sentences a theme, on average (k = sentences // size)
     max_sentences: int = 10  # the most central sentences a theme shows
     window: int = 3000  # the most recent content sentences kept per participant
     total: int = 20_000  # all participants together (a channel of many speakers): the least recent go first
     # Ward's clustering is deterministic and hierarchical: the themes a dream rebuilds after a few new
-    # sentences stay much the same. With k-means, one more (session-end) dream over 2 LoCoMo talks
-    # moved multi-hop R@10 from 0.624 to 0.542; with Ward 0.625 -> 0.615
+    # sentences stay much the same, where k-means moved them with one more dream (docs/decisions/0008)
     clustering: str = "ward"  # kmeans | ward (cluster.cluster_vectors)
     min_terms: int = 3  # content words (beyond names and background) that make a sentence worth keeping
     # a sentence its speaker said word for word in this many episodes is a habit of speech ("the traffic
     # was terrible this morning", "your help means a lot."), not a topic: it made themes of small talk
-    # that came first for questions naming the speaker. LoCoMo 0-1's only ones: thanks said 3 and 4 times
+    # that came first for questions naming the speaker
     habit: int = 3
 
     def __post_init__(self) -> None:

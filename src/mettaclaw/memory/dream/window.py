@@ -41,9 +41,7 @@ class ThemeWindow:
         if isinstance(embedder, CachedEmbedder):
             # a rebuild embeds every kept sentence twice (with the speaker's name and without), and the
             # index then embeds the new themes' named sentences: with room for the whole window these
-            # come from the cache, where before each was evicted before its next use. Two people, 10k
-            # episodes, all-MiniLM-L6-v2 (bench/dream.py --speakers 2): the dream 126 -> 87 s, the next
-            # one 50 turns later 47 -> 5.7 s; at most 2 x 20k vectors more (61 MB at 384-d)
+            # come from the cache instead of each being evicted before its next use (docs/decisions/0009)
             embedder.reserve(2 * policy.total)
         self._unsaved = False  # erased episodes left the window since the state was written
         self._present: set[str] = set()  # window episodes the trace was found to hold (`_gone`)
@@ -86,8 +84,8 @@ class ThemeWindow:
 
     def _gone(self, episode_id: str) -> bool:
         """Whether the trace no longer holds an episode of the window: erased while nobody listened (a
-        crash between the erasure and `save_erasures`). Each is asked of the trace once a start (66 us
-        each, 3,000 a window); later erasures are heard by `erased`."""
+        crash between the erasure and `save_erasures`). Each is asked of the trace once a start;
+        later erasures are heard by `erased`."""
         has = getattr(self.source, "has", None)
         if has is None or episode_id in self._present:
             return False
@@ -144,9 +142,8 @@ class WindowVectors:
     and without their name), kept in a store of their own (on disk beside the dream's state), each
     under its text's digest; the dream's `keep_only` drops those of sentences that left the window.
 
-    Why: the embedder's cache is empty after a restart, and the first rebuild embedded each
-    participant's whole window again (two people, 10k episodes, bench/dream.py --speakers 2
-    --restart: 25.7 s and 7,997 texts, against 5.0 s and 146 without the restart). Kept as float32,
+    Why: the embedder's cache is empty after a restart, and the first rebuild would embed each
+    participant's whole window again (docs/decisions/0009). Kept as float32,
     as the model gave them, so a rebuild after a restart derives the themes it would have without one.
     Vectors found here are handed to the embedder's cache too: the index embeds a new theme's named
     sentences, which are among these texts. Used by the dream's thread and, for an erasure, the turn's."""

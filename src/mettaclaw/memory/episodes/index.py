@@ -219,9 +219,9 @@ class EpisodeIndex:
 
     def erase_many(self, offsets: Iterable[int]) -> list[str]:
         """`erase` for several turns, with one index delete for all their rows and each later turn
-        whose context held their words indexed again once. Why: one by one, each turn cost a store
-        delete of its own and re-indexed neighbours that were erased next; forgetting a scope of 2,000
-        turns took 41 s, all of it under the memory's lock.
+        whose context held their words indexed again once. Why: one by one, each turn would cost a
+        store delete of its own and re-index neighbours that are erased next, all under the memory's
+        lock (docs/decisions/0019).
 
         Order, for a crash at any point: the later turns are rewritten in place first (never deleted:
         `catch_up` only indexes records after the last one indexed, so a neighbour deleted before a

@@ -1,7 +1,7 @@
 """One record of the episodic trace: its line, `("YYYY-MM-DD HH:MM:SS" "HUMAN_MESSAGE: " "<message>"
 (skill "arg") ... ["ERROR_FEEDBACK: ..."] ["FROM: <who>, <who> (<channel>)"] ["OUTCOMES: ..."])`, the
 episode it reads as, the times every reader of the trace can parse back, and the ids (`ep-<offset>`)
-that name records. The file that holds the records is episodic.py.
+that name records. The file that holds the records is trace.py.
 """
 
 from __future__ import annotations

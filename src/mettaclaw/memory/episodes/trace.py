@@ -1,6 +1,6 @@
 """The episodic trace `history.metta`: one append-only record a turn, synced before the turn ends.
 
-A record is one line (its format, its time and its id: trace_records.py), so a torn last record (power
+A record is one line (its format, its time and its id: records.py), so a torn last record (power
 loss, kill -9) is one unreadable line that readers skip. The prompt tail and time lookups seek instead
 of reading the whole file, so a trace of months costs the same as one of minutes.
 An episode's id is its byte offset (`ep-<offset>`): stable, since the file is only appended to, except
@@ -262,7 +262,7 @@ class EpisodicTrace(Announcer):
     def holding(self, skill: str, *words: str) -> list[Episode]:
         """The readable records with a `skill` command, oldest first, in one pass over the file that
         parses only the lines naming it (and holding one of `words`, in any case, when any are given:
-        parsing every remember of a 76 MB trace took 1.2 s under the memory's lock)."""
+        parsing every remember of a long trace holds the memory's lock for seconds, docs/decisions/0019)."""
         needle, found, folded = f"({skill} ".encode(), [], [w.casefold() for w in words]
         with open(self.path, "rb") as fh:
             pos = 0

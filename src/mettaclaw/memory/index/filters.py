@@ -1,7 +1,7 @@
 """Filters over the memory index's rows (source, kind, tags, scopes, time), in process.
 
 Why in process: the FilterIndex answers in microseconds what the vector store answers in tens of
-milliseconds (a Chroma `where` filter cost ~100 ms at 100k rows), and it stays correct as memories
+milliseconds at 100k rows (docs/decisions/0007), and it stays correct as memories
 come and go; `where_filter` says the same filter in Chroma's syntax for the store's slow path.
 """
 
@@ -52,7 +52,7 @@ class FilterIndex:
 
     def state(self) -> dict[str, dict[str, list[str]]]:
         """The id sets, JSON-ready, that `restore` takes back: kept in the memory index's snapshot,
-        because adding 100k rows one by one took a third of a restart. (The times are not: the
+        because adding 100k rows one by one is a large share of a restart. (The times are not: the
         rows' metadata holds them.)"""
         return {f: {v: list(ids) for v, ids in values.items() if ids} for f, values in self.by.items()}
 

@@ -3,10 +3,10 @@
 Why hybrid: a plain vector query misses exact names, dates and rare words that BM25 catches, and
 BM25 misses paraphrase; fusing the two rankings by rank (not by score, whose scales differ) beats
 either alone. Why a mirror of the metadata in process: filters (time range, source, tags, kind)
-run on it in microseconds, where a Chroma `where` filter costs ~100 ms at 100k rows, and the BM25
-index needs every text anyway. The vector store stays the durable record; the mirror is rebuilt
-from it at open. New rows reach the store in batches, through a synced journal (vectorbuffer.py):
-one Chroma upsert costs about 10 ms however small, as much as embedding the text.
+run on it in microseconds, where a Chroma `where` filter costs tens of milliseconds at 100k rows, and
+the BM25 index needs every text anyway (docs/decisions/0007). The vector store stays the durable
+record; the mirror is rebuilt from it at open. New rows reach the store in batches, through a synced
+journal (stores/buffered.py): one Chroma upsert costs as much as embedding the text, however small.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class LongTermMemory(Announcer):
                  max_items: int = 20, settings: RecallSettings = DEFAULT_SETTINGS,
                  snapshot: Path | None = None, journal: Path | None = None,
                  vectors: Path | None = None) -> None:
-        """`journal`: where rows wait for the store (vectorbuffer.py), None writes through to the store;
+        """`journal`: where rows wait for the store (stores/buffered.py), None writes through to the store;
         `vectors`: the folder where the index keeps its own copies of the rows' vectors and their
         sentences' (keyed_vectors.py); None keeps the most recent sentence vectors in memory and asks
         the store for the rows' vectors."""
@@ -237,8 +237,7 @@ class LongTermMemory(Announcer):
     def senders(self) -> frozenset[str]:
         """The name of everyone who spoke (the rows' `who:` tags): the names a "who: " label of a row's
         text is read as (text.label), lower-case IRC nicks too, and that make no BM25 hit alone. Kept
-        until a row comes or goes: a query asks it up to five times, and it reads every tag (2.7 ms
-        with 20,000 dream records, each tagged with its own id)."""
+        until a row comes or goes: a query asks it several times, and it reads every tag."""
         if self._senders is None:
             self._senders = frozenset(self._filters.tag_values(WHO_TAG))
         return self._senders
@@ -291,7 +290,7 @@ class LongTermMemory(Announcer):
         return bool(self.forget_many([memory_id]))
 
     def forget_many(self, memory_ids: Iterable[str]) -> list[str]:
-        """Forget these rows with one store delete (a Chroma delete costs ~10 ms however few rows it
+        """Forget these rows with one store delete (a Chroma delete costs the same however few rows it
         names, and a dream retires hundreds of mirrored records); the ids that were held."""
         gone = [i for i in dict.fromkeys(memory_ids) if i in self._items]
         if not gone:
@@ -346,8 +345,7 @@ class LongTermMemory(Announcer):
         Why: an agent whose model says "ok" at every turn writes an "agent: ok" row a turn, one vector
         many times over. Chroma's HNSW graph keeps M = 16 neighbours a point, and each copy's nearest
         points are the other copies, so their lists hold only each other: a search that steps in
-        cannot leave. With 162 copies among 325 rows, "which mobile carrier am I with" got 200 rows
-        of "agent: ok" (cosine 0.12) and not "I switched my phone plan to Vodafone" (0.41)."""
+        cannot leave, and the row that answers is never reached (docs/decisions/0004)."""
         hits = [(item.id, score) for item, score in self.vector_store.query(vector, k, where=where, bare=True)]
         texts = (vector_text(item.document, item.metadata) for i, _ in hits if (item := self._items.get(i)) is not None)
         copies = max(Counter(texts).values(), default=0)

@@ -45,7 +45,7 @@ def _headings(text: str) -> dict[int, tuple[int, int, str]]:
     `===` or `---`), none inside code (fenced or indented) or HTML blocks, and only those at the top
     level (a `# ` inside a quote or a list item is part of that block). Hand-written line rules missed
     setext and indented headings, and each fix to them (fences closed by their own kind, a heading
-    padded with 4,000 spaces that backtracked for 141 s) was CommonMark again, so markdown-it-py, which
+    padded with spaces that backtracked, docs/decisions/0018) was CommonMark again, so markdown-it-py, which
     rich brings, reads the blocks. Inline parsing is off: titles are the heading's raw text, and no
     inline rule can be slow on a file's prose."""
     tokens = _markdown().parse(text)

@@ -1,11 +1,11 @@
 """The memory index's sentence vectors: each row's sentences embedded, for ranking a long row by its
-best sentence (recall.py).
+best sentence (memory/recall/).
 
 Why they are kept on disk: recall compares the sentences of up to 200 pooled candidates with every
-query. Kept in memory only, they were gone after each restart (and past the cache's 20,000 rows),
-and a query then embedded the sentences of every pooled row again: 1.5-3 s a query over 10,000 rows
-of three sentences (measured), where the rest of the ranking takes about 30 ms. Computed in the same
-embedding call as their row, they cost nothing extra at write.
+query. Kept in memory only, they would be gone after each restart (and past the cache's 20,000
+rows), and a query would embed the sentences of every pooled row again, many times the cost of the
+rest of the ranking (docs/decisions/0003). Computed in the same embedding call as their row, they
+cost nothing extra at write.
 
 Why a store of their own (keyed_vectors.py) and not the vector store: sentences are a ranking aid,
 not memories; they are only ever read by row id, never searched.

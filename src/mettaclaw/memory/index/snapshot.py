@@ -1,8 +1,8 @@
 """The memory index's in-process state (its rows, their filters and BM25 index) kept across restarts.
 
 Why: at open the index mirrors every row of the vector store in process (filters and BM25 answer in
-microseconds), and reading 100k rows back out of Chroma and re-indexing their words took about 13 s.
-A snapshot written at a clean close loads in a fraction of that.
+microseconds), and reading 100k rows back out of Chroma and re-indexing their words takes seconds.
+A snapshot written at a clean close loads in a fraction of that (docs/decisions/0007).
 
 Why it can be trusted: the first write after open deletes the snapshot (synced) before anything is
 written, and a clean close writes a new one. So a snapshot on disk always matches the store, and a

@@ -1,4 +1,4 @@
-"""Semantic memory: what things mean, apart from what happened (spec: memory.md).
+"""Semantic memory: what things mean, apart from what happened (docs/memory.md, "Semantic memory").
 
 Build it with `SemanticMemory(embedder, vector_store, record_store)` (tests: HashEmbedder,
 InMemoryVectorStore, InMemorySemanticStore) or `open_semantic(config, embedder)` for the real stack:
@@ -17,7 +17,7 @@ Public API (SemanticMemory; errors the caller caused raise ValueError / LookupEr
   `changes(id)`, `provenance(id, trace)`, `tags()`, `stats()`, `knowledge_block(message, budget_chars)`,
   `flush()`, `close()`; and the layer protocol (`name = "semantic"`, store/get/remove/recall/
   recall_associated/consolidate/stats/len/iter/on_capture/on_delete).
-Skills for the agent: `mettaclaw.memory.semantic.skills` (functions `(mem, arg) -> str`, declared in metta/memory-skills.metta).
+Skills for the agent: `mettaclaw.skills.semantic` (functions `(mem, arg) -> str`, declared in metta/memory-skills.metta).
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ MAX_REFERENCES = 200  # episodes a concept keeps citing (the design's cap; oldes
 
 
 class QueuedRecords:
-    """The semantic tier's PendingLog (vectorbuffer.py): the record store keeps each record's vector
+    """The semantic tier's PendingLog (stores/buffered.py): the record store keeps each record's vector
     anyway, so it only marks which ones the index still lacks, in the write's own transaction."""
 
     def __init__(self, records: SemanticStore) -> None:

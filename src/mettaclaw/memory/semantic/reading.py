@@ -247,8 +247,8 @@ class SemanticReading:
                left: Callable[[], float] = lambda: float("inf"), longest: int = 3) -> list[SemanticRecord]:
         """Current records whose name the message says (word n-grams up to `longest`, the longest
         first at each word), in the order it says them. Each distinct name is looked up once, and
-        looking stops when the time budget (`left`, ms) runs out: a 1 MB message took 8.7 s, one
-        store lookup per n-gram, whatever the budget."""
+        looking stops when the time budget (`left`, ms) runs out: a pasted log is one store lookup per
+        n-gram (docs/decisions/0018)."""
         said = words(message)[: self.NAMED_WORDS]
         found: dict[str, SemanticRecord] = {}
         tried: set[str] = set()

@@ -1,8 +1,7 @@
 """Write-behind in front of a vector index: one write should not pay a Chroma upsert.
 
-Why: an embedded Chroma upsert costs ~10 ms however small (plus ~2 ms a row: 64 rows in 135 ms at
-10k), as much as embedding the text, and the agent writes several rows a turn (its episodes,
-`remember`, the dream's records). So new rows wait durably in a `PendingLog`, are held in a small in-process matrix that
+Why: an embedded Chroma upsert costs as much as embedding the text however small (docs/decisions/0002),
+and the agent writes several rows a turn (its episodes, `remember`, the dream's records). So new rows wait durably in a `PendingLog`, are held in a small in-process matrix that
 every query searches exactly, and go to the index in batches. A crash before a flush loses nothing:
 the log is replayed into the index the next time the store is opened.
 

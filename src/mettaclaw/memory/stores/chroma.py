@@ -30,13 +30,10 @@ from .vectors import StoredItem, Where
 log = logging.getLogger(__name__)
 SEGMENT_RETRIES = (0.05, 0.2, 1.0)  # seconds before asking again (ChromaVectorStore.query)
 
-# Default HNSW settings: at 100k, Chroma's defaults (ef_search 10) returned ~44% of the true top-20
-# on synthetic vectors; these were measured against exact search in bench/memory_scale.py.
-# sync_threshold: embedded Chroma 1.5 persists its HNSW index every this many writes, and until then
-# each upsert costs more the more writes wait unsynced. With Chroma's 1000, one `remember` at 100k
-# memories averaged 34.1 ms over a cycle; with 100 (its smallest, the batch size), 22.6 ms, with about
-# as many bytes written to disk (1000 remembers at 30k: 277 MB with 1000, 295 MB with 100) and a
-# smaller worst case.
+# Default HNSW settings (docs/decisions/0001): Chroma's defaults (ef_search 10) miss many of the true
+# nearest rows at 100k. sync_threshold: embedded Chroma 1.5 persists its HNSW index every this many
+# writes, and until then each upsert costs more the more writes wait unsynced; 100 (its smallest, the
+# batch size) keeps `remember` cheap over a cycle for about as many bytes written.
 DEFAULT_HNSW: dict[str, Any] = {"space": "cosine", "ef_construction": 200, "ef_search": 128, "max_neighbors": 32,
                                 "sync_threshold": 100}
 ADJUSTABLE_HNSW = ("ef_search", "sync_threshold")  # what Chroma lets an existing collection change
@@ -150,7 +147,7 @@ class ChromaVectorStore:
         self.embedder_signature = embedder_signature
         self.vectors_lost: str | None = None  # what was wrong with the vector index found at open
         # the row count, kept between writes where this process is the one writer (the folder lock):
-        # Chroma counts 100k rows in 50 ms, and opening a memory asked five times (checks, snapshot)
+        # Chroma counts every row, and opening a memory asks more than once (checks, snapshot)
         self._rows: int | None = None
         self._counting = threading.Lock()  # the flusher thread writes while a turn may count
         config = {"hnsw": dict(DEFAULT_HNSW if hnsw is None else hnsw)}
@@ -356,8 +353,8 @@ class ChromaVectorStore:
                 for i, d, m, dist in zip(res["ids"][0], docs, metas, res["distances"][0], strict=True)]
 
     def vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
-        """5 ms for 100 at 20k rows (a query restricted to `ids` took 20 ms): the index keeps its own
-        copies by id (keyed_vectors.py) and asks here only for rows it lacks."""
+        """The stored vectors of these rows (a `get`, cheaper than a query restricted to `ids`): the index
+        keeps its own copies by id (keyed_vectors.py) and asks here only for rows it lacks."""
         if not ids:
             return {}
         got = self._col.get(ids=list(ids), include=["embeddings"])

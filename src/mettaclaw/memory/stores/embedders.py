@@ -136,7 +136,7 @@ class BertMeanPooling:
     """A plain BERT sentence-transformers model (transformer, mean pooling, L2 norm) run in torch alone.
 
     Why not through sentence_transformers: importing it pulls transformers, scipy, sklearn and sympy,
-    ~4.5 s of a 5 s start-up budget, where torch, tokenizers and safetensors take ~1 s. The forward
+    most of the start-up budget (docs/decisions/0010). The forward
     pass is the textbook BERT encoder; its vectors match sentence_transformers' to ~1e-7 (a test
     compares them), so stores made by either stay interchangeable.
     """
@@ -215,8 +215,8 @@ class SentenceTransformerEmbedder:
 
     A plain BERT model with mean pooling (the bundled one) runs through `BertMeanPooling`; any other
     model folder through sentence_transformers (`backend="sentence-transformers"` forces that path).
-    Loading the model in a background thread while the agent starts was measured and dropped: imports
-    hold Python's lock, so the thread only slowed the rest of the start down (cold start 5% slower).
+    The model is not loaded in a background thread while the agent starts: imports hold Python's lock,
+    so the thread only slows the rest of the start down (docs/decisions/0010).
     """
 
     def __init__(self, model_path: str | None = None, *, batch_size: int = 32, device: str = "cpu",
@@ -271,9 +271,8 @@ class SentenceTransformerEmbedder:
         if self.threads:
             import torch
 
-            # Process-wide. torch's default (all cores) is best on a quiet machine (2 cores: 376 against
-            # 198 sentences/s in batches, 7.9 against 11.2 ms for one); on a machine crowded with other
-            # CPU-bound processes one thread was far better (18 against 370 ms for one sentence).
+            # Process-wide. torch's default (all cores) is best on a quiet machine; on one crowded with
+            # other CPU-bound processes one thread is far better (docs/decisions/0010).
             torch.set_num_threads(self.threads)
         config = plain_bert_config(folder) if self.backend == "auto" else None
         if config is not None:

@@ -1,6 +1,6 @@
 """Vectors kept by row id, each entry checked against a digest of the row's text: the memory index's
 own copies of what it needs by id (sentence_vectors.py; the rows' vectors, longterm.py), because
-asking Chroma for stored vectors by id costs 5-14 ms for 200 rows.
+asking Chroma for stored vectors by id costs more than the rest of a query's ranking (docs/decisions/0003).
 
 Why a file that is never synced can be trusted: each entry carries a digest of its row's text,
 checked at every read, so an entry a crash or a rewrite left behind never serves another text; a
@@ -115,7 +115,7 @@ class FileKeyedVectors:
         self._rows_path = self.folder / "rows.jsonl"
         self._entries: dict[str, _Entry] = {}
         self._torn = False  # rows.jsonl ends in a torn line (a crash mid-append)
-        with no_collection():  # 100k entries: 0.18 s, 0.28 s with collections walking torch's objects
+        with no_collection():  # many objects, no garbage: a collection would walk torch's objects too
             name = self._read()
         if name is None:  # nothing usable: start empty, and drop vectors of another embedder
             for stale in self.folder.glob("vectors-*.bin"):
@@ -255,7 +255,7 @@ class FileKeyedVectors:
 
     def many(self, wanted: dict[str, str]) -> tuple[list[str], np.ndarray]:
         """As `get` for each row, in one read: an exact search scores every row of a 100k memory
-        (longterm.LongTermMemory._exact), and a read per row took about 10 µs of its 1-2 s."""
+        (longterm.LongTermMemory._exact), where a read per row was most of its time (docs/decisions/0004)."""
         ids, starts = [], []
         entries = self._entries
         for row_id, digest in wanted.items():

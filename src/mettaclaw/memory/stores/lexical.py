@@ -7,23 +7,21 @@ So the index is a built bm25s index (the "main" part) plus a small delta of text
 scored with the same BM25 formula at query time, plus tombstones for removed or replaced texts.
 The main part is rebuilt lazily, at the next search, once the delta or the tombstones outgrow a
 share of it: the cost of a rebuild is spread over thousands of writes. A big index (`background_from`
-documents) rebuilds in a thread: a rebuild at 100k takes about 2.7 s, which a person should not wait
-for inside one `query`. Meanwhile searches go on over the old built part and the delta, and what is
-written during the build is replayed over the new part when it is put in place.
+documents) rebuilds in a thread: a rebuild at 100k takes seconds, which a person should not wait
+for inside one `query` (docs/decisions/0005). Meanwhile searches go on over the old built part and the
+delta, and what is written during the build is replayed over the new part when it is put in place.
 
 Why a hit must match an informative term: a term in more than half the documents is no evidence
 that a document is the one asked for (Robertson and Sparck Jones' idf of such a term is below zero;
 bm25s' lucene form keeps it just above, and it then favours the shortest documents). In a chat
 memory every turn carries its speaker's name, so "which cities has Jon visited?" ranked "Jon:
 Agreed!" over the turn about Rome. So when a query has terms in at most half the documents, only
-documents with one of them are ranked; on LoCoMo conversations 0-1 this moved R@10 0.884 -> 0.899
-(paired 95% interval +0.003 to +0.030), multi-hop 0.672 -> 0.695; on the held-out conversations 2-6
-0.843 -> 0.846 (+0.000 to +0.008), multi-hop 0.553 -> 0.562. A memory of a few documents
+documents with one of them are ranked (docs/decisions/0006). A memory of a few documents
 (`COMMON_MIN_DOCS`) has no common terms. (SQLite FTS5, which the semantic store searches with, floors
 such a term's idf at 1e-6: there they rank last rather than not at all.)
 
 A speaker's name is such a term however many documents hold it: with four people in one memory
-"jon" is in a quarter of them, not half, and "Jon: Agreed!" came first again. So the names of
+"jon" is in a quarter of them, not half. So the names of
 everyone the memory has heard (`search(names=...)`) are common too: they still count in the score,
 but a name alone makes no hit.
 """
