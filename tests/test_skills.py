@@ -560,3 +560,32 @@ def test_a_user_skill_that_gives_a_bridge_no_text_is_told_so_and_nothing_runs(ma
                    "string) as each argument")
     assert ok == '(ok "fine") -> SENT' and channel.sent == ["fine"]
     assert not agent.memory.query("42", 5)
+
+
+def test_a_python_skill_registered_like_a_built_in_is_declared_listed_and_run(tmp_path, open_test_memory) -> None:
+    """docs/running.md's example: a skill registered in Python is generated into MeTTa, listed in the
+    prompt with its help, run with text arguments, and its SkillError reaches the model as an error."""
+    from conftest import FakeClock
+    from conftest import test_config as config_for
+
+    from mettaclaw.channels import QueueChannel
+    from mettaclaw.llm import Scripted
+    from mettaclaw.runtime import Agent
+    from mettaclaw.skills.registry import Skill, builtin_skills
+
+    def shout(text: str) -> str:
+        if not text.strip():
+            raise SkillError("nothing to shout")
+        return text.upper() + "!"
+
+    registry = builtin_skills()
+    registry.add(Skill("shout", "TEXT", "say TEXT loudly", "text-shout", lambda host: shout))
+    clock = FakeClock()
+    agent = Agent(config_for(tmp_path / "memory"), Scripted(['shout "hello there"\nshout ""']), QueueChannel(["hi"]),
+                  open_test_memory(clock=clock), clock=clock, skill_registry=registry)
+    try:
+        assert "shout TEXT : say TEXT loudly" in agent.skill_list().splitlines()
+        outcome = agent.turn()
+        assert outcome.results == ['(shout "hello there") -> HELLO THERE!', '(shout "") -> ERROR: shout: nothing to shout']
+    finally:
+        agent.close()
