@@ -94,13 +94,15 @@ class SemanticMemory(SemanticReading, Announcer):
     def __init__(self, embedder: Embedder, vector_store: VectorStore, record_store: SemanticStore, *,
                  thresholds: Thresholds | None = None, weights: ActivationWeights | None = None,
                  clock: Callable[[], float] = time.time, rewriter: Callable[[str, str], str] | None = None,
-                 flush_every: int = FLUSH_EVERY) -> None:
+                 flush_every: int = FLUSH_EVERY, timer: Callable[[], float] = time.perf_counter) -> None:
+        """`clock`: the time of day (epoch seconds) records are stamped with; `timer`: the seconds time
+        budgets are measured in (`context`), injected so a test decides how long each step takes."""
         super().__init__()
         self.embedder, self.records = embedder, record_store
         self.thresholds = thresholds or thresholds_for(embedder.name)
         self.weights = weights or ActivationWeights()
         self.noise = np.random.default_rng(self.weights.seed)
-        self.clock, self.rewriter = clock, rewriter
+        self.clock, self.timer, self.rewriter = clock, timer, rewriter
         sig, recorded = signature(embedder), record_store.get_meta("embedder")
         if recorded is None:
             record_store.set_meta("embedder", sig)
