@@ -6,7 +6,7 @@ import pytest
 from conftest import FakeClock, TickingClock
 
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.semantic.recall import sigmoid
+from mettaclaw.memory.semantic.scoring import sigmoid
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
 from mettaclaw.memory.stores.embedders import HashEmbedder
 from mettaclaw.memory.stores.vectors import InMemoryVectorStore

@@ -17,9 +17,9 @@ from mettaclaw.textutil import quoted
 
 from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
-from .recall import MODES, gather, score
-from .recall import touch as touch_records
 from .records import RecallResult, SemanticRecord, bare_id, check_kinds, mentions_id
+from .scoring import MODES, gather, score
+from .scoring import touch as touch_records
 from .store import RecordFilter
 
 MAX_RECALL_LIMIT = 1000  # the most records one recall returns (the `recall` skill's limit= is checked against it)
