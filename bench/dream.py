@@ -38,6 +38,7 @@ from mettaclaw.memory.episodes.index import senders  # noqa: E402
 from mettaclaw.memory.episodes.records import format_record  # noqa: E402
 from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.parser import Command  # noqa: E402
+from mettaclaw.textutil import TIME_FORMAT  # noqa: E402
 
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas"]
 PLACES = ["Paris", "Leeds", "the office", "the garden", "the station", "the gym", "the library", "the market"]
@@ -77,7 +78,7 @@ def said(message: str, who: str | None) -> Message:
 def synthetic_trace(path: Path, n: int, speakers: int = 0) -> datetime:
     """The trace of `synthetic_turns`, written at once; returns the last turn's time."""
     turns = synthetic_turns(n, speakers)
-    lines = [format_record(when.strftime("%Y-%m-%d %H:%M:%S"), message, [command], error,
+    lines = [format_record(when.strftime(TIME_FORMAT), message, [command], error,
                            *senders([said(message, who)]))
              for when, message, who, command, error in turns]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             dreamer = memory.dreamer
         for when, message, who, command, error in synthetic_turns(args.then, args.speakers, seed=8, start=last,
                                                                   first=args.episodes):
-            memory.record_turn(when.strftime("%Y-%m-%d %H:%M:%S"), [said(message, who)],
+            memory.record_turn(when.strftime(TIME_FORMAT), [said(message, who)],
                                [command], error)
         start, before = time.perf_counter(), dreamer.embedder.misses
         following = dreamer.dream("benchmark")

@@ -178,6 +178,19 @@ def test_sentence_vectors_kept_under_an_earlier_split_are_made_again(tmp_path: P
     keeper.close()
 
 
+def test_sentence_vectors_kept_before_the_one_sentence_rule_are_made_again(tmp_path: Path) -> None:
+    """Vectors stored when "Dr." ended a sentence (two rows for this text) are not read as one sentence's."""
+    embedder = CountingEmbedder()
+    text = "Sam: I saw Dr. Manning today."
+    old = reopen(tmp_path)
+    old.put("a", text_digest(f"labels-per-sentence-1\n{text}"), vecs(2, 2))
+    old.close()
+    keeper = SentenceVectors(embedder.embed, reopen(tmp_path))
+    keeper.of({"a": (text, {"breadcrumb": "notes"})}, frozenset({"Sam"}))
+    assert embedder.seen == ["Sam: I saw Dr. Manning today."]
+    keeper.close()
+
+
 def test_recall_after_a_restart_embeds_no_stored_sentence_again(tmp_path: Path) -> None:
     from mettaclaw.config import load_config
     from mettaclaw.memory import open_memory

@@ -288,7 +288,7 @@ def test_a_link_to_a_record_whose_id_holds_hash_question_mark_or_percent_opens_i
     agent, _, _, _ = make_agent([], sleepInterval=0)
     odd = KindStatistics("shell run#1?x 100%", "channel:#team")
     odd.add("ep-0", "2026-01-01 10:00:00", 0, 5.0)
-    agent.memory.statistics.store(odd)
+    agent.memory.statistics.kinds[f"{odd.scope}\t{odd.kind}"] = odd
     c = client(agent)
     c.headers["Authorization"] = f"Bearer {TOKEN}"
     links = re.findall(r'href="(/record/stat[^"]+)"', c.get("/stats").text)

@@ -10,7 +10,7 @@ from mettaclaw.memory.core.layers import MemoryLayer
 from mettaclaw.memory.core.times import time_key
 from mettaclaw.memory.errors import EmbedderMismatch
 from mettaclaw.memory.index import longterm
-from mettaclaw.memory.index.longterm import LongTermMemory, Memory
+from mettaclaw.memory.index.longterm import IndexRow, LongTermMemory
 from mettaclaw.memory.stores.embedders import HashEmbedder
 from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 
@@ -43,7 +43,7 @@ def test_query_returns_time_score_and_is_limited(ltm: LongTermMemory) -> None:
     for i in range(30):
         ltm.remember(f"note {i} about gardening tomatoes", time=f"2024-01-{i % 28 + 1:02d} 10:00:00")
     found = ltm.query("gardening tomatoes", limit=7)
-    assert len(found) == 7 and all(isinstance(m, Memory) for m in found)
+    assert len(found) == 7 and all(isinstance(m, IndexRow) for m in found)
     assert all(m.time.startswith("2024-01-") and m.score > 0 for m in found)
     assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
     assert len(ltm.query("gardening")) == 20, "default limit is max_items"
@@ -149,15 +149,22 @@ def test_batch_ingestion_embeds_once_per_text() -> None:
 
 def test_it_is_a_memory_layer(ltm: LongTermMemory) -> None:
     assert isinstance(ltm, MemoryLayer) and ltm.name == "longterm"
-    a = ltm.store("first thing")
-    b = ltm.store({"text": "second thing", "time": "2030-01-01 00:00:00", "tags": ["t"]})
-    c = ltm.store(Memory(id="", text="third thing", time="2020-01-01 00:00:00", source="s", kind="memory", tags=()))
-    assert ltm.get(b).tags == ("t",) and ltm.get(c).source == "s"
-    assert [m.id for m in ltm.recall(limit=2)] == [b, a], "without text: newest first"
-    assert ltm.recall(limit=1, text="third thing")[0].id == c
-    assert c not in [m.id for m in ltm.recall_associated([c])]
-    assert ltm.remove(a) and len(ltm) == 2 and len(list(ltm)) == 2
-    assert ltm.stats()["count"] == 2 and ltm.consolidate()["bm25_rebuilt"] == 1
+    a = ltm.remember("first thing").id
+    b = ltm.remember("second thing", time="2030-01-01 00:00:00", tags=["t"]).id
+    assert isinstance(ltm.get(a), IndexRow) and ltm.get(b).tags == ("t",)
+    assert ltm.forget(a) and len(ltm) == 1 and [m.id for m in ltm] == [b]
+    assert ltm.stats()["count"] == 1
+
+
+def test_every_layer_is_a_memory_layer_and_offers_no_more_than_callers_use(open_test_memory) -> None:
+    """MemoryLayer declared store, remove, recall, recall_associated and consolidate, which only tests
+    called: each layer's writes and searches are its own API, and the protocol holds what is shared."""
+    memory = open_test_memory()
+    layers = [memory.trace, memory.index, memory.semantic, memory.statistics]
+    assert all(isinstance(layer, MemoryLayer) for layer in layers)
+    gone = ("store", "recall_associated", "consolidate")
+    assert [(layer.name, name) for layer in layers for name in gone if hasattr(layer, name)] == []
+    assert not hasattr(memory.index, "recall") and not hasattr(memory.trace, "recall")
 
 
 def test_time_parsing() -> None:

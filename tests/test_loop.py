@@ -149,10 +149,9 @@ def test_a_new_message_cuts_the_backoff_short(make_agent) -> None:
     threading.Timer(0.5, channel.put, ["are you there?"]).start()
     guard = threading.Timer(10, agent.stop)  # a hang is a failure, not a stuck test
     guard.start()
-    began = time.monotonic()
     agent.run(2)
     guard.cancel()
-    assert time.monotonic() - began < 5 and not agent.stopping.is_set()
+    assert not agent.stopping.is_set(), "the guard stopped a turn that waited out the backoff"
     assert "are you there?" in llm.prompts[1][1] and channel.sent == ["up"]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mettaclaw.reasoning.atoms import AtomError, Belief, looks_like_belief, parse_belief, parse_beliefs
@@ -125,3 +127,38 @@ def test_a_metta_comment_is_no_part_of_a_belief() -> None:
     assert len(parse_beliefs("(--> a b) ; first\n(stv 1 0.9)\n;; (--> x y) (stv 1 0.9)\n(--> b c) (stv 1 0.9)")) == 2
     assert parse_belief('(--> "a;b" c) (stv 1 0.9)').statement == '(--> "a;b" c)'
     assert not looks_like_belief("; (--> a b) (stv 1 0.9)")
+
+
+def test_beliefs_the_trace_and_the_model_s_replies_share_one_reader_and_one_error() -> None:
+    """reasoning.terms had a reader of its own (a regex tokenizer raising SExprError, one letter from
+    sexpr's SexprError); it is sexpr's reader, reading MeTTa's comments, with the caps beliefs need."""
+    from mettaclaw.reasoning.terms import parse_all
+    from mettaclaw.sexpr import SexprError, TooManyExpressions, read_all
+
+    assert parse_all('(--> a;b\n "x;y") ; note') == [("-->", "a", '"x;y"')]
+    assert [n.text for n in read_all("a;b c")] == ["a;b", "c"]  # a reply: `;` is a symbol's, but between forms
+    for text, why in [("(a b", "unbalanced '('"), ("a)", "unexpected ')'"), ('(a "b', "unterminated string"),
+                      ("(" * 20 + ")" * 20, "nested deeper"), ("(a " + "b " * 70 + ")", "more than 64 children")]:
+        with pytest.raises(SexprError, match=re.escape(why)):
+            parse_all(text)
+    with pytest.raises(TooManyExpressions):
+        parse_all("a " * 300)
+    with pytest.raises(AtomError, match="malformed atom: unbalanced '\\(' at character 1"):
+        parse_belief("(--> cat animal (stv 1 0.9)")
+
+
+def test_one_truth_parser_reads_a_belief_s_and_an_atom_s_truth_value() -> None:
+    """A belief's confidence stays below 1; a semantic record's atom may be certain (PLN's revision caps
+    c at 1), read by the same parser."""
+    from mettaclaw.memory.semantic.normalize import triple_from_atom
+    from mettaclaw.reasoning.atoms import parse_truth
+
+    assert parse_truth(("stv", "1", "0.9")) == (1.0, 0.9)
+    with pytest.raises(AtomError, match=r"must be in \[0, 1\) \(1 would mean certainty\)"):
+        parse_truth(("stv", "1", "1"))
+    assert parse_truth(("stv", "1", "1"), certain=True) == (1.0, 1.0)
+    with pytest.raises(AtomError, match="frequency must be a number"):
+        parse_truth(("stv", "nan", "0.5"), certain=True)
+    assert triple_from_atom("(lives_in alice paris) (stv 1 1)")[1] == (1.0, 1.0)
+    with pytest.raises(ValueError, match=r"atom truth value \(stv 1 2\) must be two numbers in \[0, 1\]"):
+        triple_from_atom("(lives_in alice paris) (stv 1 2)")

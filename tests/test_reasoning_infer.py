@@ -113,18 +113,35 @@ def _variable_heavy(n: int) -> list:
     return _premises(*((f"(--> {term(f'$x{k}_')} {term(f'$y{k}_')}) (stv 1 0.9)", f"m{k}") for k in range(n)))
 
 
+def _stepping(step: float):
+    """A clock each reading of which is `step` seconds after the last: the test, not the machine's
+    speed, decides how long each pair takes."""
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += step
+        return now[0]
+
+    return clock
+
+
 def test_a_time_budget_bounds_beliefs_that_pair_with_everything() -> None:
-    """60 such beliefs took 94 s within the pair budget, holding the agent's turn and the memory lock."""
-    r = chain(_variable_heavy(60), max_seconds=0.3)
-    assert r.truncated and r.pairs_tried < 30000
+    """60 such beliefs took 94 s within the pair budget, holding the agent's turn and the memory lock.
+    At 7 ms a pair, a budget of 0.3 s ends the chaining after 42 pairs, far inside the pair budget."""
+    r = chain(_variable_heavy(60), max_seconds=0.3, clock=_stepping(0.007))
+    assert r.truncated and r.pairs_tried == 42
     assert "budget reached" in r.render() and "time budget of 0.3 s" in r.render()
 
 
 def test_infer_skill_stops_at_the_time_budget(monkeypatch) -> None:
+    import functools
+
     from mettaclaw.reasoning import infer
+    from mettaclaw.skills import reasoning
     from mettaclaw.skills.reasoning import infer_skill
 
     monkeypatch.setattr(infer, "MAX_SECONDS", 0.3)
+    monkeypatch.setattr(reasoning, "chain", functools.partial(infer.chain, clock=_stepping(0.007)))
     memories = [type("M", (), {"id": mid, "atom": b.text()})() for b, mid in _variable_heavy(60)]
     out = infer_skill("what follows?", lambda query, limit: memories[:limit])
     assert "time budget of 0.3 s" in out

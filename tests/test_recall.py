@@ -8,8 +8,9 @@ from pydantic import ValidationError
 
 from mettaclaw.memory.core.ranking import fuse, spread
 from mettaclaw.memory.core.settings import RecallSettings
-from mettaclaw.memory.core.text import label, sentences, speakers
+from mettaclaw.memory.core.text import label, sentence_starts, sentences, speakers
 from mettaclaw.memory.core.text import prose as without_code
+from mettaclaw.memory.dream.concepts import extract
 from mettaclaw.memory.index.longterm import LongTermMemory
 from mettaclaw.memory.index.sentence_vectors import sentence_parts
 from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall, labelled_sentences, render
@@ -217,6 +218,19 @@ def test_a_row_close_as_a_whole_passes_the_floor_though_none_of_its_sentences_do
     hits = Recall(index).recall("which trips did I enjoy", 5, explain=True)
     assert [h.text for h in hits] == [_WholeNotParts.ROW]
     assert hits[0].parts["relevance"] == pytest.approx(1.0)
+
+
+def test_recall_and_the_dream_share_one_sentence_rule():
+    """A title's or an initial's period ends no sentence, for recall as for the dream's concepts: recall
+    split "I saw Dr. Manning" after "Dr." (and embedded "Manning at the clinic." alone) while the concepts
+    read one sentence; a closing quote or bracket stays with its sentence."""
+    assert sentences("I saw Dr. Manning at the clinic. J.K. Rowling was there too. So was I. We left early.") == [
+        "I saw Dr. Manning at the clinic.", "J.K. Rowling was there too.", "So was I.", "We left early."]
+    assert sentences('She said "we moved to St. Louis." Then she left.\nBack home now!') == [
+        'She said "we moved to St. Louis."', "Then she left.", "Back home now!"]
+    text = "Yesterday I saw Dr. Manning. Today Mr. Okafor came."
+    assert sentence_starts(text) == [0, text.index("Today")]
+    assert {m.name for m in extract(text)} == {"Manning", "Okafor"}, "Today opens a sentence, Manning does not"
 
 
 def test_a_chat_lines_later_sentences_keep_who_said_them():

@@ -4,6 +4,7 @@ and lenses (`query lens:NAME PHRASE`)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -28,6 +29,45 @@ def open_with(tmp_path, **settings):
             "chromaMode=memory", "dreamInterval=0", *(f"{k}={json.dumps(v)}" for k, v in settings.items())]
     config = load_config(args, env={})
     return config, open_memory(config, clock=lambda: NOW, dream=False)
+
+
+@pytest.fixture(params=["America/New_York", "Asia/Tokyo"])
+def zone(request):
+    """The machine's local zone set to one west and one east of UTC for the test (TZ and tzset)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = request.param
+    time.tzset()
+    yield request.param
+    if before is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+def test_an_age_is_the_time_since_the_row_was_written_in_any_zone(tmp_path, zone) -> None:
+    """A row's age is `now` less the instant its local time names. It was `now` less the row's index key
+    (its time read as UTC): hours off by the zone's offset, so a one-day ttl evicted a 20-hour-old memory
+    west of UTC and kept a 28-hour-old one east of it."""
+    config, memory = open_with(tmp_path, scopePolicies={"user:bob": {"ttlDays": 1}})
+    memory.remember("Bob's parcel arrived at dock 4.", scope="user:bob", time=stamp(NOW - 20 * 3600))
+    memory.remember("Bob's parcel left dock 5.", scope="user:bob", time=stamp(NOW - 28 * 3600))
+    ages = sorted(age for _, age, _, _ in entries(memory, "user:bob", NOW))
+    assert ages == [20 * 3600, 28 * 3600], zone
+    memory.evict(config.scopePolicies, NOW)
+    assert [m.text for m in memory.index] == ["Bob's parcel arrived at dock 4."], zone
+    memory.close()
+
+
+def test_a_lens_since_days_counts_back_from_now_in_any_zone(tmp_path, zone) -> None:
+    """`sinceDays` is an instant (`now` less the days) written as a local time, then compared as times:
+    a memory 20 hours old is within one day and one 28 hours old is not, whatever the zone."""
+    _, memory = open_with(tmp_path, lenses={"today": {"sinceDays": 1}})
+    memory.remember("The harbour crane was repaired.", time=stamp(NOW - 20 * 3600))
+    memory.remember("The harbour crane was inspected.", time=stamp(NOW - 28 * 3600))
+    lens = load_config(['lenses={"today": {"sinceDays": 1}}'], env={}).lenses["today"]
+    assert [h.text for h in memory.query("harbour crane", 10, lens=lens)] == ["The harbour crane was repaired."], zone
+    memory.close()
 
 
 def test_a_scope_keeps_within_its_ttl_and_size(tmp_path) -> None:

@@ -160,3 +160,14 @@ def test_same_object_allows_refinement_but_not_a_changed_number():
     assert same_object("berlin", "berlin since 2019")
     assert not same_object("paris", "berlin")
     assert not same_object("555 1234", "555 1234 5")
+
+
+def test_an_atom_is_read_as_the_reasoners_read_it():
+    """semantic/normalize split an atom on spaces and counted parentheses: a quoted name was two
+    symbols, `) (` was balanced, and a MeTTa comment was part of the atom."""
+    t, _ = triple_from_atom('(lives_in alice "New York") (stv 1 0.9)')
+    assert (t.subject, t.relation, t.object) == ("alice", "LIVES_IN", "new york")
+    t, _ = triple_from_atom("(lives_in alice paris) ; she moved in May")
+    assert (t.subject, t.object) == ("alice", "paris")
+    with pytest.raises(ValueError, match="unexpected '\\)' at character 1"):
+        triple_from_atom(") lives_in alice paris (")

@@ -3,10 +3,10 @@
 import math
 
 import pytest
-from conftest import TickingClock
+from conftest import FakeClock, TickingClock
 
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
-from mettaclaw.memory.semantic.recall import sigmoid
+from mettaclaw.memory.semantic.scoring import sigmoid
 from mettaclaw.memory.semantic.sqlite_store import SqliteSemanticStore
 from mettaclaw.memory.stores.embedders import HashEmbedder
 from mettaclaw.memory.stores.vectors import InMemoryVectorStore
@@ -157,8 +157,12 @@ def test_a_long_message_is_read_for_names_once_a_name_and_within_the_time_budget
     asked.clear()
     assert mem._named(log, None, left=lambda: 0.0)[0].name == "coffee mug"  # what it read before the budget ran out
     assert len(asked) <= 3 * 64
-    context = mem.context(log, 400, budget_ms=50)
-    assert "coffee mug [concept" in context.text  # at whatever level the budget reached
+    mem.timer = FakeClock(0.0)  # no time passes: every level fits the budget
+    full = mem.context(log, 400, budget_ms=50)
+    assert full.level == "full" and full.text.endswith("\n- [concept c=0.60] coffee mug: a cup for hot drinks")
+    mem.timer = TickingClock()  # a second a reading: the budget is gone once the names are read
+    names = mem.context(log, 400, budget_ms=50)
+    assert names.level == "names" and names.text.endswith("\n- coffee mug [concept] (0 episodes)")
 
 
 def test_a_record_unused_for_years_falls_below_the_retrieval_threshold(mem):

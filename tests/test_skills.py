@@ -354,30 +354,42 @@ def test_shell_files_are_confined_to_the_workspace(tmp_path) -> None:
     assert "NOT confined (allowOutsideWorkspace=true)" in confinement(confine_files=False)
 
 
+def _outliving(command: str) -> list[str]:
+    """The live processes running exactly `command`, waited for to go (up to 10 s: the kernel reaps
+    killed processes in well under a second, but once took over 2.5 s on a loaded machine)."""
+    left: list[str] = []
+    for _ in range(200):
+        found = subprocess.run(["pgrep", "-fx", command], capture_output=True, text=True).stdout.split()
+        left = [p for p in found if _alive(int(p))]
+        if not left:
+            break
+        time.sleep(0.05)
+    return left
+
+
+def _sleep_of_this_test() -> str:
+    """A `sleep` command no other process on the machine runs (another run of this suite may be
+    killing its own at the same time): its seconds carry this process's id as a fraction."""
+    return f"sleep 300.{os.getpid()}"
+
+
 def test_a_bounded_fork_storm_and_a_memory_hog_are_stopped(tmp_path) -> None:
-    out = run_shell("for i in $(seq 1 300); do sleep 317 & done; wait", tmp_path, timeout=1.0, max_output=1000)
+    sleeper = _sleep_of_this_test()
+    out = run_shell(f"for i in $(seq 1 300); do {sleeper} & done; wait", tmp_path, timeout=1.0, max_output=1000)
     assert out.startswith("timeout_error")
-    time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-f", "sleep 317"], capture_output=True, text=True).stdout.split()
+    left = _outliving(sleeper)
     assert not left, f"{len(left)} processes outlived the command"
     hog = run_shell('python3 -c "x = bytearray(4 * 1024**3)"', tmp_path, timeout=10, max_output=2000)
     assert "MemoryError" in hog and "[exit status 1]" in hog
 
 
 def test_fork_heavy_command_is_still_killed(tmp_path) -> None:
-    script = "for i in $(seq 1 20); do (sleep 300 &) ; done; sleep 300"
+    sleeper = _sleep_of_this_test()
+    script = f"for i in $(seq 1 20); do ({sleeper} &) ; done; {sleeper}"
     out = run_shell(script, tmp_path, timeout=1.0, max_output=1000)
     assert out.startswith("timeout_error")
-    left: list[str] = []
-    # `( ... &)` children re-parent but stay in the process group, so the group kill reaches them;
-    # the kernel reaps 21 killed processes in well under a second, but once took over 2.5 s on a
-    # loaded machine (a benchmark and the suite at once), so the wait is generous
-    for _ in range(200):
-        left = [p for p in subprocess.run(["pgrep", "-f", "^sleep 300"], capture_output=True, text=True).stdout.split() if _alive(int(p))]
-        if not left:
-            break
-        time.sleep(0.05)
-    assert not left
+    # `( ... &)` children re-parent but stay in the process group, so the group kill reaches them
+    assert not _outliving(sleeper)
 
 
 def test_metta_sandbox_has_nal_and_pln_from_lib(make_agent) -> None:

@@ -1,25 +1,42 @@
-"""A small s-expression reader and writer for the text the model writes and the trace stores.
+"""The one s-expression reader (and writer) of the project: the text the model writes, the trace, skill
+files, beliefs (`reasoning.terms`) and the semantic layer's atoms are all read here.
 
 The model's replies are not MeTTa we want hyperon to tokenize (a stray `$x` or 1024 children would
 reach the interpreter), so they are read here first; the trace uses the same quoting to round-trip.
+Callers differ only in what they ask of it: MeTTa's comments (`metta=True`: a `;` outside a string
+starts a comment to the end of the line, even inside an expression or a symbol, as hyperon reads it;
+otherwise a `;` starts one only between top-level forms and is a symbol's character elsewhere) and
+the caps a caller puts on the size of what it reads (`Limits`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+_SPACE = re.compile(r"\s*")
+_SYMBOL = re.compile(r'[^\s()"]+')  # a bare token
+_METTA_SYMBOL = re.compile(r'[^\s()";]+')  # a bare token, which a MeTTa comment ends
+_METTA_COMMENT = re.compile(r'("(?:\\[\s\S]|[^"\\])*")|;[^\n]*')  # a string is kept whole, `;` to the line's end goes
 
 
 class SexprError(ValueError):
-    """Unbalanced parentheses or an unterminated string; the message says where."""
+    """Text that is not a well-formed s-expression (unbalanced parentheses, an unterminated string) or
+    is past a caller's caps; the message says where or which."""
+
+
+class TooManyExpressions(SexprError):
+    """More top-level expressions than the caller takes: a count the caller words, not bad syntax."""
 
 
 @dataclass(frozen=True)
 class Str:
-    """A string literal (quotes removed, escapes decoded)."""
+    """A string literal (quotes removed, escapes decoded); `source`: the literal as written."""
 
     value: str
+    source: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -45,7 +62,7 @@ def quote(text: str) -> str:
 
 
 def is_symbol(text: str) -> bool:
-    """Whether `text` reads back as one bare token (what `_read` takes for a Sym): a skill name is
+    """Whether `text` reads back as one bare token (what the reader takes for a Sym): a skill name is
     written unquoted, so one holding whitespace, ( ) or " would read back as other tokens or other
     records (a newline ends a trace record)."""
     return bool(text) and not any(ch.isspace() or ch in '()"' for ch in text)
@@ -71,54 +88,92 @@ def read_string(text: str, start: int) -> tuple[str, int]:
 MAX_DEPTH = 100
 
 
-def _read(text: str, i: int, depth: int = 0) -> tuple[Node, int]:
-    ch = text[i]
-    if ch == '"':
-        value, end = read_string(text, i)
-        return Str(value), end
-    if ch == "(":
-        if depth >= MAX_DEPTH:
-            raise SexprError(f"expression nested deeper than {MAX_DEPTH} levels at character {i + 1}")
-        items: list[Node] = []
-        j = i + 1
-        while True:
-            while j < len(text) and text[j].isspace():
-                j += 1
-            if j >= len(text):
-                raise SexprError(f"unbalanced '(' at character {i + 1}")
-            if text[j] == ")":
-                return Expr(tuple(items), text[i : j + 1]), j + 1
-            node, j = _read(text, j, depth + 1)
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what one read takes (None: no cap). `tokens` is checked before any expression is built,
+    so an input past it costs one scan; `depth` counts nested parentheses, `children` the items of one
+    expression (hyperon dies at 1024), `top` the top-level expressions (TooManyExpressions)."""
+
+    tokens: int | None = None
+    depth: int = MAX_DEPTH
+    children: int | None = None
+    top: int | None = None
+
+
+_DEFAULT = Limits()
+_Token = tuple[int, "str | Node"]  # where it starts, and "(" or ")" or the Str or Sym it is
+
+
+def _scan(text: str, metta: bool) -> Iterator[_Token]:
+    """The tokens of `text` in order, comments and space skipped."""
+    symbol, depth, pos, end = _METTA_SYMBOL if metta else _SYMBOL, 0, 0, len(text)
+    while (pos := _SPACE.match(text, pos).end()) < end:  # type: ignore[union-attr]
+        ch = text[pos]
+        if ch == ";" and (metta or depth == 0):
+            nl = text.find("\n", pos)
+            pos = end if nl < 0 else nl + 1
+        elif ch == "(" or ch == ")":
+            depth = depth + 1 if ch == "(" else max(0, depth - 1)
+            yield pos, ch
+            pos += 1
+        elif ch == '"':
+            value, after = read_string(text, pos)
+            yield pos, Str(value, text[pos:after])
+            pos = after
+        else:
+            found = symbol.match(text, pos)
+            yield pos, Sym(found.group())  # type: ignore[union-attr]
+            pos = found.end()  # type: ignore[union-attr]
+
+
+def read_forms(text: str, *, metta: bool = False, limits: Limits = _DEFAULT) -> list[tuple[int, Node]]:
+    """Every top-level expression in `text` with the character index where it starts; SexprError (with
+    where) on malformed input or input past `limits`."""
+    tokens: Iterable[_Token] = _scan(text, metta)
+    if limits.tokens is not None:
+        tokens = list(tokens)
+        if len(tokens) > limits.tokens:
+            raise SexprError(f"expression too large: {len(tokens)} tokens (limit {limits.tokens})")
+    forms: list[tuple[int, Node]] = []
+    stack: list[tuple[int, list[Node]]] = []  # each open expression: where its "(" is, and its items
+    for start, token in tokens:
+        if token == "(":
+            if len(stack) >= limits.depth:
+                raise SexprError(f"expression nested deeper than {limits.depth} levels at character {start + 1}")
+            stack.append((start, []))
+            continue
+        if token == ")":
+            if not stack:
+                raise SexprError(f"unexpected ')' at character {start + 1}")
+            begin, items = stack.pop()
+            node: Node = Expr(tuple(items), text[begin : start + 1])
+            start = begin
+        else:
+            node = token  # type: ignore[assignment]
+        if stack:
+            items = stack[-1][1]
             items.append(node)
-    if ch == ")":
-        raise SexprError(f"unexpected ')' at character {i + 1}")
-    j = i
-    while j < len(text) and not text[j].isspace() and text[j] not in '()"':
-        j += 1
-    return Sym(text[i:j]), j
+            if limits.children is not None and len(items) > limits.children:
+                raise SexprError(f"expression has more than {limits.children} children "
+                                 f"(the one at character {stack[-1][0] + 1})")
+        else:
+            forms.append((start, node))
+            if limits.top is not None and len(forms) > limits.top:
+                raise TooManyExpressions(f"more than {limits.top} top-level expressions")
+    if stack:
+        raise SexprError(f"unbalanced '(' at character {stack[-1][0] + 1}")
+    return forms
 
 
-def read_all(text: str) -> list[Node]:
-    """Read every top-level expression in text; raises SexprError on malformed input."""
-    return [node for _, node in read_forms(text)]
+def read_all(text: str, *, metta: bool = False, limits: Limits = _DEFAULT) -> list[Node]:
+    """Every top-level expression in `text` (`read_forms` without where each starts)."""
+    return [node for _, node in read_forms(text, metta=metta, limits=limits)]
 
 
-def read_forms(text: str) -> list[tuple[int, Node]]:
-    """Like read_all, with the character index where each top-level form starts."""
-    nodes: list[tuple[int, Node]] = []
-    i = 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        if text[i] == ";":
-            nl = text.find("\n", i)
-            i = len(text) if nl < 0 else nl + 1
-            continue
-        start = i
-        node, i = _read(text, i)
-        nodes.append((start, node))
-    return nodes
+def without_comments(text: str) -> str:
+    """`text` with its MeTTa comments (`;` to the end of the line, outside strings, as `metta=True`
+    reads them) taken out."""
+    return _METTA_COMMENT.sub(lambda m: m.group(1) or "", text)
 
 
 def to_text(node: Node) -> str:

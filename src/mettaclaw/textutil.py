@@ -10,7 +10,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # the one format of a time (memory/core/times.py: the time model)
 UNCARRIABLE = re.compile("[\ud800-\udfff\x00]")
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ def safe_text(text: str, source: str) -> str:
 
 
 def now_text(ts: float | None = None) -> str:
+    """An instant (epoch seconds; now when None) as local wall-clock text in TIME_FORMAT."""
     return (datetime.fromtimestamp(ts) if ts is not None else datetime.now()).strftime(TIME_FORMAT)
 
 

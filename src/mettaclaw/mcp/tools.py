@@ -22,6 +22,7 @@ from mettaclaw.memory import (
     LocalMemoryAPI,
     SemanticRecord,
     check_time,
+    format_time,
     is_time_prefix,
     scopes,
     senders,
@@ -53,7 +54,7 @@ def _record(rec: SemanticRecord) -> dict[str, Any]:
 
 
 def _iso(t: float | None) -> str | None:
-    return None if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    return None if t is None else format_time(t)
 
 
 class MemoryTools:
@@ -176,7 +177,7 @@ class MemoryTools:
     def remember(self, text: Text, tags: Tags = None) -> dict[str, Any]:
         """Store a text in long-term memory, searchable at once; a belief `(--> a b) (stv f c)` feeds `infer`."""
         try:
-            result, atom = remember_text(self.memory, text, time.strftime("%Y-%m-%d %H:%M:%S"), self.source,
+            result, atom = remember_text(self.memory, text, format_time(time.time()), self.source,
                                          tuple(tags or ()), scope=self.scope)
         except (SkillError, ValueError) as err:
             raise ToolError(str(err)) from None

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from mettaclaw.memory.episodes.index import TurnRecord
 from mettaclaw.memory.episodes.records import Episode
-from mettaclaw.memory.index.rows import Memory as IndexRow
+from mettaclaw.memory.index.rows import IndexRow
 from mettaclaw.memory.recall.pipeline import Hit
 from mettaclaw.memory.semantic.reading import Context
 from mettaclaw.memory.semantic.records import Edge, LearnResult, RecallResult, SemanticRecord

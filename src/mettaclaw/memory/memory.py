@@ -21,11 +21,12 @@ from mettaclaw.memory.core import scopes
 from mettaclaw.memory.core.ranking import spread_with
 from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.memory.core.tags import row_tags
+from mettaclaw.memory.core.times import format_time
 from mettaclaw.memory.dream.report import read_reports
 from mettaclaw.memory.episodes import delivery
 from mettaclaw.memory.episodes.index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
 from mettaclaw.memory.episodes.records import Episode
-from mettaclaw.memory.index.rows import Memory as IndexRow
+from mettaclaw.memory.index.rows import IndexRow
 from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall
 from mettaclaw.memory.semantic.memory import cites
 from mettaclaw.memory.semantic.reading import AmbiguousRef
@@ -148,7 +149,7 @@ class Memory(Forgetting):
         if lens is not None:
             layer, limit = lens.layer or layer, lens.limit or limit
             if lens.sinceDays is not None:
-                since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.semantic.clock() - lens.sinceDays * 86_400))
+                since = format_time(self.semantic.clock() - lens.sinceDays * 86_400)
         with self.lock:
             return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch, visible=visible,
                                       tags=tuple(lens.tags) if lens is not None else (), since=since, asker=asker)

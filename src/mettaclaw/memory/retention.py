@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mettaclaw.memory.core import scopes
+from mettaclaw.memory.core.times import epoch_seconds
 from mettaclaw.memory.dream.consolidate import decay_factor, keep_score, last_use
 from mettaclaw.memory.episodes.index import EPISODE_KIND, offset_of
 from mettaclaw.memory.index.priors import PRIOR_KIND
@@ -47,7 +48,8 @@ def entries(memory: Any, scope: str, now: float) -> list[tuple[float, float, str
         row = memory.index.row(row_id)
         if row is None or row.metadata.get("kind") in (PRIOR_KIND, "derived"):
             continue  # priors come from files; a fact's copy goes with its fact
-        age = max(0.0, now - float(row.metadata.get("ts") or now))
+        when = epoch_seconds(str(row.metadata.get("time") or "")) or now  # the row's `ts` is a key, no instant
+        age = max(0.0, now - when)
         half_life = HALF_LIFE_DAYS.get(str(row.metadata.get("kind")), 30.0)
         score = keep_score(_Row(ROW_CONFIDENCE, decay_factor(age, half_life)), now)
         out.append((score, age, row_id, "row"))

@@ -13,18 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .terms import (
-    SExprError,
-    Term,
-    TooManyExpressions,
-    format_number,
-    has_vars,
-    is_var,
-    parse_all,
-    render,
-    shape,
-    without_comments,
-)
+from mettaclaw.sexpr import SexprError, TooManyExpressions, without_comments
+
+from .terms import Term, format_number, has_vars, is_var, parse_all, render, shape
 
 MAX_TOKENS = 400
 MAX_CHILDREN = 32
@@ -125,7 +116,7 @@ def parse_beliefs(text: str, limit: int = 64) -> list[Belief]:
                           max_depth=MAX_DEPTH, max_top=2 * limit + 1)
     except TooManyExpressions:  # two top-level items a belief: more than `limit` beliefs, not bad syntax
         raise TooManyBeliefs(f"too many beliefs (limit {limit})") from None
-    except SExprError as e:
+    except SexprError as e:
         raise AtomError(f"malformed atom: {e}") from None
     beliefs: list[Belief] = []
     i = 0
@@ -157,14 +148,18 @@ def make_belief(statement: Term, stv: Term) -> Belief:
     return Belief(term, f, c)
 
 
-def parse_truth(stv: Term) -> tuple[float, float]:
+def parse_truth(stv: Term, *, certain: bool = False) -> tuple[float, float]:
+    """(f, c) of a truth value `(stv f c)`: two numbers, f in [0, 1] and c in [0, 1), or in [0, 1] where
+    `certain` (PLN's revision caps c at 1, and `infer` keeps such conclusions as facts); AtomError naming
+    the cause otherwise. The one reader of a truth value: beliefs here, atoms in semantic memory."""
     if stv.__class__ is not tuple or len(stv) != 3 or stv[0] != "stv":
         raise AtomError(f"truth value must be (stv f c), got {render(stv)[:60]}")
     f, c = _number(stv[1], "frequency"), _number(stv[2], "confidence")
     if not 0.0 <= f <= 1.0:
         raise AtomError(f"frequency {stv[1]} out of range: must be in [0, 1]")
-    if not 0.0 <= c < 1.0:
-        raise AtomError(f"confidence {stv[2]} out of range: must be in [0, 1) (1 would mean certainty)")
+    if not (0.0 <= c <= 1.0 if certain else 0.0 <= c < 1.0):
+        bound = "[0, 1]" if certain else "[0, 1) (1 would mean certainty)"
+        raise AtomError(f"confidence {stv[2]} out of range: must be in {bound}")
     return f, c
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .atoms import PLN_STATEMENT_HEADS, Belief
@@ -186,16 +186,17 @@ class _Space:
 
 def chain(premises: Sequence[tuple[Belief, str | None]], depth: int = 3, max_pairs: int = 30000,
           max_new_per_round: int = 80, max_keep_per_round: int = 5000,
-          single_premise: bool = True, max_seconds: float | None = None) -> InferResult:
+          single_premise: bool = True, max_seconds: float | None = None,
+          clock: Callable[[], float] = time.monotonic) -> InferResult:
     """Forward-chain from (belief, memory id) premises for up to `depth` rounds within `max_pairs`
-    and `max_seconds` (default MAX_SECONDS), whichever is reached first.
+    and `max_seconds` (default MAX_SECONDS, read on `clock`), whichever is reached first.
 
     Each round keeps its `max_keep_per_round` best conclusions (by expectation) and pairs the best
     `max_new_per_round` of them with everything in the space in the next round."""
     if len(premises) > MAX_PREMISES:
         raise ValueError(f"too many premises: {len(premises)} (limit {MAX_PREMISES})")
     seconds = MAX_SECONDS if max_seconds is None else max_seconds
-    deadline = time.monotonic() + seconds
+    deadline = clock() + seconds
     out_of_time = False
     space = _Space({"nal": engine("nal"), "pln": engine("pln")})
     expect = space.engines["nal"].functions["Truth_Expectation"]
@@ -231,7 +232,7 @@ def chain(premises: Sequence[tuple[Belief, str | None]], depth: int = 3, max_pai
                 m = space.nodes[j]
                 if not n_ev.isdisjoint(m.evidence):
                     continue
-                if pairs >= max_pairs or time.monotonic() > deadline:
+                if pairs >= max_pairs or clock() > deadline:
                     truncated = True
                     out_of_time = pairs < max_pairs
                     break

@@ -1,29 +1,18 @@
 """Terms as plain Python values, so the fast path never touches hyperon at call time.
 
-A term is a ``str`` (a symbol, a number written as text, or a variable ``$name``) or a ``tuple`` of
-terms (an expression).  Rule files add ``RVar`` (a rule variable, kept apart from the variables a
-premise may carry) and ``float`` (a number inside a truth-function expression).
+A term is a ``str`` (a symbol, a number written as text, a variable ``$name``, or a string literal
+as written, quotes and all) or a ``tuple`` of terms (an expression).  Rule files add ``RVar`` (a rule
+variable, kept apart from the variables a premise may carry) and ``float`` (a number inside a
+truth-function expression).  Text becomes terms through the one s-expression reader (`sexpr`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from mettaclaw.sexpr import Limits, Node, Str, Sym, read_all
+
 Term = str | tuple
-
-# A `;` outside a string starts a comment to the end of the line, in MeTTa as in hyperon's parser (even
-# inside a symbol: hyperon reads `a;b` as `a`); `remember (--> a b) (stv 1 0.9) ; note` is that belief.
-_TOKEN = re.compile(r'\(|\)|"(?:\\.|[^"\\])*"|;[^\n]*|[^\s()";]+|"')
-_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|;[^\n]*')
-
-
-class SExprError(ValueError):
-    """Text that is not a well-formed s-expression."""
-
-
-class TooManyExpressions(SExprError):
-    """More top-level expressions than the caller takes: a count the caller words, not bad syntax."""
 
 
 class RVar:
@@ -43,44 +32,22 @@ def is_var(t: object) -> bool:
     return t.__class__ is RVar or (t.__class__ is str and t[:1] == "$")
 
 
-def tokenize(text: str, max_tokens: int) -> list[str]:
-    """Split into parentheses and atoms; refuse inputs longer than max_tokens before any work."""
-    tokens = [t for t in _TOKEN.findall(text) if t[0] != ";"]
-    if len(tokens) > max_tokens:
-        raise SExprError(f"expression too large: {len(tokens)} tokens (limit {max_tokens})")
-    if '"' in tokens:
-        raise SExprError("unterminated string (a lone '\"')")
-    return tokens
-
-
-def without_comments(text: str) -> str:
-    """The text with its MeTTa comments (`;` to the end of the line, outside strings) taken out."""
-    return _COMMENT.sub(lambda m: m.group(1) or "", text)
-
-
 def parse_all(text: str, *, max_tokens: int = 2000, max_children: int = 64, max_depth: int = 16,
               max_top: int = 256) -> list[Term]:
-    """Parse every top-level s-expression, enforcing size caps (hyperon dies at 1024 children)."""
-    stack: list[list[Term]] = [[]]
-    for tok in tokenize(text, max_tokens):
-        if tok == "(":
-            if len(stack) > max_depth:
-                raise SExprError(f"expression nested deeper than {max_depth} levels")
-            stack.append([])
-        elif tok == ")":
-            if len(stack) == 1:
-                raise SExprError("unbalanced ')'")
-            items = stack.pop()
-            stack[-1].append(tuple(items))
-        else:
-            stack[-1].append(tok)
-        if len(stack) > 1 and len(stack[-1]) > max_children:
-            raise SExprError(f"expression has more than {max_children} children")
-        if len(stack) == 1 and len(stack[0]) > max_top:
-            raise TooManyExpressions(f"more than {max_top} top-level expressions")
-    if len(stack) != 1:
-        raise SExprError("unbalanced '(': missing ')'")
-    return stack[0]
+    """Every top-level s-expression of `text` as terms, read as MeTTa (a `;` outside a string starts a
+    comment, even inside a symbol: hyperon reads `a;b` as `a`), within size caps (hyperon dies at 1024
+    children); SexprError, or TooManyExpressions past `max_top`, otherwise."""
+    limits = Limits(tokens=max_tokens, depth=max_depth, children=max_children, top=max_top)
+    return [term_of(node) for node in read_all(text, metta=True, limits=limits)]
+
+
+def term_of(node: Node) -> Term:
+    """The term a node the reader read stands for: a string literal as written, quotes and all."""
+    if isinstance(node, Sym):
+        return node.text
+    if isinstance(node, Str):
+        return node.source
+    return tuple(term_of(item) for item in node.items)
 
 
 def render(t: object) -> str:

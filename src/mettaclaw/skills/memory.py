@@ -130,7 +130,7 @@ class MemorySkills:
                   "`(--> a b) (stv f c)` is kept as an atom for reasoning", "memory-remember")
     def remember(self, text: str) -> str:
         result, atom = remember_text(self.memory, text, self.now(), self.source, scope=self.scope)
-        from mettaclaw.reasoning.terms import without_comments
+        from mettaclaw.sexpr import without_comments
 
         stored = "REMEMBER-SUCCESS" if result.created else "REMEMBER-SUCCESS (already known; refreshed)"
         # a comment is no part of a belief, as in MeTTa: said, so a note the model meant to keep is not lost unseen

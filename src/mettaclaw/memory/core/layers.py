@@ -1,7 +1,8 @@
-"""The one protocol every memory layer implements (trace, long-term, semantic).
+"""What every memory layer (the trace, the index, semantic memory, the statistics) shares: a name,
+lookup by id, a summary, iteration, and announcements of what it captures and deletes.
 
-Recall, consolidation and the cross-layer graph treat layers alike through it; a layer announces
-captures and deletions through callbacks and never knows who listens.
+A layer announces captures and deletions through callbacks (`Announcer`) and never knows who listens:
+the dreamer and the statistics follow the trace, the index's mirror follows semantic memory.
 """
 
 from __future__ import annotations
@@ -14,21 +15,11 @@ Listener = Callable[[str, Any], None]
 
 @runtime_checkable
 class MemoryLayer(Protocol):
-    """What consolidation and cross-layer recall may rely on in any layer."""
+    """What callers rely on in any layer; each layer's writes and searches are its own API."""
 
     name: str
 
-    def store(self, record: Any) -> str: ...
-
     def get(self, record_id: str) -> Any | None: ...
-
-    def remove(self, record_id: str) -> bool: ...
-
-    def recall(self, limit: int = 10, **filters: Any) -> list[Any]: ...
-
-    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[Any]: ...
-
-    def consolidate(self) -> dict[str, int]: ...
 
     def stats(self) -> dict[str, Any]: ...
 

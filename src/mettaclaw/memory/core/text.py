@@ -20,7 +20,12 @@ from mettaclaw.messages import MAX_NAME  # how far into a line a sender's label 
 
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script ("café", "日本"), no underscores
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")  # where one sentence ends and the next begins
+# Where one sentence may end and the next begin: after . ! ? (a run of them, then any closing quotes or
+# brackets) and the space after, or at a line break (`sentence_starts` says which of these end one).
+_MAYBE_BREAK = re.compile(r"([.!?]+)[\"'\u201d\u2019)\]]*\s+|\s*\n\s*")
+_LAST_WORD = re.compile(r"\w+\Z")
+# titles and places' abbreviations a period follows without ending a sentence ("Dr. Okafor", "St. Louis")
+ABBREVIATIONS = frozenset(["st", "mt", "ft", "dr", "mr", "mrs", "ms", "jr", "sr", "prof"])
 MAX_SENTENCES = 50  # of one memory: what recall compares with a question
 MIN_SENTENCE = 8  # characters: shorter pieces ("Hi!", "Ok.") are not statements
 
@@ -134,9 +139,37 @@ def only_asks(text: str, known: frozenset[str] = frozenset()) -> bool:
     return bool(said) and all(s.endswith("?") or words(s)[0] in _ASKING for s in said)
 
 
+def _ends_sentence(text: str, found: re.Match[str]) -> bool:
+    """Whether a candidate end (_MAYBE_BREAK) ends a sentence: all do but a period after a title
+    (ABBREVIATIONS) or an initial, one capital letter but the pronoun I ("J.K. Rowling"; "So do I. We")."""
+    if found[1] != ".":
+        return True
+    before = _LAST_WORD.search(text, max(0, found.start() - 6), found.start())  # the longest title is 4 letters
+    if before is None:
+        return True
+    word = before.group()
+    return not (word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word != "I"))
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Where each sentence of `text` begins (0 first): the one sentence rule, which every reader of
+    sentences shares (recall's sentence vectors, the dream's summaries, themes and concepts), so that a
+    sentence is the same unit to all of them. A sentence ends after . ! ? and the space after them (not
+    after a title's or an initial's period) and at every line break."""
+    return [0] + [m.end() for m in _MAYBE_BREAK.finditer(text) if m.end() < len(text) and _ends_sentence(text, m)]
+
+
+def split_sentences(text: str) -> list[str]:
+    """`text` cut where its sentences begin (`sentence_starts`), each piece stripped, empty ones left out."""
+    starts = sentence_starts(text)
+    pieces = (text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)], strict=True))
+    return [piece for piece in pieces if piece]
+
+
 def sentences(text: str, limit: int = MAX_SENTENCES) -> list[str]:
-    """The statements of a text (at most `limit`), split after . ! ? and at line breaks."""
-    return [s.strip() for s in SENTENCE_BREAK.split(text) if s and len(s.strip()) >= MIN_SENTENCE][:limit]
+    """The statements of a text (at most `limit`): its sentences (`sentence_starts`) of MIN_SENTENCE
+    characters or more."""
+    return [s for s in split_sentences(text) if len(s) >= MIN_SENTENCE][:limit]
 
 
 @functools.lru_cache(maxsize=1 << 16)  # recall compares the same candidates' texts query after query
@@ -190,8 +223,7 @@ def labelled_sentences(text: str, known: frozenset[str] = frozenset()) -> list[s
     out = []
     for line in text.split("\n"):
         current = label(line.lstrip(), known) or current
-        for piece in SENTENCE_BREAK.split(line):
-            piece = piece.strip()
+        for piece in split_sentences(line):
             if (named := label(piece, known)) and named[:-2] in known:
                 current = named
             if len(piece) >= MIN_SENTENCE:

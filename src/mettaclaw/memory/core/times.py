@@ -1,6 +1,14 @@
-"""The one home of time in memory: times are wall-clock text (`YYYY-MM-DD HH:MM:SS`, local time, as the
-trace writes them); `epoch_seconds` reads one as the instant it names, and `time_key` as a key that orders
-and filters rows (the text read as UTC, so the key of a stored row never depends on the machine's zone).
+"""The one time model of memory, and its one home.
+
+- A *time* is wall-clock text, `YYYY-MM-DD HH:MM:SS` (`TIME_FORMAT`) in the machine's local zone: what
+  the trace, the index's rows and the agent's prompt hold.
+- An *instant* is epoch seconds: clocks (`time.time`, a memory's injected `clock`), the semantic
+  layer's times, ages and durations. `epoch_seconds` reads a time as the instant it names (local time);
+  `format_time` writes an instant as a time.
+- A *key* (`time_key`) is a time's ordinal: the text read as UTC, so a stored row's key never depends
+  on the zone it was written in. Keys order rows and filter them by a range of times (`ts` in a row's
+  metadata and in Chroma); a key is never an instant and is never compared with one: an age is `now`
+  minus `epoch_seconds(time)`, not minus the key (off by the zone's offset, hours).
 """
 
 from __future__ import annotations
@@ -8,7 +16,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from mettaclaw.textutil import TIME_FORMAT, quoted
+from mettaclaw.textutil import TIME_FORMAT, now_text, quoted
 
 from .tags import PRIOR_TIME
 
@@ -63,7 +71,8 @@ def epoch_seconds(value: str | float | int | datetime | None) -> float | None:
 
 
 def format_time(ts: float | None) -> str:
-    return "" if ts is None else datetime.fromtimestamp(ts).strftime(TIME_FORMAT)
+    """An instant as a time (local wall-clock text); "" for no instant."""
+    return "" if ts is None else now_text(ts)
 
 
 def check_time(time: str) -> str:

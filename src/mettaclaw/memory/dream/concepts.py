@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mettaclaw.memory.core import scopes
-from mettaclaw.memory.core.text import STOPWORDS, label, prose
+from mettaclaw.memory.core.text import STOPWORDS, label, prose, sentence_starts
 from mettaclaw.memory.episodes.index import MEMORY_SKILLS
 from mettaclaw.memory.semantic.normalize import normalize_name
 
@@ -89,8 +89,6 @@ _COMMON_START = STOPWORDS | _STARTERS  # a capital here is just the start of a s
 # the words before a saint's, a mount's, a lake's, a fort's or a city's name ("St. Louis", "Mount
 # Rainier", "Lake Tahoe", "Fort Worth", "San Diego", "Santa Cruz", "New York"): a place, not a person
 PLACE_PREFIXES = frozenset(["st", "mt", "ft", "mount", "lake", "fort", "san", "santa", "new"])
-# titles and places' abbreviations a period follows without ending a sentence ("Dr. Okafor", "St. Louis")
-_ABBREVIATIONS = frozenset(["st", "mt", "ft", "dr", "mr", "mrs", "ms", "jr", "sr", "prof"])
 # programming languages and the tools people use, learn or switch between ("I switched from Python to
 # Rust"): neither a person nor a place, but a thing someone uses. A name that may be a person's too
 # ("Ruby", "Julia", "Swift", "Java") is a tool only where someone uses or learns it (`_TOOL_USE`), or
@@ -150,15 +148,13 @@ class Mention:
     category: str  # person | place | object | action
 
 
-_BREAK = re.compile(r"(?:\b(\w+))?[.!?:\n]\s*")
+_COLON = re.compile(r":\s*")
 
 
 def _sentence_starts(text: str) -> set[int]:
-    """Where sentences begin (after . ! ? : and line breaks), but not after a title's or an initial's
-    period ("Dr. Manning", "J.K. Rowling")."""
-    return {0} | {m.end() for m in _BREAK.finditer(text)
-                  if not (m[1] and m[0][len(m[1])] == "." and (m[1].lower() in _ABBREVIATIONS or m[1].isupper()
-                                                                 and len(m[1]) == 1))}
+    """Where a capitalised word may be capitalised only for where it stands: where a sentence begins
+    (`text.sentence_starts`, the one sentence rule) and after a colon ("Note: Paris ...")."""
+    return set(sentence_starts(text)) | {m.end() for m in _COLON.finditer(text)}
 
 
 def _speakers_at(text: str) -> set[int]:

@@ -304,38 +304,16 @@ class OutcomeStatistics(Announcer):
             stats.references = [r for r in stats.references if r[0] not in episode_ids]
         self._dirty = True
 
-    # --- the layer protocol
-    def store(self, record: KindStatistics) -> str:
-        self.kinds[f"{record.scope}\t{record.kind}"] = record
-        self._dirty = True
-        return record.id
-
+    # --- the layer protocol (core/layers.MemoryLayer)
     def get(self, record_id: str) -> KindStatistics | None:
         if not record_id.startswith("stat:"):
             return None
         return next((s for s in self.kinds.values() if s.id == record_id), None)
 
-    def remove(self, record_id: str) -> bool:
-        key = next((k for k, s in self.kinds.items() if s.id == record_id), None)
-        if key is not None:
-            del self.kinds[key]
-            self._dirty = True
-        return key is not None
-
-    def recall(self, limit: int = 10, **filters: Any) -> list[KindStatistics]:
-        """The most observed kinds (filters: `scope`, `kind` prefix)."""
-        found = [s for s in self.kinds.values() if s.scope == filters.get("scope", s.scope)
-                 and s.kind.startswith(filters.get("kind", ""))]
+    def most_observed(self, limit: int = 10, *, scope: str | None = None, kind: str = "") -> list[KindStatistics]:
+        """The most observed kinds of action, of one scope or of all, whose kind begins with `kind`."""
+        found = [s for s in self.kinds.values() if scope in (None, s.scope) and s.kind.startswith(kind)]
         return sorted(found, key=lambda s: -s.n)[:limit]
-
-    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[KindStatistics]:
-        """The kinds whose evidence includes one of the seed episodes."""
-        seeds = set(seed_ids)
-        return [s for s in self.kinds.values() if any(r[0] in seeds for r in s.references)][:limit]
-
-    def consolidate(self) -> dict[str, int]:
-        self.save()
-        return {"kinds": len(self.kinds)}
 
     def stats(self) -> dict[str, Any]:
         return {"kinds": len(self.kinds), "observations": sum(s.n for s in self.kinds.values()), "mark": self.mark}

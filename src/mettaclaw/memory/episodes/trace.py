@@ -327,13 +327,7 @@ class EpisodicTrace(Announcer):
                     return found[-count:]
                 window *= 4
 
-    # --- the layer protocol
-    def store(self, record: Episode) -> str:
-        return self.append(record.time, record.message, record.commands, record.errors, record.who, record.channel)
-
-    def remove(self, record_id: str) -> bool:
-        return self.erase(record_id) is not None
-
+    # --- the layer protocol (core/layers.MemoryLayer): get, stats, len, iter, on_capture, on_delete
     def erase(self, record_id: str) -> Episode | None:
         """Forget one record for good: overwrite its line in place with spaces and sync. The file
         keeps its length, so every other episode keeps its id; readers skip a blank line as they skip
@@ -380,25 +374,6 @@ class EpisodicTrace(Announcer):
             os.fsync(fh.fileno())
         self._readable_cache.clear()
         return True
-
-    def recall(self, limit: int = 10, **filters: Any) -> list[Episode]:
-        time = filters.get("time")
-        if time:
-            return self.around(time, limit // 2)[:limit]
-        text = self.tail(10**9 if limit > 1000 else limit * 4096)
-        return [e for e in (parse_record(line, 0) for line in text.split("\n")) if e][-limit:]
-
-    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[Episode]:
-        """Episodes next to the seeds in time: the trace's only association is adjacency."""
-        out: list[Episode] = []
-        for seed in seed_ids:
-            episode = self.get(seed)
-            if episode:
-                out.extend(e for e in self.around(episode.time, 1) if e.id != seed)
-        return out[:limit]
-
-    def consolidate(self) -> dict[str, int]:
-        return {}
 
     def stats(self) -> dict[str, Any]:
         first = next(iter(self), None)

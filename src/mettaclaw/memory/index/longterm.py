@@ -38,10 +38,10 @@ from mettaclaw.progress import progress_bar
 
 from . import snapshot as snapshots
 from .filters import FilterIndex, where_filter
-from .rows import Memory, RememberResult, lexical_text, prepare_row, to_memory, vector_text
+from .rows import IndexRow, RememberResult, lexical_text, prepare_row, to_row, vector_text
 from .sentence_vectors import SentenceVectors, sentence_parts
 
-__all__ = ["EmbedderMismatch", "LongTermMemory", "Memory", "RememberResult", "open_longterm", "MODES"]
+__all__ = ["EmbedderMismatch", "IndexRow", "LongTermMemory", "RememberResult", "open_longterm", "MODES"]
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +197,7 @@ class LongTermMemory(Announcer):
                 self._row_vectors.put(row_id, doc, vector)
                 item = StoredItem(row_id, doc, meta)
                 self._mirror(item)
-                self.announce_capture(row_id, to_memory(item))
+                self.announce_capture(row_id, to_row(item))
             if rows_out is not None:
                 self._sentences.keep(parts, rows_out[len(ids):])
             if isinstance(self.vector_store, BufferedVectors):
@@ -299,13 +299,13 @@ class LongTermMemory(Announcer):
         items = [self._unmirror(i) for i in gone]
         self.vector_store.delete(gone)
         for memory_id, item in zip(gone, items, strict=True):
-            self.announce_delete(memory_id, to_memory(item))
+            self.announce_delete(memory_id, to_row(item))
         return gone
 
     # --- reading
     def query(self, text: str, *, limit: int | None = None, mode: str | None = None, since: str | None = None,
               until: str | None = None, source: str | None = None, tags: list[str] | None = None,
-              kind: str | tuple[str, ...] | None = None, scopes: frozenset[str] | None = None) -> list[Memory]:
+              kind: str | tuple[str, ...] | None = None, scopes: frozenset[str] | None = None) -> list[IndexRow]:
         """The best `limit` memories for `text` in one recall mode, optionally filtered."""
         mode = mode or self.default_mode
         if mode not in MODES:
@@ -318,7 +318,7 @@ class LongTermMemory(Announcer):
             return []
         where = where_filter(since=since, until=until, source=source, tags=tags, kind=kind)
         hits = self._ranked(text, limit, mode, allowed, where)
-        return [to_memory(self._items[i], score, parts) for i, score, parts in hits if i in self._items]
+        return [to_row(self._items[i], score, parts) for i, score, parts in hits if i in self._items]
 
     # --- ranking
     def _vector_hits(self, text: str, depth: int, allowed: set[str] | None,
@@ -382,52 +382,20 @@ class LongTermMemory(Announcer):
             lists["bm25"] = self._bm25.search(text, depth, allowed, names)
         return lists
 
-    # --- MemoryLayer protocol
-    def store(self, record: Any) -> str:
-        if isinstance(record, Memory):
-            return self.remember(record.text, time=record.time, source=record.source, tags=record.tags,
-                                 kind=record.kind, atom=record.atom, extra=record.meta or None).id
-        if isinstance(record, dict):
-            return self.remember_many([record])[0].id
-        return self.remember(str(record)).id
-
-    def get(self, record_id: str) -> Memory | None:
+    # --- the layer protocol (core/layers.MemoryLayer)
+    def get(self, record_id: str) -> IndexRow | None:
         item = self._items.get(record_id)
-        return None if item is None else to_memory(item)
+        return None if item is None else to_row(item)
 
     def row(self, record_id: str) -> StoredItem | None:
         """The stored row itself (not a copy): for readers that rank hundreds of rows a query and
         must not change them."""
         return self._items.get(record_id)
 
-    def remove(self, record_id: str) -> bool:
-        return self.forget(record_id)
-
-    def recall(self, limit: int = 10, **filters: Any) -> list[Memory]:
-        """With `text=` a query; without, the newest memories that pass the filters."""
-        text = filters.pop("text", None) or filters.pop("query", None)
-        if text:
-            return self.query(text, limit=limit, **filters)
-        allowed = self._filters.select(**filters)
-        ids = list(self._items) if allowed is None else list(allowed)
-        ids.sort(key=lambda i: self._items[i].metadata.get("ts", float("-inf")), reverse=True)
-        return [to_memory(self._items[i]) for i in ids[:limit]]
-
-    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[Memory]:
-        seeds = [self._items[i] for i in seed_ids if i in self._items]
-        if not seeds:
-            return []
-        found = self.query("\n".join(s.document for s in seeds), limit=limit + len(seeds))
-        return [m for m in found if m.id not in seed_ids][:limit]
-
     def settle(self) -> None:
         """Wait for a BM25 rebuild running in the background and put it in place: for a benchmark
         that times the steady state, not the seconds after a large import."""
         self._bm25.wait()
-
-    def consolidate(self) -> dict[str, int]:
-        self._bm25.rebuild()
-        return {"bm25_rebuilt": 1}
 
     def stats(self) -> dict[str, Any]:
         return {"count": len(self._items), "embedder": signature(self.embedder), "mode": self.default_mode,
@@ -436,8 +404,8 @@ class LongTermMemory(Announcer):
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self) -> Iterator[Memory]:
-        return iter([to_memory(item) for item in list(self._items.values())])
+    def __iter__(self) -> Iterator[IndexRow]:
+        return iter([to_row(item) for item in list(self._items.values())])
 
     def ids_by(self, **filters: Any) -> set[str]:
         """Ids passing the filters (for priors' bookkeeping and tests)."""

@@ -1,4 +1,4 @@
-"""The rows of the memory index as callers see them (`Memory`, `RememberResult`), the metadata a row
+"""The rows of the memory index as callers see them (`IndexRow`, `RememberResult`), the metadata a row
 is written with (`prepare_row`) and the texts it is embedded and BM25-indexed by; kept apart from
 longterm.py, which stores and ranks them.
 """
@@ -19,7 +19,10 @@ RESERVED_KEYS = {"time", "ts", "source", "kind", "tags", "atom", "hash"}
 
 
 @dataclass
-class Memory:
+class IndexRow:
+    """One row of the memory index (a memory, an episode's message or action, a prior's chunk, a
+    mirrored semantic record) as callers see it."""
+
     id: str
     text: str
     time: str  # "YYYY-MM-DD HH:MM:SS" or "knowledge_prior"
@@ -97,7 +100,7 @@ def lexical_text(text: str, meta: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> Memory:
+def to_row(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None = None) -> IndexRow:
     meta = dict(item.metadata)
     tags = row_tags(meta)
     meta.pop("tags", None)
@@ -106,5 +109,5 @@ def to_memory(item: StoredItem, score: float = 0.0, parts: dict[str, Any] | None
     extra = {k: v for k, v in meta.items() if k not in RESERVED_KEYS}
     if parts:
         extra.update(parts)
-    return Memory(id=item.id, text=item.document, time=str(meta.get("time", "")), source=str(meta.get("source", "")),
+    return IndexRow(id=item.id, text=item.document, time=str(meta.get("time", "")), source=str(meta.get("source", "")),
                   kind=str(meta.get("kind", "memory")), tags=tags, atom=meta.get("atom"), score=score, meta=extra)

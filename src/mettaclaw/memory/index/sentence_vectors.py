@@ -23,8 +23,9 @@ from mettaclaw.memory.stores.keyed_vectors import InMemoryKeyedVectors, KeyedVec
 
 # How a row's text was split into labelled sentences: part of what each entry is checked against, so
 # vectors split another way (a summary's "Ann: ..." once embedded as "Sam: Ann: ...") are made again
-# when next asked for, not read as this split's.
-SPLIT = "labels-per-sentence-1"
+# when next asked for, not read as this split's. 2: the one sentence rule (text.sentence_starts), under
+# which a title's or an initial's period ends no sentence.
+SPLIT = "labels-per-sentence-2"
 
 
 def _digest(text: str) -> str:

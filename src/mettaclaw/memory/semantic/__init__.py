@@ -15,9 +15,10 @@ Public API (SemanticMemory; errors the caller caused raise ValueError / LookupEr
   context=(), explain=False, touch=True) -> list[RecallResult]` (record, score, provenance, parts).
 - `supersede(old_id_or_name, new_content)`, `forget(id_or_name)`, `history(id_or_name)`,
   `changes(id)`, `provenance(id, trace)`, `tags()`, `stats()`, `knowledge_block(message, budget_chars)`,
-  `flush()`, `close()`; and the layer protocol (`name = "semantic"`, store/get/remove/recall/
-  recall_associated/consolidate/stats/len/iter/on_capture/on_delete).
-Skills for the agent: `mettaclaw.skills.semantic` (functions `(mem, arg) -> str`, declared in metta/memory-skills.metta).
+  `remove(id)`, `flush()`, `close()`; and the layer protocol (`name = "semantic"`, get/stats/len/iter/
+  on_capture/on_delete). Scoring (gathering candidates per mode, ACT-R activation): `scoring.py`.
+Skills for the agent: `mettaclaw.skills.semantic` reads the model's text for `learn`, `relate`, `recall`,
+`supersede` and `history`, each declared on its MemorySkills method (skills/memory.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The weighted, typed graph: relation registry, Hebbian strengthening, decay, co-occurrence edges
-and ACT-R's associative strength (spreading itself is ranking.spread over
-`edge_neighbours`). Pure functions over a SemanticStore, so both backends share the maths.
+and ACT-R's associative strength (`associative_strength`, an addend of a record's activation; the
+spreading recall does across layers is another model, core/ranking.spread). Pure functions over a
+SemanticStore, so both backends share the maths.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 
-from mettaclaw.memory.core.ranking import Neighbours
 from mettaclaw.textutil import quoted
 
 from .records import INDEX_TAG, Edge, SemanticRecord
@@ -139,8 +139,9 @@ def update_cooccurrence(store: SemanticStore, record_id: str, episodes: list[str
     return written
 
 
-def spreading_activation(store: SemanticStore, context: list[str], candidates: set[str], s: float = 1.6) -> dict[str, float]:
-    """ACT-R spreading: sum over context records j linked to i of W * w_edge * max(0, S - ln fan_j)."""
+def associative_strength(store: SemanticStore, context: list[str], candidates: set[str], s: float = 1.6) -> dict[str, float]:
+    """ACT-R's associative strength of each candidate i from the context records j linked to it (what ACT-R
+    calls spreading activation): sum over j of W * w_edge * max(0, S - ln fan_j), W = 1 / len(context)."""
     if not context:
         return {}
     w_source = 1.0 / len(context)
@@ -155,8 +156,3 @@ def spreading_activation(store: SemanticStore, context: list[str], candidates: s
             if other in candidates:
                 out[other] += w_source * edge.weight * strength
     return dict(out)
-
-
-def edge_neighbours(store: SemanticStore) -> Neighbours:
-    """The store's edges as a `ranking.Neighbours` function (both directions; layers from the edge)."""
-    return lambda layer, node: store.links_of(node)

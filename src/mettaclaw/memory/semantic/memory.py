@@ -15,7 +15,6 @@ import numpy as np
 
 from mettaclaw.memory.core import scopes
 from mettaclaw.memory.core.layers import Announcer
-from mettaclaw.memory.core.ranking import spread_with
 from mettaclaw.memory.core.settings import ActivationWeights
 from mettaclaw.memory.core.times import epoch_seconds
 from mettaclaw.memory.errors import EmbedderMismatch
@@ -28,9 +27,7 @@ from .graph import (
     CROSS_LAYER,
     INITIAL_WEIGHT,
     RelationRegistry,
-    decay_edges,
     edge_key,
-    edge_neighbours,
     hand_over_links,
     hebbian,
     update_cooccurrence,
@@ -44,7 +41,6 @@ from .records import (
     PROVENANCES,
     Edge,
     LearnResult,
-    RecallResult,
     SemanticRecord,
     confidence_from,
     confirmations_from,
@@ -94,13 +90,15 @@ class SemanticMemory(SemanticReading, Announcer):
     def __init__(self, embedder: Embedder, vector_store: VectorStore, record_store: SemanticStore, *,
                  thresholds: Thresholds | None = None, weights: ActivationWeights | None = None,
                  clock: Callable[[], float] = time.time, rewriter: Callable[[str, str], str] | None = None,
-                 flush_every: int = FLUSH_EVERY) -> None:
+                 flush_every: int = FLUSH_EVERY, timer: Callable[[], float] = time.perf_counter) -> None:
+        """`clock`: the time of day (epoch seconds) records are stamped with; `timer`: the seconds time
+        budgets are measured in (`context`), injected so a test decides how long each step takes."""
         super().__init__()
         self.embedder, self.records = embedder, record_store
         self.thresholds = thresholds or thresholds_for(embedder.name)
         self.weights = weights or ActivationWeights()
         self.noise = np.random.default_rng(self.weights.seed)
-        self.clock, self.rewriter = clock, rewriter
+        self.clock, self.timer, self.rewriter = clock, timer, rewriter
         sig, recorded = signature(embedder), record_store.get_meta("embedder")
         if recorded is None:
             record_store.set_meta("embedder", sig)
@@ -388,16 +386,7 @@ class SemanticMemory(SemanticReading, Announcer):
             self.records.put_edge(edge)
         return edge
 
-    # ------------------------------------------------------------------ layer protocol
-    def store(self, record: Any) -> str:
-        if isinstance(record, SemanticRecord):
-            return self.learn(record.content, name=record.name or None, kind=record.kind, category=record.category,
-                              tags=record.tags, atom=record.atom, source_episodes=record.source_episodes,
-                              provenance=record.provenance, properties=record.properties).id
-        if isinstance(record, dict):
-            return self.learn(**record).id
-        return self.learn(str(record)).id
-
+    # ------------------------------------------------------------------ layer protocol (core/layers.MemoryLayer)
     def get(self, record_id: str) -> SemanticRecord | None:
         return self.records.get(record_id)
 
@@ -408,32 +397,6 @@ class SemanticMemory(SemanticReading, Announcer):
         self.vectors.delete([record_id])
         self.announce_delete(record_id, rec)
         return True
-
-    def recall_associated(self, seed_ids: list[str], limit: int = 10) -> list[RecallResult]:
-        grouped = spread_with(edge_neighbours(self.records), {("semantic", s): 1.0 for s in seed_ids})
-        reached = sorted(((layer, node, act) for layer, found in grouped.items() for node, act in found),
-                         key=lambda t: -t[2])
-        out = []
-        for layer, node, act in reached:
-            rec = self.records.get(node) if layer == "semantic" else None
-            if layer == "semantic" and (rec is None or not rec.current):
-                continue
-            out.append(RecallResult(node, act, rec, layer, list(rec.source_episodes) if rec else []))
-            if len(out) >= limit:
-                break
-        return out
-
-    def consolidate(self) -> dict[str, int]:
-        """Decay idle association edges and idle records' strength (records are never dropped here)."""
-        now = self.clock()
-        decayed, pruned = decay_edges(self.records, now)
-        weakened = 0
-        for rec in self.records.iter_records():
-            if rec.current and now - max([rec.recorded_at, *rec.access_times]) >= 30 * 86400.0:
-                rec.strength *= 0.95
-                self.records.put(rec, reindex=False)
-                weakened += 1
-        return {"edges_decayed": decayed, "edges_pruned": pruned, "records_weakened": weakened}
 
     def stats(self) -> dict[str, Any]:
         out = self.records.summary()

@@ -10,11 +10,13 @@ false supersede is a lost fact.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
 from mettaclaw.memory.core.text import STOPWORDS, words
+from mettaclaw.reasoning.atoms import AtomError, parse_truth
+from mettaclaw.reasoning.terms import Term, render, term_of
+from mettaclaw.sexpr import SexprError, read_all
 
 ARTICLES = frozenset({"a", "an", "the"})
 PRONOUNS = frozenset(["he", "she", "they", "it", "we", "you", "him", "her", "them", "his", "hers", "their", "theirs", "this", "that", "there", "one"])
@@ -93,7 +95,6 @@ _TIME_OBJECT = re.compile(
     r"(the )?(spring|summer|autumn|fall|winter)|\d{4})$")
 _NEGATIONS = [(r"\bdoes not\b|\bdoesn't\b|\bno longer\b|\bdo not\b|\bdon't\b", ""), (r"\bis not\b|\bisn't\b", "is"),
               (r"\bare not\b|\baren't\b", "are"), (r"\bwas not\b|\bwasn't\b", "was")]
-_ATOM_STV = re.compile(r"\(\s*stv\b([^()]*)\)")
 
 
 def _subject(raw: str) -> str | None:
@@ -382,31 +383,39 @@ def _generic_fact(s: str) -> Triple | None:
     return Triple(subj, f"VERB:{lemma}", _phrase(m["o"]))
 
 
-def _truth(values: str) -> tuple[float, float]:
-    """An atom's (stv f c): two numbers in [0, 1]. `learn x :: (--> a b) (stv 2 2)` was stored with a
-    frequency of 2, and (stv -1 0.5) or (stv nan 0.5) with no truth value at all. (c may be 1: PLN's
-    revision caps it there, and `infer` keeps such conclusions as facts.)"""
-    parts = values.split()
-    try:
-        f, c = (float(x) for x in parts) if len(parts) == 2 else (math.nan, math.nan)
-    except ValueError:
-        f = c = math.nan
-    if not (0.0 <= f <= 1.0 and 0.0 <= c <= 1.0):  # nan is in no range
-        raise ValueError(f"atom truth value (stv {' '.join(parts)}) must be two numbers in [0, 1]")
-    return f, c
+def _first_truth(found: list[Term]) -> tuple[Term, ...] | None:
+    """The first `(stv ...)` expression among these terms, at any depth, in reading order."""
+    for term in found:
+        if isinstance(term, tuple):
+            if term[:1] == ("stv",):
+                return term
+            if (inner := _first_truth(list(term))) is not None:
+                return inner
+    return None
+
+
+def _symbols(found: list[Term], but: tuple[Term, ...] | None = None) -> list[str]:
+    """The symbols of these terms in reading order, the expression `but` left out."""
+    return [s for t in found if t is not but for s in (_symbols(list(t), but) if isinstance(t, tuple) else [t])]
 
 
 def triple_from_atom(atom: str) -> tuple[Triple | None, tuple[float, float] | None]:
-    """`(lives_in alice paris) (stv 1 0.9)` or `(--> (x alice paris) lives_in)`: the triple and truth."""
+    """`(lives_in alice paris) (stv 1 0.9)` or `(--> (x alice paris) lives_in)`: the triple and truth.
+    The atom is read as MeTTa by the one s-expression reader, its truth value by the one truth parser
+    (`reasoning.atoms.parse_truth`): two numbers in [0, 1] (c may be 1: PLN's revision caps it there,
+    and `infer` keeps such conclusions as facts), or the atom is refused (not stored with its truth
+    value out of range, nor with none)."""
+    try:
+        found = [term_of(node) for node in read_all(atom, metta=True)]
+    except SexprError as err:
+        raise ValueError(f"atom {atom.strip()!r} is malformed: {err}") from None
     truth = None
-    m = _ATOM_STV.search(atom)
-    if m:
-        truth = _truth(m[1])
-        atom = atom[: m.start()] + atom[m.end() :]
-    tokens = re.findall(r"\(|\)|[^\s()]+", atom)
-    if tokens.count("(") != tokens.count(")"):
-        raise ValueError(f"atom {atom.strip()!r} has unbalanced parentheses")
-    flat = [t for t in tokens if t not in "()"]
+    if (stv := _first_truth(found)) is not None:
+        try:
+            truth = parse_truth(stv, certain=True)
+        except AtomError:
+            raise ValueError(f"atom truth value {render(stv)} must be two numbers in [0, 1]") from None
+    flat = _symbols(found, stv)
     if len(flat) == 5 and flat[0] == "-->" and flat[1] in {"x", "×", "*"}:
         subj, obj, rel = flat[2], flat[3], flat[4]
     elif len(flat) == 3 and flat[0] in {"-->", "<->", "==>"}:

@@ -5,7 +5,6 @@ tags and the KNOWLEDGE block. A mixin of SemanticMemory (memory.py), which holds
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,9 +17,9 @@ from mettaclaw.textutil import quoted
 
 from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
-from .recall import MODES, gather, score
-from .recall import touch as touch_records
 from .records import RecallResult, SemanticRecord, bare_id, check_kinds, mentions_id
+from .scoring import MODES, gather, score
+from .scoring import touch as touch_records
 from .store import RecordFilter
 
 MAX_RECALL_LIMIT = 1000  # the most records one recall returns (the `recall` skill's limit= is checked against it)
@@ -47,6 +46,7 @@ class SemanticReading:
     vectors: Any
     embedder: Any
     clock: Any
+    timer: Callable[[], float]  # seconds, for time budgets (SemanticMemory's `timer`)
     weights: Any
     thresholds: Any
     noise: Any
@@ -210,23 +210,26 @@ class SemanticReading:
         `names`: the records the message names (people, objects, goals), with their episode counts;
         `relations`: those records' content, confidence and strongest relations;
         `full`: plus the recall over everything by meaning and activation (what knowledge_block was).
-        The level reached is reported, so a turn log can show when the budget cut it short."""
+        The level reached is reported, so a turn log can show when the budget cut it short. Time is read
+        from `self.timer` (time.perf_counter unless a test drives it), so which level a test reaches
+        does not depend on the machine's speed."""
         if budget_chars <= 0 or not (message or "").strip():
             return Context("", "none", 0.0)
-        began = time.perf_counter()
+        timer = self.timer
+        began = timer()
 
         def left() -> float:
-            return float("inf") if budget_ms is None else budget_ms - 1000 * (time.perf_counter() - began)
+            return float("inf") if budget_ms is None else budget_ms - 1000 * (timer() - began)
 
         named = self._named(message, visible, left)
         level, lines = "names", render_names(named)
         if left() > 0:
             level, hits = "relations", [RecallResult(r.id, 1.0, r) for r in named]
             if left() > self._full_ms:
-                step = time.perf_counter()
+                step = timer()
                 found = self.recall(message[:MAX_QUERY_CHARS], limit=8, explain=True, touch=False, visible=visible,
                                     context=[r.id for r in named])  # ACT-R's spreading from what it names
-                self._full_ms = 0.7 * self._full_ms + 0.3 * 1000 * (time.perf_counter() - step)
+                self._full_ms = 0.7 * self._full_ms + 0.3 * 1000 * (timer() - step)
                 said = set(words(message))
                 shown = {r.id for r in named}
                 hits += [h for h in found if h.record and h.parts and h.id not in shown and (
@@ -236,7 +239,7 @@ class SemanticReading:
             text = render_knowledge(self.records, hits, budget_chars)
         else:
             text = render_knowledge_lines(lines, budget_chars)
-        return Context(text, level if text else "none", 1000 * (time.perf_counter() - began))
+        return Context(text, level if text else "none", 1000 * (timer() - began))
 
     _full_ms = 0.0  # what the full level took, smoothed: it is started only when that much time is left
 

@@ -8,13 +8,12 @@ import logging
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from mettaclaw.memory.errors import AgentLocked
-from mettaclaw.textutil import atomic_write, one_line
+from mettaclaw.textutil import atomic_write, now_text, one_line
 
 HOLDER = "agent.lock.holder"  # who holds agent.lock, in a file beside it: filelock up to 3.29.7 (the pin
 # allows 3.13) truncates the lock file at every attempt, so a refused process would erase what it came to read
@@ -40,7 +39,7 @@ class FolderLock:
             ) from None
         try:  # who holds it, for the message a second process gets; the lock holds without it
             atomic_write(self.holder_path, json.dumps({"pid": os.getpid(), "program": _program(),
-                                                       "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                       "since": now_text(),
                                                        "started": _started(os.getpid())}) + "\n")
         except OSError as err:
             log.warning("cannot write who holds the memory folder's lock (%s): %s", self.holder_path, err)

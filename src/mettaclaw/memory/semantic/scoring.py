@@ -1,8 +1,10 @@
-"""Retrieval: candidate gathering per mode, and the spec's score with its parts.
+"""How the semantic layer scores what `recall` finds: candidate gathering per mode, and the spec's
+score with its parts.
 
 score = 0.4 * similarity + 0.35 * sigmoid(activation) + 0.25 * retrievability, where similarity is the
 reciprocal-rank fusion (ranking.fuse) of vector and BM25 ranks (scaled so rank 1 in both is 1), activation is the
-ACT-R base level plus spreading from context records plus transient noise, and retrievability is the
+ACT-R base level plus the associative strength from context records (graph.associative_strength) plus
+transient noise, and retrievability is the
 FSRS-style curve. As in ACT-R, a record whose activation is below the threshold tau is not retrieved;
 its retrieval probability 1 / (1 + e^((tau - A) / s)) is one of the score parts.
 """
@@ -19,7 +21,7 @@ from mettaclaw.memory.core.ranking import fuse
 from mettaclaw.memory.core.settings import ActivationWeights
 from mettaclaw.memory.stores.vectors import VectorStore
 
-from .graph import DAY, hebbian, spreading_activation
+from .graph import DAY, associative_strength, hebbian
 from .records import SemanticRecord
 from .store import RecordFilter, SemanticStore
 
@@ -128,7 +130,7 @@ def score(c: Candidates, store: SemanticStore, now: float, context: list[str], w
     """Every candidate scored with its parts, best first. When `retrieving`, activation carries noise and
     records below tau are left out; a listing by filter or a look at the past asks for records, not
     retrieval, and gets neither."""
-    spread = spreading_activation(store, context, set(c.records), w.spread) if context else {}
+    spread = associative_strength(store, context, set(c.records), w.spread) if context else {}
     noise = act_r_noise(rng, w.noise if retrieving else 0.0, len(c.records))
     by_rank = {name: sorted(ranks, key=ranks.__getitem__) for name, ranks in (("vector", c.vec_rank), ("bm25", c.lex_rank))}
     fused, _ = fuse(by_rank, {"vector": 1.0, "bm25": 1.0}, w.rrf_k)
