@@ -22,7 +22,7 @@ from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.memory.core.tags import row_tags
 from mettaclaw.memory.episodes import delivery
 from mettaclaw.memory.episodes.index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
-from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall
+from mettaclaw.memory.recall import Hit, LayerGraph, Recall
 from mettaclaw.memory.semantic.memory import cites
 from mettaclaw.memory.semantic.reading import AmbiguousRef
 from mettaclaw.memory.stores.lock import FolderLock
@@ -130,7 +130,7 @@ class Memory(Forgetting):
     def query(self, phrase: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
               touch: bool = True, visible: frozenset[str] | None = None, lens: Any = None,
               asker: str | None = None) -> list[Hit]:
-        """The agent's recall over everything it remembers (see recall.py), through a `lens` (a
+        """The agent's recall over everything it remembers (recall/pipeline.py), through a `lens` (a
         config.Lens: layer, tags, sinceDays, limit) when one is given; `asker`: who asks (Recall.recall)."""
         since = None
         if lens is not None:
@@ -138,8 +138,11 @@ class Memory(Forgetting):
             if lens.sinceDays is not None:
                 since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.semantic.clock() - lens.sinceDays * 86_400))
         with self.lock:
-            return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch, visible=visible,
+            hits = self.recall.recall(phrase, limit, layer=layer, explain=explain, visible=visible,
                                       tags=tuple(lens.tags) if lens is not None else (), since=since, asker=asker)
+            if touch and self.semantic is not None:
+                self.semantic.touch([h.id for h in hits if h.layer == "semantic"])
+            return hits
 
     def beliefs(self, phrase: str, limit: int, visible: frozenset[str] | None = None) -> list[Any]:
         """The stored beliefs (memories carrying an atom) best matching `phrase`: premises for `infer`."""
