@@ -217,6 +217,7 @@ def ask(conv: dict, agent: Agent, memory: Any, turn_of: dict[str, str], text_of:
         t0 = time.perf_counter()
         shown = agent.use_skill("query", qa["question"])
         agent_ms = 1000 * (time.perf_counter() - t0)
+        memory.apply_touches()  # as the end of the turn that asked it would: the next question ranks with them
         ranked = []
         for record_id, text in shown_hits(shown):
             turns = [turn_of[e] for e in memory.cites(record_id) if e in turn_of]

@@ -40,7 +40,12 @@ RECORD_SCOPES_KEPT = 200_000  # semantic records whose scope spreading keeps at 
 
 class Memory(Forgetting):
     """The tiers (`working`, `episodes` over the trace, the memory `index`, `semantic`), the `dreamer`,
-    the one `recall`, and `lock`, held around every write and every read that ranks."""
+    the one `recall`, and `lock`, held around every write and every read that ranks.
+
+    Reading writes nothing: a read notes the semantic records it used (their touches: access time,
+    stability, strength, Hebbian links), and the writer applies them under the lock, before any write
+    of semantic memory (the agent's or the dream's), at the end of each turn (`record_turn`) and at
+    `close`: the next turn ranks with them, as when the read wrote them itself."""
 
     def __init__(self, *, working: Any, episodes: EpisodeIndex, index: Any, semantic: Any, dreamer: Any,
                  recall: Recall, lock: Any, folder_lock: FolderLock | None = None,
@@ -87,7 +92,14 @@ class Memory(Forgetting):
             record = self.episodes.record(time_text, messages, commands, errors, outcomes=outcomes)
             if key is not None and self.delivered is not None:
                 self.delivered.add(key, record, key_scope, turn)
+            self.apply_touches()  # the turn's reads count for the next turn (after its record, which they cannot stop)
             return record
+
+    def apply_touches(self) -> int:
+        """Write the touches the reads since the last write noted (SemanticMemory.apply_touches): what
+        the end of a turn does, for a caller that reads outside turns. How many."""
+        with self.lock:
+            return self.semantic.apply_touches()
 
     def remember(self, text: str, *, scope: str = scopes.DEFAULT, **fields: Any) -> Any:
         """Store a memory in `scope` (the agent's own unless given)."""
@@ -140,7 +152,7 @@ class Memory(Forgetting):
         with self.lock:
             hits = self.recall.recall(phrase, limit, layer=layer, explain=explain, visible=visible,
                                       tags=tuple(lens.tags) if lens is not None else (), since=since, asker=asker)
-            if touch and self.semantic is not None:
+            if touch:  # noted, applied by the writer (the class's docstring)
                 self.semantic.touch([h.id for h in hits if h.layer == "semantic"])
             return hits
 
@@ -288,7 +300,8 @@ class Memory(Forgetting):
     def close(self, cancel: threading.Event | None = None) -> None:
         """End the session: a last dream over what was not consolidated yet (at most
         `session_end_s`, cut short when `cancel` is set: Ctrl-C), then stop the dreamer after its
-        current write, flush and close the stores (the statistics saved), release the folder."""
+        current write, flush and close the stores (the statistics saved; semantic memory writes the
+        touches still noted), release the folder."""
         if self._closed:
             return
         self._closed = True
