@@ -151,3 +151,27 @@ def test_every_stage_alone_and_every_one_left_out_runs(open_test_memory) -> None
         memory.recall.settings = RecallSettings(stages=stages)
         for layer in (None, "episodic", "semantic"):
             memory.query("what has alice painted in my flat", 5, layer=layer, explain=True, asker="alice")
+
+
+def test_the_floor_keeps_the_order_found_so_equal_scores_show_alike_run_after_run() -> None:
+    """The candidates passing the floor were kept in the order of a set of their keys, which Python
+    orders by a hash that changes from one process to the next: hits of one score came in another
+    order each run."""
+    from mettaclaw.memory.core.text import query_terms
+    from mettaclaw.memory.index.longterm import LongTermMemory
+    from mettaclaw.memory.recall import Recall
+    from mettaclaw.memory.recall.candidates import Candidates
+    from mettaclaw.memory.recall.pipeline import Query, hold_to_floor
+    from mettaclaw.memory.recall.relevance import query_vector
+    from mettaclaw.memory.stores.embedders import HashEmbedder
+    from mettaclaw.memory.stores.vectors import InMemoryVectorStore
+
+    index = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
+    rows = [index.remember(f"tea number {n} was fine").id for n in range(20)]
+    recall = Recall(index)
+    q = Query("tea", 10, vector=query_vector(index, "tea"), wanted=frozenset(query_terms("tea")), known=frozenset(),
+              index=index, settings=recall.settings, floor=recall.floor, stages=STAGES, graph=recall.graph)
+    cands = Candidates(index)
+    cands.rank("bm25", [c.key for r in rows if (c := cands.row(r)) is not None])
+    assert list(hold_to_floor(cands, q).contending) == rows  # every one holds the query's word
+    assert [c.key for c in cands.best()] == rows  # one score each (none fused): the order found

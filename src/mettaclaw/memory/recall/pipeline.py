@@ -198,10 +198,10 @@ def lift_askers_own(cands: Candidates, q: Query) -> Candidates:
 
 def hold_to_floor(cands: Candidates, q: Query) -> Candidates:
     """floor: only the candidates at or above the relevance floor contend (and what spreading finds
-    later faces the same floor): whether a ranking or spreading found it, nothing unrelated is shown."""
+    later faces the same floor): whether a ranking or spreading found it, nothing unrelated is shown.
+    They keep the order found, so hits of one score are shown in that order, run after run."""
     relevance(q.wanted, cands.contending.values(), q.floor)
-    passing = {k for k, c in cands.contending.items() if c.relevance is not None and c.relevance >= q.floor}
-    cands.contending = {k: cands.contending[k] for k in passing}
+    cands.contending = {k: c for k, c in cands.contending.items() if c.relevance is not None and c.relevance >= q.floor}
     cands.floor = q.floor
     return cands
 
