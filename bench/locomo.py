@@ -18,8 +18,9 @@ order: an agent that talks with several people, where a name is in a few of the 
 of them and one pair's themes must compete with another's. Each conversation's questions are then
 asked of that one memory.
 
-`--set` changes a recall setting (memory.ranking.RecallSettings) and `--store memory` uses exact
-in-process vectors instead of embedded Chroma: both are for tuning runs, and the output says so.
+`--set` changes a recall setting (memory.core.settings.RecallSettings; `--set stages=-spread` leaves a
+recall stage out, `--set stages=candidates,fuse,floor` runs only those) and `--store memory` uses
+exact in-process vectors instead of embedded Chroma: both are for tuning runs, and the output says so.
 
 Each R@10 comes with a 95% bootstrap interval over the questions (`ci95=lo-hi`): on 43 multi-hop
 questions it is about +-0.1 wide, so a change smaller than that is not shown to be one. `--baseline`
@@ -216,6 +217,7 @@ def ask(conv: dict, agent: Agent, memory: Any, turn_of: dict[str, str], text_of:
         t0 = time.perf_counter()
         shown = agent.use_skill("query", qa["question"])
         agent_ms = 1000 * (time.perf_counter() - t0)
+        memory.apply_touches()  # as the end of the turn that asked it would: the next question ranks with them
         ranked = []
         for record_id, text in shown_hits(shown):
             turns = [turn_of[e] for e in memory.cites(record_id) if e in turn_of]
@@ -322,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--together", action="store_true",
                         help="the chosen conversations in one memory, each on its own channel, in time order")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="change a recall setting (tuning runs only; the default is what the agent uses)")
+                        help="change a recall setting (tuning runs only; the default is what the agent uses); "
+                             "stages=-NAME leaves a recall stage out")
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: R@10 changes question by question")
     parser.add_argument("--store", choices=["embedded", "memory"], default="embedded",
                         help="chromaMode (default embedded, as shipped; memory: exact in-process vectors)")
@@ -344,7 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     chosen = chosen[: args.limit_convs]
     runs = [together(convs, chosen)] if args.together else [convs[n] for n in chosen]
     overrides = dict(kv.split("=", 1) for kv in args.set)
-    settings = RecallSettings(**overrides)
+    try:
+        settings = RecallSettings(**overrides)
+    except ValueError as exc:  # pydantic's ValidationError: the setting and why it was refused
+        parser.error(f"--set: {exc}")
     label = "live" + (" together" if args.together else "") + "".join(f" {k}={v}" for k, v in overrides.items()) + ("" if args.store == "embedded" else " store=memory")
     embedder = SentenceTransformerEmbedder()
     results = []

@@ -87,7 +87,7 @@ def test_conversations_together_keep_their_channels_and_their_own_evidence():
 def test_the_listing_is_read_as_the_model_reads_it():
     """Each hit's id and the text shown for it, however many lines that text spans; a listing the
     reader cannot take apart is an error, not a hit quietly left out."""
-    from mettaclaw.memory.recall.pipeline import Hit, render
+    from mettaclaw.memory.recall import Hit, render
 
     hits = [Hit("episodic", "ep-1", "Sam: I paint (mostly lakes).", 2.0, ["ep-1"], time="2026-01-01 10:00:00"),
             Hit("semantic", "th-1", "Sam: I paint.\nAnn: 2. [x] nice (id fake)", 1.0, ["ep-1", "ep-2"]),

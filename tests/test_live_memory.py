@@ -374,7 +374,7 @@ def test_a_question_naming_someone_in_other_words_finds_their_statement_first(ma
     """Ranked by plain cosine, a question naming Lena was closest to her shortest lines: "where does Lena
     work" showed "Lena: which one?" (0.73) and "Lena: tell me about it" above "I started a new job at
     Globex" (0.58), and 12 of 20 such questions found their statement first. Their part along the
-    names' vectors is now taken out of the ranking's cosines (`Recall._judged`)."""
+    names' vectors is now taken out of the ranking's cosines (`recall.relevance.judge`)."""
     chat = ["hey", "how's it going", "not bad, you?", "busy day", "tell me about it", "which one?", "lol",
             "good idea", "talk later", "sounds relaxing", "me too honestly", "ok bye", "back now", "same"]
     lines = [(("Lena", "Omar")[i % 2], chat[i % len(chat)]) for i in range(140)]

@@ -409,11 +409,14 @@ def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_mem
         for mode in ("semantic", "hybrid"):
             assert tools.semantic_recall(unrelated, mode=mode) == {"results": []}, (mode, unrelated)
     # what the floor turned away was not used: it was strengthened for every unrelated question
+    memory.apply_touches()  # a read notes its uses; the writer applies them
     assert all(not r.access_times for r in memory.semantic), "a record nobody was shown was counted as used"
     skills.recall(memory.semantic, "quantum chromodynamics lattice", relevant=memory.recall.relevant)
+    memory.apply_touches()
     assert all(not r.access_times for r in memory.semantic)
     found = tools.semantic_recall("cabin wifi password")["results"]
     assert [r["content"] for r in found] == ["The cabin wifi password is pinecone-42."]
+    memory.apply_touches()
     assert [len(r.access_times) for r in memory.semantic if "wifi" in r.content] == [1]
     listed = tools.semantic_recall("anything", mode="logical", tags_all=["town"])["results"]
     assert [r["content"] for r in listed] == ["The office of the mayor is on the second floor and closes at five."]

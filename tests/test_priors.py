@@ -12,7 +12,7 @@ from conftest import CountingEmbedder, record_deletes
 
 from mettaclaw.memory.index.longterm import LongTermMemory
 from mettaclaw.memory.index.priors import MAX_FILE_MB, MAX_SECTION, MAX_TITLE, chunk_markdown, index_priors
-from mettaclaw.memory.recall.pipeline import render
+from mettaclaw.memory.recall import render
 from mettaclaw.memory.stores.embedders import HashEmbedder
 from mettaclaw.memory.stores.vectors import InMemoryVectorStore
 

@@ -8,12 +8,14 @@ from pydantic import ValidationError
 
 from mettaclaw.memory.core.ranking import fuse, spread
 from mettaclaw.memory.core.settings import RecallSettings
-from mettaclaw.memory.core.text import label, sentence_starts, sentences, speakers
+from mettaclaw.memory.core.text import label, labelled_sentences, sentence_starts, sentences, speakers
 from mettaclaw.memory.core.text import prose as without_code
 from mettaclaw.memory.dream.concepts import extract
 from mettaclaw.memory.index.longterm import LongTermMemory
 from mettaclaw.memory.index.sentence_vectors import sentence_parts
-from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall, labelled_sentences, render
+from mettaclaw.memory.recall import Hit, LayerGraph, Recall, render
+from mettaclaw.memory.recall.candidates import Candidates
+from mettaclaw.memory.recall.present import dedup, latest_first
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
 from mettaclaw.memory.stores.embedders import HashEmbedder
 from mettaclaw.memory.stores.vectors import InMemoryVectorStore
@@ -386,13 +388,14 @@ def test_a_knowledge_prior_is_not_dated_so_it_revises_no_statement() -> None:
                            time="knowledge_prior", kind="prior")
     later = index.remember("Sam: The wifi password at the cabin changed, it is now cedar-77!",
                            time="2026-02-01 10:00:00")
-    recall = Recall(index)
-    keys = {r.id: ("longterm", index.row(r.id)) for r in (said, prior, later)}  # what recall ranked them by
+    cands = Candidates(index)
+    for r in (said, prior, later):  # what recall ranked them by
+        cands.row(r.id)
     hits = [Hit("longterm", r.id, index.row(r.id).document, time=index.row(r.id).metadata["time"])
             for r in (said, prior)]
-    assert [h.id for h in recall._latest_first(hits, keys)] == [said.id, prior.id]
+    assert [h.id for h in latest_first(hits, cands, index.senders())] == [said.id, prior.id]
     hits.append(Hit("longterm", later.id, index.row(later.id).document, time="2026-02-01 10:00:00"))
-    assert [h.id for h in recall._latest_first(hits, keys)] == [later.id, said.id, prior.id]
+    assert [h.id for h in latest_first(hits, cands, index.senders())] == [later.id, said.id, prior.id]
 
 
 def test_names_that_embed_alike_take_out_one_direction_of_the_question() -> None:
@@ -400,15 +403,15 @@ def test_names_that_embed_alike_take_out_one_direction_of_the_question() -> None
     QR gave the second an arbitrary one, and a part of the question was taken out for nothing."""
     import numpy as np
 
-    from mettaclaw.memory.recall.pipeline import _orthonormal, _without
+    from mettaclaw.memory.recall.relevance import orthonormal, without
 
     sam = np.eye(8, dtype=np.float32)[0]
-    basis = _orthonormal(np.stack([sam, sam, np.eye(8, dtype=np.float32)[3]]))
+    basis = orthonormal(np.stack([sam, sam, np.eye(8, dtype=np.float32)[3]]))
     assert basis.shape == (2, 8)
     question = np.arange(1, 9, dtype=np.float32)
     expected = question.copy()
     expected[[0, 3]] = 0  # the name's direction and the other sender's, nothing else
-    assert np.allclose(_without(question[None, :], basis)[0], expected)
+    assert np.allclose(without(question[None, :], basis)[0], expected)
 
 
 def test_a_dream_record_below_the_episodes_it_gathers_shows_only_what_they_did_not_say() -> None:
@@ -420,7 +423,7 @@ def test_a_dream_record_below_the_episodes_it_gathers_shows_only_what_they_did_n
     theme = Hit("semantic", "th-1", "Mel: I painted a lake at sunrise. I also paint horses. Jo: lovely colours!",
                 2.0, ["ep-1", "ep-3", "ep-2"])
     repeat = Hit("semantic", "th-2", "Mel: It was calm.", 1.0, ["ep-1", "ep-4"])
-    shown = Recall._shown([first, second, theme, repeat], 10, known)
+    shown = dedup([first, second, theme, repeat], 10, known)
     assert [h.id for h in shown] == ["ep-1", "ep-2", "th-1"]
     assert shown[2].text == "Mel: I also paint horses." and shown[2].cites == ["ep-1", "ep-3", "ep-2"]
     assert theme.text.startswith("Mel: I painted")  # the hit recall ranked is left as it was

@@ -14,7 +14,7 @@ from mettaclaw.config import load_config
 from mettaclaw.mcp.tools import MemoryTools
 from mettaclaw.memory import open_memory
 from mettaclaw.memory.core import scopes
-from mettaclaw.memory.recall.pipeline import LayerGraph
+from mettaclaw.memory.recall import LayerGraph
 from mettaclaw.messages import Message
 from mettaclaw.skills import SkillError
 from mettaclaw.skills.memory import for_memory

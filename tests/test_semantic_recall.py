@@ -76,6 +76,8 @@ def test_activation_and_retrievability_follow_use():
     first = m.recall("boiler pressure", explain=True)[0].parts
     assert first["retrievability"] == pytest.approx(1 / (1 + 10 / (9 * 30)), rel=1e-3)
     assert first["base_level"] == pytest.approx(math.log((10 * DAY + 1) ** -0.5), rel=1e-3)
+    assert not m.get(res.id).access_times  # a read notes its use; the writer applies it
+    m.apply_touches()
     second = m.recall("boiler pressure", explain=True)[0].parts
     assert second["base_level"] > first["base_level"] and second["retrievability"] > first["retrievability"]
     assert m.get(res.id).stability > 30.0

@@ -28,7 +28,7 @@ from mettaclaw.memory.errors import (
 )
 from mettaclaw.memory.index.priors import MAX_SECTION, PRIOR_KIND
 from mettaclaw.memory.memory import Memory, open_memory
-from mettaclaw.memory.recall.pipeline import MAX_HIT_CHARS, Hit, render
+from mettaclaw.memory.recall import MAX_HIT_CHARS, Hit, render
 from mettaclaw.memory.remote import RemoteMemory
 from mettaclaw.memory.semantic import SemanticMemory, SemanticRecord
 from mettaclaw.memory.semantic.reading import MAX_RECALL_LIMIT

@@ -27,7 +27,7 @@ from mettaclaw.memory.episodes import delivery
 from mettaclaw.memory.episodes.index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
 from mettaclaw.memory.episodes.records import Episode
 from mettaclaw.memory.index.rows import IndexRow
-from mettaclaw.memory.recall.pipeline import Hit, LayerGraph, Recall
+from mettaclaw.memory.recall import Hit, LayerGraph, Recall
 from mettaclaw.memory.semantic.memory import cites
 from mettaclaw.memory.semantic.reading import AmbiguousRef
 from mettaclaw.memory.stores.lock import FolderLock
@@ -52,7 +52,12 @@ class Memory(Forgetting):
     (an RLock, shared with the dreamer's thread), and so does `facts`; callers never take it. Reading the
     trace's tail (HISTORY) does not: the trace is appended whole lines at a time, and a prompt must not
     wait for a dream. The tiers are Memory's parts, not an API: code outside this package uses the
-    methods here (MemoryAPI, LocalMemoryAPI: api.py)."""
+    methods here (MemoryAPI, LocalMemoryAPI: api.py).
+
+    Reading writes nothing: a read notes the semantic records it used (their touches: access time,
+    stability, strength, Hebbian links), and the writer applies them under the lock, before any write
+    of semantic memory (the agent's or the dream's), at the end of each turn (`record_turn`) and at
+    `close`: the next turn ranks with them, as when the read wrote them itself."""
 
     def __init__(self, *, working: Any, episodes: EpisodeIndex, index: Any, semantic: Any, dreamer: Any,
                  recall: Recall, lock: Any, folder_lock: FolderLock | None = None,
@@ -100,7 +105,14 @@ class Memory(Forgetting):
             record = self.episodes.record(time_text, messages, commands, errors, outcomes=outcomes)
             if key is not None and self.delivered is not None:
                 self.delivered.add(key, record, key_scope, turn)
+            self.apply_touches()  # the turn's reads count for the next turn (after its record, which they cannot stop)
             return record
+
+    def apply_touches(self) -> int:
+        """Write the touches the reads since the last write noted (SemanticMemory.apply_touches): what
+        the end of a turn does, for a caller that reads outside turns. How many."""
+        with self.lock:
+            return self.semantic.apply_touches()
 
     def remember(self, text: str, *, scope: str = scopes.DEFAULT, **fields: Any) -> Any:
         """Store a memory in `scope` (the agent's own unless given)."""
@@ -143,7 +155,7 @@ class Memory(Forgetting):
     def query(self, phrase: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
               touch: bool = True, visible: frozenset[str] | None = None, lens: Any = None,
               asker: str | None = None) -> list[Hit]:
-        """The agent's recall over everything it remembers (see recall.py), through a `lens` (a
+        """The agent's recall over everything it remembers (recall/pipeline.py), through a `lens` (a
         config.Lens: layer, tags, sinceDays, limit) when one is given; `asker`: who asks (Recall.recall)."""
         since = None
         if lens is not None:
@@ -151,8 +163,11 @@ class Memory(Forgetting):
             if lens.sinceDays is not None:
                 since = format_time(self.semantic.clock() - lens.sinceDays * 86_400)
         with self.lock:
-            return self.recall.recall(phrase, limit, layer=layer, explain=explain, touch=touch, visible=visible,
+            hits = self.recall.recall(phrase, limit, layer=layer, explain=explain, visible=visible,
                                       tags=tuple(lens.tags) if lens is not None else (), since=since, asker=asker)
+            if touch:  # noted, applied by the writer (the class's docstring)
+                self.semantic.touch([h.id for h in hits if h.layer == "semantic"])
+            return hits
 
     def beliefs(self, phrase: str, limit: int, visible: frozenset[str] | None = None) -> list[Any]:
         """The stored beliefs (memories carrying an atom) best matching `phrase`: premises for `infer`."""
@@ -372,7 +387,8 @@ class Memory(Forgetting):
     def close(self, cancel: threading.Event | None = None) -> None:
         """End the session: a last dream over what was not consolidated yet (at most
         `session_end_s`, cut short when `cancel` is set: Ctrl-C), then stop the dreamer after its
-        current write, flush and close the stores (the statistics saved), release the folder."""
+        current write, flush and close the stores (the statistics saved; semantic memory writes the
+        touches still noted), release the folder."""
         if self._closed:
             return
         self._closed = True

@@ -99,6 +99,7 @@ def consolidate(semantic: Any, now: float, policy: Policy | None = None, lock: A
     lock = lock if lock is not None else contextlib.nullcontext()
     out = Consolidation()
     with lock, store.transaction():
+        semantic.apply_touches()  # decay counts from a record's last use, the uses reads noted included
         previous = store.get_meta(LAST_RUN_KEY)
         # stamped first: a crash part-way leaves the rest under-decayed for one interval, never twice decayed
         store.set_meta(LAST_RUN_KEY, repr(now))

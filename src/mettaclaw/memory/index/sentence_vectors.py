@@ -1,5 +1,5 @@
 """The memory index's sentence vectors: each row's sentences embedded, for ranking a long row by its
-best sentence (memory/recall/).
+best sentence (recall/relevance.py).
 
 Why they are kept on disk: recall compares the sentences of up to 200 pooled candidates with every
 query. Kept in memory only, they would be gone after each restart (and past the cache's 20,000

@@ -12,7 +12,8 @@ Public API (SemanticMemory; errors the caller caused raise ValueError / LookupEr
 - `relate(a, relation, b, weight=None) -> Edge` (ids or names; unknown names become concepts).
 - `recall(query, *, mode="semantic"|"logical"|"hybrid", limit=10, tags_all/tags_any/tags_none, kind,
   category, min_confidence, time_from, time_to, name_pattern, as_of=None, include_history=False,
-  context=(), explain=False, touch=True) -> list[RecallResult]` (record, score, provenance, parts).
+  context=(), explain=False, touch=True) -> list[RecallResult]` (record, score, provenance, parts);
+  `touch` notes the use, and `apply_touches()` (run before each write and at close) writes it.
 - `supersede(old_id_or_name, new_content)`, `forget(id_or_name)`, `history(id_or_name)`,
   `changes(id)`, `provenance(id, trace)`, `tags()`, `stats()`, `knowledge_block(message, budget_chars)`,
   `remove(id)`, `flush()`, `close()`; and the layer protocol (`name = "semantic"`, get/stats/len/iter/

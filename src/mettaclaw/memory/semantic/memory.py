@@ -47,6 +47,7 @@ from .records import (
     looks_like_id,
     new_id,
 )
+from .scoring import Touches
 from .store import SemanticStore
 
 STABILITY_DAYS = {"fact": 30.0, "concept": 30.0, "theme": 30.0, "summary": 7.0}
@@ -108,6 +109,7 @@ class SemanticMemory(SemanticReading, Announcer):
         self.relations = RelationRegistry(record_store)
         self.vectors = BufferedVectors(vector_store, QueuedRecords(record_store), flush_every)
         self._scope_tags: set[str] | None = None  # scope tags in the store (read once, then kept up to date)
+        self.touches = Touches()  # what reads used, written before this memory's next write (apply_touches)
 
     # ------------------------------------------------------------------ writing
     def learn(self, content: str, *, name: str | None = None, kind: str = "fact", category: str | None = None,
@@ -119,6 +121,7 @@ class SemanticMemory(SemanticReading, Announcer):
         `index=True` stores an index over episodes (a dream theme) as it is: it makes no claim to
         reconcile, its provenance must stay exactly what its text shows, and it gets no graph edges,
         since a record citing many episodes would collect activation from all of them as a hub."""
+        self.apply_touches()  # the uses read before this write count before it
         if scope is not None:  # a writer's scope; tags carrying one (a new version of a record) keep it
             tags = scopes.with_scope([tags] if isinstance(tags, str) else tags, scope)
         cand, extra = self._candidate(content, name, kind, category, tags, atom, source_episodes, provenance,
@@ -271,6 +274,7 @@ class SemanticMemory(SemanticReading, Announcer):
 
     def restore(self, records: list[SemanticRecord], batch: int = 256) -> None:
         """Write records exactly as given (an import): no reconciliation, vectors from this embedder."""
+        self.apply_touches()
         for start in range(0, len(records), batch):
             chunk = records[start : start + batch]
             for rec, vector in zip(chunk, self.embedder.embed([r.embed_text() for r in chunk]), strict=True):
@@ -295,6 +299,7 @@ class SemanticMemory(SemanticReading, Announcer):
         (the new version keeps the old one's scope). `scope`: the writer's, whose records alone it may
         replace (as `learn` and `relate` write only there): a turn answering bob read the agent's own
         facts and replaced them for everyone, in the agent's scope."""
+        self.apply_touches()
         target = self.resolve(old, visible)
         if scope is not None and (owner := scopes.of_tags(target.tags)) != scopes.check(scope):
             raise ValueError(f"record {target.id} is in scope {owner!r}, which this turn (scope {scope!r}) reads but "
@@ -316,6 +321,7 @@ class SemanticMemory(SemanticReading, Announcer):
     def forget(self, id_or_name: str, visible: frozenset[str] | None = None) -> list[str]:
         """Delete a record for good: every version of it (a forgotten fact must not come back through
         `history` or `as_of`), with their edges, vectors and write logs. The ids deleted."""
+        self.apply_touches()
         rec = self.resolve(id_or_name, visible)
         versions = self.records.by_lineage(rec.lineage) if rec.lineage else [rec]
         return [v.id for v in versions if self.remove(v.id)]
@@ -330,6 +336,7 @@ class SemanticMemory(SemanticReading, Announcer):
         was deleted with the first, and no later dream re-derived it from the other two, which it
         had already read. Records of scopes outside `visible` (None: every scope) are left alone.
         (deleted, updated)."""
+        self.apply_touches()
         gone, wanted = [], set(episode_ids)
         updated = []
         for record_id in self.records.sharing_episodes(list(wanted)):
@@ -365,6 +372,7 @@ class SemanticMemory(SemanticReading, Announcer):
 
     def relate(self, a: str, relation: str, b: str, weight: float | None = None, scope: str | None = None) -> Edge:
         """Link two records (ids or names; unknown names become concepts). Relating again strengthens."""
+        self.apply_touches()
         if weight is not None and not 0.0 <= weight <= 1.0:
             raise ValueError(f"weight {weight} is outside [0, 1]")
         found = [self.named(ref, scope) for ref in (a, b)]  # both checked first: a refused call makes nothing
@@ -391,6 +399,7 @@ class SemanticMemory(SemanticReading, Announcer):
         return self.records.get(record_id)
 
     def remove(self, record_id: str) -> bool:
+        self.apply_touches()
         rec = self.records.get(record_id)
         if rec is None or not self.records.delete(record_id):
             return False
@@ -416,5 +425,8 @@ class SemanticMemory(SemanticReading, Announcer):
         self.vectors.flush()
 
     def close(self) -> None:
-        self.vectors.close()
-        self.records.close()
+        try:
+            self.apply_touches()
+        finally:
+            self.vectors.close()
+            self.records.close()

@@ -1,6 +1,7 @@
 """SemanticMemory's reading side: resolving a reference, recall with filters and scopes, history,
 tags and the KNOWLEDGE block. A mixin of SemanticMemory (memory.py), which holds the stores it reads:
-`records`, `vectors`, `embedder`, `clock`, `weights`, `thresholds`.
+`records`, `vectors`, `embedder`, `clock`, `weights`, `thresholds`, and the `touches` its reads note
+(recall.Touches): reading writes nothing; the writer applies them (`apply_touches`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from mettaclaw.textutil import quoted
 from .knowledge import render_knowledge, render_knowledge_lines, render_names
 from .normalize import content_key, normalize_name
 from .records import RecallResult, SemanticRecord, bare_id, check_kinds, mentions_id
-from .scoring import MODES, gather, score
-from .scoring import touch as touch_records
+from .scoring import MODES, Touches, apply_touches, gather, score
 from .store import RecordFilter
 
 MAX_RECALL_LIMIT = 1000  # the most records one recall returns (the `recall` skill's limit= is checked against it)
@@ -50,6 +50,7 @@ class SemanticReading:
     weights: Any
     thresholds: Any
     noise: Any
+    touches: Touches
     _scope_tags: set[str] | None
 
     def resolve(self, ref: str, visible: frozenset[str] | None = None) -> SemanticRecord:
@@ -105,7 +106,8 @@ class SemanticReading:
         the limit. Current facts only unless `as_of` (a time) or `include_history`. `relevant(query,
         records)`: the ids among them at a relevance floor (Recall.relevant); the others are dropped
         before the use is counted, since a record recall throws away was not used (it was strengthened
-        for every unrelated question the floor turned away). Mode logical lists by filters: no floor."""
+        for every unrelated question the floor turned away); `touch` notes that use (`touch`). Mode
+        logical lists by filters: no floor."""
         if isinstance(query, int) and not isinstance(query, bool):
             query, limit = None, query
         query = (query or "").strip()
@@ -134,7 +136,7 @@ class SemanticReading:
             kept = relevant(query, [rec for rec, _, _ in top])
             top = [t for t in top if t[0].id in kept]
         if touch and top and f.as_of is None:
-            touch_records(self.records, [rec for rec, _, _ in top], self.clock())
+            self.touches.note([rec.id for rec, _, _ in top], self.clock(), current_only=False)
         return [RecallResult(rec.id, s, rec, "semantic", list(rec.source_episodes), parts if explain else None)
                 for rec, s, parts in top]
 
@@ -167,10 +169,14 @@ class SemanticReading:
         return tags_all, tuple(sorted(own)), tags_none
 
     def touch(self, record_ids: list[str]) -> None:
-        """A use of these records (recall showed them): access time, stability, Hebbian links among them."""
-        recs = [r for r in self.records.get_many(list(record_ids)) if r.current]
-        if recs:
-            touch_records(self.records, recs, self.clock())
+        """Note a use of these records now (recall showed them), applied by the next writer
+        (`apply_touches`): access time, stability, Hebbian links among those still current."""
+        self.touches.note(list(record_ids), self.clock())
+
+    def apply_touches(self) -> int:
+        """Write the touches noted since (recall.apply_touches), oldest first: the writer's step, under
+        the memory's lock, before a write of its own, at the end of a turn and at close. How many."""
+        return apply_touches(self.records, self.touches)
 
     def relation_types(self) -> set[str]:
         """The relation types links may have (the built-in ones and those made since)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,10 +155,73 @@ def score(c: Candidates, store: SemanticStore, now: float, context: list[str], w
     return out
 
 
+@dataclass(frozen=True)
+class Touch:
+    """A read's use of records, noted to be written later (`apply_touches`): their ids, best first,
+    the time of the read, and whether only a current version counts (a recall with history may use
+    closed ones)."""
+
+    ids: tuple[str, ...]
+    at: float
+    current_only: bool = True
+
+
+class Touches:
+    """The touches reads noted that no writer has applied yet, in the order the reads made them.
+
+    Why a queue: a read that wrote (stability, strength, Hebbian edges) made every `query` a write
+    to the semantic store; reads note what they used, and whoever writes next applies it first
+    (SemanticMemory before each of its writes, Memory at the end of a turn and at close), so the
+    uses count as they did, in the same order among the writes."""
+
+    def __init__(self) -> None:
+        self._pending: list[Touch] = []
+        self._lock = threading.Lock()  # a read under another lock than the writer's may note one
+
+    def note(self, ids: list[str], at: float, current_only: bool = True) -> None:
+        if ids:
+            with self._lock:
+                self._pending.append(Touch(tuple(ids), at, current_only))
+
+    def take(self) -> list[Touch]:
+        with self._lock:
+            taken, self._pending = self._pending, []
+        return taken
+
+    def put_back(self, touches: list[Touch]) -> None:
+        """Touches a failed write did not apply, ahead of any noted since."""
+        with self._lock:
+            self._pending[:0] = touches
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+
+def apply_touches(store: SemanticStore, touches: Touches) -> int:
+    """Write the noted touches in one transaction, each as `touch` writes a use at the time of its
+    read, its records read again by id (a record deleted since is skipped; so is one no longer current,
+    where the read counted current versions only). How many were applied; on a failed write they stay
+    queued."""
+    taken = touches.take()
+    if not taken:
+        return 0
+    try:
+        with store.transaction():
+            for t in taken:
+                recs = [r for r in store.get_many(list(t.ids)) if r.current or not t.current_only]
+                if recs:
+                    touch(store, recs, t.at)
+    except BaseException:
+        touches.put_back(taken)
+        raise
+    return len(taken)
+
+
 def touch(store: SemanticStore, recs: list[SemanticRecord], now: float, hebbian_top: int = 5,
           max_access_times: int = 50) -> None:
     """Use makes memory: an access time, stability grown by the spacing effect (more when recalled
-    after a long gap), strength, and Hebbian strengthening of edges among the top results."""
+    after a long gap), strength, and Hebbian strengthening of edges among the top results. A
+    writer's step (`apply_touches`): reads only note their touches."""
     with store.transaction():
         for rec in recs:
             r = retrievability(max([rec.recorded_at, *rec.access_times]), rec.stability, now)
