@@ -204,7 +204,7 @@ def test_recall_after_a_restart_embeds_no_stored_sentence_again(tmp_path: Path) 
     memory = open_memory(config)
     counted = CountingEmbedder()
     counted.dim, counted.name = memory.index.embedder.dim, memory.index.embedder.name
-    memory.index.embedder = memory.recall.index.embedder = counted
+    memory.index.embedder = memory.pipeline.index.embedder = counted
     memory.index._sentences.embed = counted.embed
     asked: list[str] = []
     store_vectors = memory.index.vector_store.vectors

@@ -396,7 +396,7 @@ def test_relating_an_id_of_no_record_is_an_error_and_makes_nothing(open_test_mem
 def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_memory) -> None:
     """semantic_recall listed the nearest records however far: an unrelated question got every fact,
     while `query` (and the `recall` skill) answered nothing. It now keeps what passes the same floor
-    (Recall.relevant); a listing by filters alone (mode logical) has no query, so no floor."""
+    (RecallPipeline.relevant); a listing by filters alone (mode logical) has no query, so no floor."""
     from mettaclaw.mcp.tools import MemoryTools
     from mettaclaw.skills import semantic as skills
 
@@ -411,7 +411,7 @@ def test_semantic_recall_holds_its_results_to_the_floor_query_does(open_test_mem
     # what the floor turned away was not used: it was strengthened for every unrelated question
     memory.apply_touches()  # a read notes its uses; the writer applies them
     assert all(not r.access_times for r in memory.semantic), "a record nobody was shown was counted as used"
-    skills.recall(memory.semantic, "quantum chromodynamics lattice", relevant=memory.recall.relevant)
+    skills.recall(memory.semantic, "quantum chromodynamics lattice", relevant=memory.pipeline.relevant)
     memory.apply_touches()
     assert all(not r.access_times for r in memory.semantic)
     found = tools.semantic_recall("cabin wifi password")["results"]

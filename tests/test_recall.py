@@ -13,7 +13,7 @@ from mettaclaw.memory.core.text import prose as without_code
 from mettaclaw.memory.dream.concepts import extract
 from mettaclaw.memory.index.longterm import LongTermMemory
 from mettaclaw.memory.index.sentence_vectors import sentence_parts
-from mettaclaw.memory.recall import Hit, LayerGraph, Recall, render
+from mettaclaw.memory.recall import Hit, LayerGraph, RecallPipeline, render
 from mettaclaw.memory.recall.candidates import Candidates
 from mettaclaw.memory.recall.present import dedup, latest_first
 from mettaclaw.memory.semantic import InMemorySemanticStore, SemanticMemory
@@ -127,10 +127,10 @@ def test_sentence_ranking_finds_the_one_sentence_a_long_memory_buries_and_embeds
     whole = [m.id for m in index.query(question, limit=31, mode="vector")]
     assert whole.index(buried) > 0  # the whole memory's vector is blurred by its filler
     only_sentences = RecallSettings(bm25=0.0, vector=0.0, sentences=1.0, spread_weight=0.0)
-    recall = Recall(index, settings=only_sentences)
-    assert recall.recall(question, limit=3)[0].id == buried  # its best sentence is the question's
+    pipeline = RecallPipeline(index, settings=only_sentences)
+    assert pipeline.run(question, limit=3)[0].id == buried  # its best sentence is the question's
     before = embedder.texts
-    recall.recall(question, limit=3)
+    pipeline.run(question, limit=3)
     assert embedder.texts - before <= 3  # the query again, no sentence re-embedded
 
 
@@ -138,9 +138,9 @@ def test_the_floor_answers_nothing_for_an_unrelated_question_but_a_named_word_al
     index = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
     index.remember("The wifi password at the cabin is pinecone-42.")
     index.remember("Emma is allergic to peanuts and shellfish.")
-    recall = Recall(index)
-    assert recall.recall("quantum chromodynamics lattice gauge", 5) == []
-    assert [h.text for h in recall.recall("pinecone", 5)][0] == "The wifi password at the cabin is pinecone-42."
+    pipeline = RecallPipeline(index)
+    assert pipeline.run("quantum chromodynamics lattice gauge", 5) == []
+    assert [h.text for h in pipeline.run("pinecone", 5)][0] == "The wifi password at the cabin is pinecone-42."
 
 
 def test_a_query_of_only_stop_words_asks_about_nothing_and_matches_nothing(make_agent):
@@ -162,7 +162,7 @@ def test_a_query_of_only_stop_words_asks_about_nothing_and_matches_nothing(make_
 
 def test_the_recall_skill_holds_its_hits_to_the_floor_query_does(make_agent):
     """`recall` listed the nearest records however far: an unrelated question got every fact. It now
-    keeps only what passes the floor `query` holds its hits to (Recall.relevant)."""
+    keeps only what passes the floor `query` holds its hits to (RecallPipeline.relevant)."""
     agent, _, _, _ = make_agent([], sleepInterval=0)
     agent.memory.semantic.learn("The cabin wifi password is pinecone-42.")
     agent.memory.semantic.learn("The office of the mayor is on the second floor and closes at five.", tags=("town",))
@@ -190,10 +190,10 @@ def test_what_only_spreading_reaches_faces_the_same_floor(open_test_memory):
             "I always ask my kids to read more books."]
     ids = [memory.record_turn(f"2026-01-01 10:0{n}:00", [Message(text, "Ann")], []).episode_ids[0]
            for n, text in enumerate(said)]
-    assert memory.recall.graph("episodic", ids[2])  # the printer turn has neighbours activation reaches
+    assert memory.pipeline.graph("episodic", ids[2])  # the printer turn has neighbours activation reaches
     hits = memory.query("printer", limit=10, explain=True)
     assert [h.id for h in hits] == [ids[2]]
-    assert all(h.parts["relevance"] >= memory.recall.floor for h in hits)
+    assert all(h.parts["relevance"] >= memory.pipeline.floor for h in hits)
 
 
 class _WholeNotParts(HashEmbedder):
@@ -217,7 +217,7 @@ def test_a_row_close_as_a_whole_passes_the_floor_though_none_of_its_sentences_do
     index = LongTermMemory(_WholeNotParts(), InMemoryVectorStore())
     index.remember(_WholeNotParts.ROW)
     index.remember("The printer on floor two is out of toner.")
-    hits = Recall(index).recall("which trips did I enjoy", 5, explain=True)
+    hits = RecallPipeline(index).run("which trips did I enjoy", 5, explain=True)
     assert [h.text for h in hits] == [_WholeNotParts.ROW]
     assert hits[0].parts["relevance"] == pytest.approx(1.0)
 

@@ -148,7 +148,7 @@ def test_every_stage_alone_and_every_one_left_out_runs(open_test_memory) -> None
     chat(memory, [("alice", "I moved to Paris last spring."), ("bob", "Wow alice, you painted that?")])
     painters(memory)
     for stages in [(s,) for s in STAGES] + [tuple(n for n in STAGES if n != s) for s in STAGES]:
-        memory.recall.settings = RecallSettings(stages=stages)
+        memory.pipeline.settings = RecallSettings(stages=stages)
         for layer in (None, "episodic", "semantic"):
             memory.query("what has alice painted in my flat", 5, layer=layer, explain=True, asker="alice")
 
@@ -159,7 +159,7 @@ def test_the_floor_keeps_the_order_found_so_equal_scores_show_alike_run_after_ru
     order each run."""
     from mettaclaw.memory.core.text import query_terms
     from mettaclaw.memory.index.longterm import LongTermMemory
-    from mettaclaw.memory.recall import Recall
+    from mettaclaw.memory.recall import RecallPipeline
     from mettaclaw.memory.recall.candidates import Candidates
     from mettaclaw.memory.recall.pipeline import Query, hold_to_floor
     from mettaclaw.memory.recall.relevance import query_vector
@@ -168,9 +168,9 @@ def test_the_floor_keeps_the_order_found_so_equal_scores_show_alike_run_after_ru
 
     index = LongTermMemory(HashEmbedder(), InMemoryVectorStore())
     rows = [index.remember(f"tea number {n} was fine").id for n in range(20)]
-    recall = Recall(index)
+    pipeline = RecallPipeline(index)
     q = Query("tea", 10, vector=query_vector(index, "tea"), wanted=frozenset(query_terms("tea")), known=frozenset(),
-              index=index, settings=recall.settings, floor=recall.floor, stages=STAGES, graph=recall.graph)
+              index=index, settings=pipeline.settings, floor=pipeline.floor, stages=STAGES, graph=pipeline.graph)
     cands = Candidates(index)
     cands.rank("bm25", [c.key for r in rows if (c := cands.row(r)) is not None])
     assert list(hold_to_floor(cands, q).contending) == rows  # every one holds the query's word

@@ -142,7 +142,7 @@ def test_activation_never_flows_through_another_scopes_records(tmp_path) -> None
                 expanded.add(node)
                 return super().__call__(layer, node)
 
-        memory.recall.graph = Watched(semantic, memory.episodes.neighbours)
+        memory.pipeline.graph = Watched(semantic, memory.episodes.neighbours)
         memory.query("kayak boathouse", 10, visible=alice)
         assert start in expanded and bridge not in expanded, "recall's spreading crossed a record of another scope"
     finally:

@@ -27,7 +27,7 @@ from mettaclaw.memory.episodes import delivery
 from mettaclaw.memory.episodes.index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
 from mettaclaw.memory.episodes.records import Episode
 from mettaclaw.memory.index.rows import IndexRow
-from mettaclaw.memory.recall import Hit, LayerGraph, Recall
+from mettaclaw.memory.recall import Hit, LayerGraph, RecallPipeline
 from mettaclaw.memory.semantic.memory import cites
 from mettaclaw.memory.semantic.reading import AmbiguousRef
 from mettaclaw.memory.stores.lock import FolderLock
@@ -46,7 +46,7 @@ RECORD_SCOPES_KEPT = 200_000  # semantic records whose scope spreading keeps at 
 
 class Memory(Forgetting):
     """The tiers (`working`, `episodes` over the trace, the memory `index`, `semantic`), the `dreamer`,
-    the one `recall`, and `lock`.
+    the one recall (`pipeline`), and `lock`.
 
     Locking is Memory's alone: every method that writes, or reads what the dream writes, takes `lock`
     (an RLock, shared with the dreamer's thread), and so does `facts`; callers never take it. Reading the
@@ -60,10 +60,10 @@ class Memory(Forgetting):
     `close`: the next turn ranks with them, as when the read wrote them itself."""
 
     def __init__(self, *, working: Any, episodes: EpisodeIndex, index: Any, semantic: Any, dreamer: Any,
-                 recall: Recall, lock: Any, folder_lock: FolderLock | None = None,
+                 pipeline: RecallPipeline, lock: Any, folder_lock: FolderLock | None = None,
                  settings: RecallSettings = DEFAULT_SETTINGS) -> None:
         self.working, self.episodes, self.index, self.semantic = working, episodes, index, semantic
-        self.dreamer, self.recall, self.lock, self.settings = dreamer, recall, lock, settings
+        self.dreamer, self.pipeline, self.lock, self.settings = dreamer, pipeline, lock, settings
         self._folder_lock = folder_lock
         self.priors: Any = None  # what indexing the knowledge priors at open did (priors.PriorsReport)
         self._closed = False
@@ -77,7 +77,7 @@ class Memory(Forgetting):
         # a semantic record's scope is set when it is written and never changes: kept, so spreading
         # does not read a record from the store for every node it walks through
         self._record_scopes: dict[str, str] = {}
-        self.facts = Facts(semantic, lock, self.sync_mirror, recall.relevant)  # the semantic layer, locked
+        self.facts = Facts(semantic, lock, self.sync_mirror, pipeline.relevant)  # the semantic layer, locked
 
     @property
     def trace(self) -> Any:
@@ -156,14 +156,14 @@ class Memory(Forgetting):
               touch: bool = True, visible: frozenset[str] | None = None, lens: Any = None,
               asker: str | None = None) -> list[Hit]:
         """The agent's recall over everything it remembers (recall/pipeline.py), through a `lens` (a
-        config.Lens: layer, tags, sinceDays, limit) when one is given; `asker`: who asks (Recall.recall)."""
+        config.Lens: layer, tags, sinceDays, limit) when one is given; `asker`: who asks (RecallPipeline.run)."""
         since = None
         if lens is not None:
             layer, limit = lens.layer or layer, lens.limit or limit
             if lens.sinceDays is not None:
                 since = format_time(self.semantic.clock() - lens.sinceDays * 86_400)
         with self.lock:
-            hits = self.recall.recall(phrase, limit, layer=layer, explain=explain, visible=visible,
+            hits = self.pipeline.run(phrase, limit, layer=layer, explain=explain, visible=visible,
                                       tags=tuple(lens.tags) if lens is not None else (), since=since, asker=asker)
             if touch:  # noted, applied by the writer (the class's docstring)
                 self.semantic.touch([h.id for h in hits if h.layer == "semantic"])
@@ -286,7 +286,7 @@ class Memory(Forgetting):
                     raise LookupError(f"{ref[:100]!r} is a memory (from remember), which no link leads from: "
                                       f"{SPREAD_TAKES}" if memory else f"{err}: {SPREAD_TAKES}") from None
                 node, text = ("semantic", record.id), record.content
-            graph = self.recall.graph if visible is None else self.recall.graph.within(lambda n: self.visible(n, visible))
+            graph = self.pipeline.graph if visible is None else self.pipeline.graph.within(lambda n: self.visible(n, visible))
             return node[1], text, spread_with(graph, {node: 1.0}, self.settings)
 
     def visible(self, record_id: str, visible: frozenset[str]) -> bool:
@@ -463,11 +463,11 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         trace.on_capture(statistics.observe)
         priors = index_priors(index, config.folder("knowledgePriorsDir"), progress=progress)
         graph = LayerGraph(semantic, adjacent=episodes.neighbours, adjacency_weight=settings.adjacency_weight)
-        recall = Recall(index, semantic, graph, settings=settings, mode=config.recallMode)
+        pipeline = RecallPipeline(index, semantic, graph, settings=settings, mode=config.recallMode)
         memory = Memory(working=WorkingMemory(config.memory_path("pins.txt")), episodes=episodes, index=index,
-                        semantic=semantic, dreamer=None, recall=recall, lock=threading.RLock(),
+                        semantic=semantic, dreamer=None, pipeline=pipeline, lock=threading.RLock(),
                         folder_lock=folder_lock if importing is None else None, settings=settings)
-        recall.in_scopes = memory.visible
+        pipeline.in_scopes = memory.visible
         memory.priors, memory.statistics = priors, statistics
         memory.delivered = DeliveredTurns(config.memory_path("delivered.jsonl"))
         memory.session_end_s = config.sessionEndDream

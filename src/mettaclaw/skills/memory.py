@@ -105,7 +105,7 @@ class MemorySkills:
         # everyone there, so each of them reads it (the runtime sets it from the turn's channel)
         self.shared: frozenset[str] = frozenset()
         # who asks: the one person who spoke in the turn being answered (None when several did); a
-        # question about themselves ("my password") ranks their own statements first (Recall.recall)
+        # question about themselves ("my password") ranks their own statements first (RecallPipeline.run)
         self.asker: str | None = None
 
     @property

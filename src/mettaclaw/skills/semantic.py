@@ -145,7 +145,7 @@ def recall(mem: FactsAPI, arg: str, episodic: EpisodicSearch | None = None, scop
            visible: frozenset[str] | None = None,
            relevant: Callable[[str, list[SemanticRecord]], set[str]] | None = None) -> str:
     """`recall`: records by meaning (or by filters alone), with `episodic` what was said and done.
-    `relevant(query, records)`: the ids among `records` at the relevance floor (Recall.relevant, the
+    `relevant(query, records)`: the ids among `records` at the relevance floor (RecallPipeline.relevant, the
     one `query` holds its hits to); without it the nearest records are listed, however far."""
     text = (arg or "").strip()
     mode = "semantic"

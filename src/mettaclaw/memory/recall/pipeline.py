@@ -279,7 +279,7 @@ STAGE_FUNCTIONS: dict[str, Stage] = {
 assert tuple(STAGE_FUNCTIONS) == STAGES, "every stage settings.STAGES names has its function here, in order"
 
 
-class Recall:
+class RecallPipeline:
     """The one ranker (see the module's docstring); `settings` are what the agent uses unless given."""
 
     def __init__(self, index: RecallIndex, semantic: RecallSemantic | None = None, graph: LayerGraph | None = None, *,
@@ -290,7 +290,7 @@ class Recall:
         self.floor = floor_for(index.embedder.name, settings)
         self.in_scopes = in_scopes  # (node id, visible scopes) -> may the reader see it (Memory.visible)
 
-    def recall(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
+    def run(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
                visible: frozenset[str] | None = None, tags: tuple[str, ...] = (), since: str | None = None,
                asker: str | None = None) -> list[Hit]:
         """The `limit` best hits for `query` (`layer`: "episodic" or "semantic" only), best first, among

@@ -176,7 +176,7 @@ def relevance(wanted: frozenset[str], candidates: Iterable[Candidate], floor: fl
 def relevant_records(q: QueryVector, wanted: frozenset[str], records: list[SemanticRecord], index: RecallIndex,
                      floor: float) -> set[str]:
     """The ids of the semantic `records` at or above the relevance `floor`, measured as recall
-    measures its own candidates (`Recall.relevant`)."""
+    measures its own candidates (`RecallPipeline.relevant`)."""
     cands = Candidates(index)
     for record in records:
         cands.record(record)

@@ -104,7 +104,7 @@ class SemanticReading:
                relevant: Callable[[str, list[SemanticRecord]], set[str]] | None = None) -> list[RecallResult]:
         """Ranked records. Also the layer protocol's `recall(limit, **filters)`: an int first argument is
         the limit. Current facts only unless `as_of` (a time) or `include_history`. `relevant(query,
-        records)`: the ids among them at a relevance floor (Recall.relevant); the others are dropped
+        records)`: the ids among them at a relevance floor (RecallPipeline.relevant); the others are dropped
         before the use is counted, since a record recall throws away was not used (it was strengthened
         for every unrelated question the floor turned away); `touch` notes that use (`touch`). Mode
         logical lists by filters: no floor."""
