@@ -3,7 +3,8 @@ mettaclaw uses: code outside this package imports from here, never from a module
 
 Inside, the package is layered, each layer importing only those below it (ARCHITECTURE.md; CI checks
 it): core/ (text, tags, scopes, times, settings) < stores/ < index/ | semantic/ < episodes/ <
-recall/ | dream/ < the facade here (memory, forgetting, retention, mirror, transfer, remote, working).
+recall/ | dream/ < the facade here (memory, api, facts, forgetting, retention, mirror, transfer, remote,
+working). api.py types what callers use: MemoryAPI, LocalMemoryAPI, FactsAPI.
 Nothing heavy is imported here: the embedder, Chroma and scikit-learn load when memory is opened.
 """
 
@@ -37,11 +38,10 @@ from mettaclaw.memory.semantic.store import RecordFilter
 from mettaclaw.memory.working import MAX_CHARS as MAX_PIN_CHARS
 
 __all__ = [
-    "DEFAULT_SETTINGS", "KINDS", "MAX_HIT_CHARS", "MAX_PIN_CHARS", "MAX_RECALL_LIMIT", "MAX_SECTION", "MAX_TAG_CHARS", "PRIOR_KIND",
-    "AgentLocked", "EmbedderLoadError", "EmbedderMismatch", "FactsAPI", "Hit", "LocalMemoryAPI", "Memory", "MemoryAPI",
-    "MemoryStoreError", "RecallSettings",
-    "RecordFilter", "RemoteMemory", "SemanticMemory", "SemanticRecord", "ServerRefused", "ServerUnavailable",
-    "StoreDamaged", "StoreLocked", "StoreUnavailable", "action_id", "check_kinds", "check_query", "check_time",
-    "epoch_seconds", "format_time", "is_time_prefix", "message_id", "offset_of", "open_memory", "read_reports",
-    "render", "scopes", "senders",
+    "DEFAULT_SETTINGS", "KINDS", "MAX_HIT_CHARS", "MAX_PIN_CHARS", "MAX_RECALL_LIMIT", "MAX_SECTION", "MAX_TAG_CHARS",
+    "PRIOR_KIND", "AgentLocked", "EmbedderLoadError", "EmbedderMismatch", "FactsAPI", "Hit", "LocalMemoryAPI",
+    "Memory", "MemoryAPI", "MemoryStoreError", "RecallSettings", "RecordFilter", "RemoteMemory", "SemanticMemory",
+    "SemanticRecord", "ServerRefused", "ServerUnavailable", "StoreDamaged", "StoreLocked", "StoreUnavailable",
+    "action_id", "check_kinds", "check_query", "check_time", "epoch_seconds", "format_time", "is_time_prefix",
+    "message_id", "offset_of", "open_memory", "read_reports", "render", "scopes", "senders",
 ]
