@@ -111,8 +111,7 @@ class Forgetting:
         wanted = frozenset({scopes.check(scope)})
         with self.lock:
             self.working.pin("", scopes.check(scope))
-            rows = self.index.select(scopes=wanted)
-            rows = {m.id for m in self.index} if rows is None else set(rows)
+            rows = self.index.ids_by(scopes=wanted)
             offsets = sorted({o for o in map(offset_of, rows) if o is not None})
             gone = self._forget_turns(offsets) if offsets else []
             held = [row_id for row_id in sorted(rows - set(gone))

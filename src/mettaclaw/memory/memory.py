@@ -250,8 +250,7 @@ class Memory(Forgetting):
     def trace_tail(self, max_chars: int, visible: frozenset[str] | None = None) -> str:
         """The last trace records fitting in `max_chars` that a reader of `visible` may read (HISTORY).
         Without the lock: the trace is appended whole lines at a time, so a prompt never waits for a dream."""
-        return self.trace.tail(max_chars, None if visible is None else
-                               lambda who, channel: scopes.of_episode(who, channel) in visible)
+        return self.trace.tail(max_chars, scopes.readable_by(visible))
 
     def row(self, row_id: str) -> IndexRow | None:
         """The memory index's row of a memory or an episode (`ep-N`, `act-N`), if there is one."""
@@ -352,9 +351,7 @@ class Memory(Forgetting):
     def stats(self, visible: frozenset[str] | None = None) -> dict[str, Any]:
         """How much a reader of `visible` holds, by tier, and the embedder the memory was built with."""
         with self.lock:
-            rows = self.index.select(scopes=visible)
-            kinds = Counter(self.index.row(i).metadata.get("kind") for i in
-                            (rows if rows is not None else [m.id for m in self.index]))
+            kinds = Counter(self.index.row(i).metadata.get("kind") for i in self.index.ids_by(scopes=visible))
             records = self.semantic.recall(1000, mode="logical", visible=visible, touch=False)
             return {"embedder": self.index.stats()["embedder"], "index_rows_by_kind": dict(kinds),
                     "current_records_by_kind": dict(Counter(r.record.kind for r in records))}

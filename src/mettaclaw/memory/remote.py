@@ -218,8 +218,7 @@ class RemoteMemory:
 
     def trace_tail(self, max_chars: int, visible: frozenset[str] | None = None) -> str:
         """This agent's own trace's last records that a reader of `visible` may read (HISTORY)."""
-        return self.trace.tail(max_chars, None if visible is None else
-                               lambda who, channel: scopes.of_episode(who, channel) in visible)
+        return self.trace.tail(max_chars, scopes.readable_by(visible))
 
     def tick(self) -> None:
         """Nothing: the server dreams over every agent's episodes on its own schedule."""

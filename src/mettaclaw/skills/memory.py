@@ -12,7 +12,6 @@ import functools
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from mettaclaw.memory import (
@@ -28,7 +27,8 @@ from mettaclaw.memory import (
     render,
     scopes,
 )
-from mettaclaw.reasoning.atoms import stored_text
+from mettaclaw.reasoning.atoms import AtomError, looks_like_belief, stored_text
+from mettaclaw.sexpr import without_comments
 from mettaclaw.skills import SkillError, semantic
 from mettaclaw.skills.reasoning import KEEP, KEEP_CONFIDENCE, infer_skill
 from mettaclaw.skills.registry import Skill, SkillHost, SkillRegistry
@@ -42,36 +42,29 @@ MAX_MEMORY_CHARS = MAX_SECTION  # one memory is found by one vector of its openi
 # section's size it is a document, which `write-file` or knowledge-priors/ (split by heading) keep better
 
 
-@dataclass(frozen=True)
-class Declared:
-    """A memory skill's declaration (registry.Skill without its Python side, which is MemorySkills.run)."""
-
-    name: str
-    args: str
-    help: str
-    operation: str
-    optional: bool = False
-
-
 F = TypeVar("F", bound=Callable[..., str])
 
 
 def memory_skill(name: str, args: str, help_text: str, operation: str, optional: bool = False) -> Callable[[F], F]:
-    """Declare the method below as the memory skill `name` (what the model reads, its MeTTa operation)."""
+    """Declare the method below as the memory skill `name` (what the model reads, its MeTTa operation);
+    its Python side is the agent's memory skills' `run(name, ...)` (MemorySkills, or RemoteSkills)."""
+    skill = Skill(name, args, help_text, operation, functools.partial(_bound, name), optional, source=__name__)
 
     def declare(method: F) -> F:
-        method.declared = Declared(name, args, help_text, operation, optional)  # type: ignore[attr-defined]
+        method.skill = skill  # type: ignore[attr-defined]
         return method
 
     return declare
+
+
+def _bound(skill: str, host: SkillHost) -> Callable[[str], str]:
+    return functools.partial(host.memory_skills.run, skill)
 
 
 def remember_text(memory: Any, text: str, time: str, source: str, tags: Any = (),
                   scope: str = scopes.DEFAULT) -> tuple[Any, str | None]:
     """Store `text` in long-term memory (the agent's `remember` and the MCP tool): a belief such as
     `(--> sam human) (stv 1.0 0.9)` is kept as an atom for reasoning. The store's result and the atom."""
-    from mettaclaw.reasoning.atoms import AtomError, looks_like_belief
-
     text = text.strip()
     if not text:
         raise SkillError("nothing to remember (empty text)")
@@ -130,8 +123,6 @@ class MemorySkills:
                   "`(--> a b) (stv f c)` is kept as an atom for reasoning", "memory-remember")
     def remember(self, text: str) -> str:
         result, atom = remember_text(self.memory, text, self.now(), self.source, scope=self.scope)
-        from mettaclaw.sexpr import without_comments
-
         stored = "REMEMBER-SUCCESS" if result.created else "REMEMBER-SUCCESS (already known; refreshed)"
         # a comment is no part of a belief, as in MeTTa: said, so a note the model meant to keep is not lost unseen
         dropped = " (its comment after ';' is not stored)" if atom and without_comments(text).strip() != text.strip() else ""
@@ -272,21 +263,16 @@ class MemorySkills:
                                statement, belief, trail, premises, self.scope))
 
 
-# each memory skill's name -> the MemorySkills method that runs it, in declaration order
-SKILLS: dict[str, str] = {d.name: name for name, m in vars(MemorySkills).items()
-                          if (d := getattr(m, "declared", None)) is not None}
+# each memory skill, by name, with the MemorySkills method that runs it, in declaration order
+_DECLARED: dict[str, tuple[Skill, str]] = {s.name: (s, method) for method, m in vars(MemorySkills).items()
+                                           if (s := getattr(m, "skill", None)) is not None}
+SKILLS: dict[str, str] = {name: method for name, (_, method) in _DECLARED.items()}
 
 
 def register_skills(registry: SkillRegistry) -> None:
     """Every memory skill; its Python side is the agent's MemorySkills (or RemoteSkills) `run`."""
-    for method in SKILLS.values():
-        d: Declared = getattr(MemorySkills, method).declared
-        registry.add(Skill(d.name, d.args, d.help, d.operation, functools.partial(_bound, d.name), d.optional,
-                           source=__name__))
-
-
-def _bound(skill: str, host: SkillHost) -> Callable[[str], str]:
-    return functools.partial(host.memory_skills.run, skill)
+    for skill, _ in _DECLARED.values():
+        registry.add(skill)
 
 
 class RemoteSkills:

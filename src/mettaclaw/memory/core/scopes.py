@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mettaclaw.textutil import at_hex
@@ -83,6 +83,14 @@ def allows(scopes: frozenset[str] | None, tags: Iterable[str]) -> bool:
 def may_read(visible: frozenset[str] | None, episode: Any) -> bool:
     """Whether a reader of the `visible` scopes (None: all) may read this trace record (None: none)."""
     return episode is not None and (visible is None or of_episode(episode.who, episode.channel) in visible)
+
+
+def readable_by(visible: frozenset[str] | None) -> Callable[[tuple[str, ...], str], bool] | None:
+    """`may_read` as a test of a record's senders and channel (what the trace's tail filters by); None
+    when a reader sees every scope."""
+    if visible is None:
+        return None
+    return lambda who, channel: of_episode(who, channel) in visible
 
 
 def of_episode(who: Iterable[str], channel: str) -> str:

@@ -408,7 +408,7 @@ class LongTermMemory(Announcer):
         return iter([to_row(item) for item in list(self._items.values())])
 
     def ids_by(self, **filters: Any) -> set[str]:
-        """Ids passing the filters (for priors' bookkeeping and tests)."""
+        """Ids passing the filters: every row's when none is given (`select` says None instead)."""
         allowed = self._filters.select(**filters)
         return set(self._items) if allowed is None else set(allowed)
 

@@ -216,8 +216,8 @@ def spread(cands: Candidates, q: Query) -> Candidates:
     top: list[Candidate] = []
     said: set[str] = set()
     for c in cands.best():
-        if len(top) < s.seeds and normalised(c.text) not in said:  # copies of one statement are one seed
-            said.add(normalised(c.text))
+        if len(top) < s.seeds and (text := normalised(c.text)) not in said:  # copies of one statement are one seed
+            said.add(text)
             top.append(c)
     best = top[0].score if top else 0.0
     if s.spread_weight <= 0 or best <= 0:
@@ -291,8 +291,8 @@ class RecallPipeline:
         self.in_scopes = in_scopes  # (node id, visible scopes) -> may the reader see it (Memory.visible)
 
     def run(self, query: str, limit: int = 10, *, layer: str | None = None, explain: bool = False,
-               visible: frozenset[str] | None = None, tags: tuple[str, ...] = (), since: str | None = None,
-               asker: str | None = None) -> list[Hit]:
+            visible: frozenset[str] | None = None, tags: tuple[str, ...] = (), since: str | None = None,
+            asker: str | None = None) -> list[Hit]:
         """The `limit` best hits for `query` (`layer`: "episodic" or "semantic" only), best first, among
         the records of the `visible` scopes (None: every scope) carrying every one of `tags` and
         recorded since `since` (a lens's filters); `asker`: who asks (their name as they speak), whose

@@ -174,7 +174,7 @@ class SemanticReading:
         self.touches.note(list(record_ids), self.clock())
 
     def apply_touches(self) -> int:
-        """Write the touches noted since (recall.apply_touches), oldest first: the writer's step, under
+        """Write the touches noted since (scoring.apply_touches), oldest first: the writer's step, under
         the memory's lock, before a write of its own, at the end of a turn and at close. How many."""
         return apply_touches(self.records, self.touches)
 
