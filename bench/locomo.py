@@ -42,8 +42,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,42 +49,17 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import load_average, median, percentile  # noqa: E402
+from _recall import KS, TOKEN_BUDGET, SessionClock, bootstrap_ci, scored, shown_hits, shows  # noqa: E402
 
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
 from mettaclaw.memory.core.settings import RecallSettings  # noqa: E402
-from mettaclaw.memory.core.text import sentences, term_set  # noqa: E402
 from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.runtime import Agent  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-KS = (5, 10, 20)
-TOKEN_BUDGET = 500
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_HIT_HEAD = re.compile(r"^\d+\. \[\w+\](?: \([^)\n]*\))? ", re.M)  # recall.render: "3. [semantic] (time) "
-_HIT_TAIL = re.compile(r" \(id ([^,)\s]+)(?:, from [^)]*)?\)$")  # ... " (id ID, from EPISODES)"
-
-
-def count_tokens(text: str) -> int:
-    """Words and punctuation marks: a tokenizer-free stand-in for what the model pays."""
-    return len(_TOKEN.findall(text))
-
-
-def shown_hits(shown: str) -> list[tuple[str, str]]:
-    """(id, text as the model reads it) of each hit the `query` skill listed, best first: a dream record
-    shows only what the hits above it do not (recall), so what it costs and which turns it shows are
-    read from the listing, not from the stored record."""
-    heads = list(_HIT_HEAD.finditer(shown))
-    out = []
-    for n, head in enumerate(heads):
-        block = shown[head.end() : heads[n + 1].start() if n + 1 < len(heads) else len(shown)].rstrip("\n")
-        tail = _HIT_TAIL.search(block)
-        if tail is None:
-            raise ValueError(f"hit {n + 1} of the query's listing does not end with its id: {block[-200:]!r}")
-        out.append((tail[1], block[: tail.start()]))
-    return out
 
 
 def session_time(raw: str) -> float:
@@ -120,46 +93,6 @@ def load(path: Path) -> list[dict]:
     return convs
 
 
-class SessionClock:
-    """The agent's clock, set to each turn's session time by the benchmark."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def shows(text: str, turn: str) -> bool:
-    """The hit's text really shows this turn: some sentence of the turn (two content words or more) has
-    80% of its content words in the text. A turn always shows itself."""
-    if text == turn:
-        return True
-    have = term_set(text)
-    for sent in sentences(turn):
-        want = term_set(sent)
-        if len(want) >= 2 and len(want & have) >= 0.8 * len(want):
-            return True
-    return False
-
-
-def scored(ranked: list[tuple[str, list[str]]], evidence: set[str]) -> dict[str, float]:
-    """Recall at each k and within the token budget, from (shown text, turns it stands for) in order."""
-    out = {}
-    for k in KS:
-        covered = set().union(*(turns for _, turns in ranked[:k])) if ranked else set()
-        out[f"R@{k}"] = len(evidence & covered) / len(evidence)
-    covered, used = set(), 0
-    for text, turns in ranked:
-        used += count_tokens(text)
-        if used > TOKEN_BUDGET:
-            break
-        covered |= set(turns)
-    out[f"R@{TOKEN_BUDGET}tok"] = len(evidence & covered) / len(evidence)
-    out["tokens@10"] = sum(count_tokens(text) for text, _ in ranked[:10])
-    return out
-
-
 def together(convs: list[dict[str, Any]], positions: list[int]) -> dict[str, Any]:
     """The conversations at `positions` as one: every turn on its conversation's channel, all in time
     order, turn ids and evidence prefixed with the conversation's position (`0/D1:3`)."""
@@ -190,7 +123,7 @@ def run_conversation(conv: dict, args: argparse.Namespace, embedder: Any, settin
             t0 = time.perf_counter()
             outcome = agent.turn()
             turn_ms.append(1000 * (time.perf_counter() - t0))
-            episode = outcome.episode_ids[0]
+            episode = outcome.message_ids[0]
             turn_of[episode] = turn["dia_id"]
             text_of[turn["dia_id"]] = f"{turn['speaker']}: {turn['text']}"
             memory.dreamer.wait()  # a person types slower than a dream of 50 episodes runs
@@ -236,16 +169,6 @@ def ask(conv: dict, agent: Agent, memory: Any, turn_of: dict[str, str], text_of:
         bar.advance(task)
     bar.update(task, visible=False)
     return out
-
-
-def bootstrap_ci(values: list[float], rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """A 95% percentile-bootstrap interval of the mean of `values` (seeded: the same run prints the same)."""
-    v = np.asarray(values, dtype=float)
-    if v.size == 0:
-        return float("nan"), float("nan")
-    means = v[np.random.default_rng(seed).integers(0, v.size, (rounds, v.size))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
 
 
 def paired(current: list[dict], earlier: list[dict]) -> dict[str, tuple[int, float, float, float]]:

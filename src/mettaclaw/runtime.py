@@ -137,7 +137,8 @@ class Agent:
             self.turn_state.error(f"ERROR: internal: the turn did not complete ({outcome[:300]})")
             self.finish_turn("", bool(self.turn_state.messages))
         state = self.turn_state
-        return TurnOutcome(acted, state.commands, state.results, state.errors, state.episode_id, state.episode_ids)
+        return TurnOutcome(acted, state.commands, state.results, state.errors, state.episode_id, state.episode_ids,
+                           state.message_ids)
 
     def run(self, max_turns: int | None = None) -> int:
         """Call turns until max_turns, `stop()`, or the end of input: once the channel is closed (Ctrl-D,
@@ -426,7 +427,7 @@ class Agent:
             errors = "; ".join(state.errors) or None
             record = self.memory.record_turn(self.now_text(), state.messages if new else [], state.commands, errors,
                                              state.outcomes)
-            state.episode_id, state.episode_ids = record.turn_id, record.episode_ids
+            state.episode_id, state.episode_ids, state.message_ids = record.turn_id, record.episode_ids, record.message_ids
         self.last_results = cap_tail("\n".join(state.results), self.config.maxFeedback)
         if state.commands:
             self.last_commands = list(state.commands)

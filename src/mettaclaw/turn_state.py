@@ -25,6 +25,7 @@ class TurnState:
     errors: list[str] = field(default_factory=list)
     episode_id: str | None = None
     episode_ids: list[str] = field(default_factory=list)
+    message_ids: list[str] = field(default_factory=list)
     # for the turn log (turns.py)
     started: float = field(default_factory=time.perf_counter)
     sections: dict[str, int] = field(default_factory=dict)  # prompt section -> characters
@@ -51,3 +52,4 @@ class TurnOutcome:
     errors: list[str]
     episode_id: str | None  # the turn's trace record
     episode_ids: list[str] = field(default_factory=list)  # the episodes indexed from it
+    message_ids: list[str] = field(default_factory=list)  # each message's episode, in the order they came

@@ -47,6 +47,7 @@ class TurnRecord:
 
     turn_id: str
     episode_ids: list[str] = field(default_factory=list)
+    message_ids: list[str] = field(default_factory=list)  # each message's episode, in the order they came
 
 
 def senders(messages: list[Message], channel: str = "") -> tuple[tuple[str, ...], str]:
@@ -116,7 +117,8 @@ class EpisodeIndex:
         """Append the turn to the trace (synced), then index its episodes; returns their ids."""
         who, channel = senders(messages, channel)
         episode = self.trace.append_episode(time, shown(messages), commands, errors, who, channel, outcomes)
-        return TurnRecord(episode.id, self._index([episode]))
+        ids = self._index([episode])
+        return TurnRecord(episode.id, ids, [i for i in ids if i.startswith("ep-")])
 
     def catch_up(self) -> int:
         """Index every trace record after the last one indexed; returns how many rows were written.
