@@ -254,7 +254,7 @@ class MemoryTools:
                                              key=key, key_scope=self.scope)
         except ValueError as err:  # the key given to another turn
             raise ToolError(str(err)) from None
-        return {"turn_id": record.turn_id, "episode_ids": record.episode_ids}
+        return {"turn_id": record.turn_id, "episode_ids": record.episode_ids, "message_ids": record.message_ids}
 
     def agent_skill(self, skill: Literal[tuple(SKILLS)],  # type: ignore[valid-type]
                     arg: str, time: Time,

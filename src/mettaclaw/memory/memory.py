@@ -451,7 +451,7 @@ def open_memory(config: Any, *, embedder: Any = None, llm: Any = None, clock: Ca
         opened.append(semantic)
         trace = EpisodicTrace(config.memory_path("history.metta"))
         episodes = EpisodeIndex(trace, index, settings)
-        caught_up = episodes.catch_up()
+        caught_up = episodes.catch_up(progress)
         if caught_up:
             log.info("indexed %d episodes from the trace that the index did not hold yet", caught_up)
         statistics = OutcomeStatistics(config.memory_path("statistics.json"))

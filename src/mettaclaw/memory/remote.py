@@ -32,7 +32,7 @@ from mettaclaw.memory.episodes.index import TurnRecord, senders
 from mettaclaw.memory.episodes.trace import EpisodicTrace
 from mettaclaw.memory.errors import ServerRefused, ServerUnavailable
 from mettaclaw.memory.stores.lock import FolderLock
-from mettaclaw.messages import Message, shown
+from mettaclaw.messages import Message
 from mettaclaw.parser import Command
 from mettaclaw.textutil import append_synced, atomic_write
 
@@ -200,9 +200,10 @@ class RemoteMemory:
         the server cannot be reached the turn waits in `outbox.jsonl` and is sent, in order, before
         the next turn that gets through; meanwhile its id is the local trace's. Each turn carries a
         key, so one whose answer was lost after the server recorded it is not recorded twice."""
-        who, channel = senders(messages)
+        channel = senders(messages)[1]
         with self.lock:
-            local = self.trace.append_episode(time_text, shown(messages), commands, errors, who, channel)
+            said = [(m.shown(), senders([m])[0]) for m in messages]
+            local = self.trace.append_turn(time_text, said, commands, errors, channel)[-1]
             self.outbox.append({"time": time_text, "errors": errors, "key": uuid.uuid4().hex,
                                 "messages": [{"text": m.text, "who": m.who, "channel": m.channel} for m in messages],
                                 "commands": [{"skill": c.skill, "args": list(c.args), "status": status, "ms": ms}
@@ -214,7 +215,7 @@ class RemoteMemory:
                 return TurnRecord(local.id, [])
         if not answer:  # the server refused this turn (logged)
             return TurnRecord(local.id, [])
-        return TurnRecord(str(answer["turn_id"]), list(answer["episode_ids"]))
+        return TurnRecord(str(answer["turn_id"]), list(answer["episode_ids"]), list(answer.get("message_ids", ())))
 
     def trace_tail(self, max_chars: int, visible: frozenset[str] | None = None) -> str:
         """This agent's own trace's last records that a reader of `visible` may read (HISTORY)."""

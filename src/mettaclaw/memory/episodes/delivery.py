@@ -69,7 +69,8 @@ class DeliveredTurns:
                         self._remember((FORGOTTEN, str(entry["forgotten"])), None)
                         continue
                     self._remember((str(entry.get("scope", scopes.DEFAULT)), str(entry["key"])),
-                                   TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"])), entry.get("turn"))
+                                   TurnRecord(str(entry["turn_id"]), list(entry["episode_ids"]),
+                                              list(entry.get("message_ids", ()))), entry.get("turn"))
                 except (ValueError, KeyError, TypeError, AttributeError):  # a line cut by a crash mid-append
                     log.warning("skipped an unreadable line of %s: %r", path, line[:200])
 
@@ -127,7 +128,7 @@ class DeliveredTurns:
         if record is None:
             return json.dumps({"forgotten": name}) + "\n"
         return json.dumps({"key": name, **({"scope": scope} if scope != scopes.DEFAULT else {}),
-                           "turn_id": record.turn_id, "episode_ids": record.episode_ids,
+                           "turn_id": record.turn_id, "episode_ids": record.episode_ids, "message_ids": record.message_ids,
                            **({"turn": turn} if turn is not None else {})}) + "\n"
 
 

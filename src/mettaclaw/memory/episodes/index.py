@@ -1,8 +1,12 @@
-"""Episodes are memories at once: each turn's message(s) and what the agent did become rows of the
+"""Episodes are memories at once: each message and what the agent did in its turn become rows of the
 memory index (words and meaning) in the same call that appends the turn to the trace.
 
-Ids: `ep-<offset>` is what was said in the turn whose trace record starts at byte <offset> (`who`: its
-sender(s)); `act-<offset>` is what the agent did in that turn. The trace stays the durable log and the
+Ids: `ep-<offset>` is the message whose trace record starts at byte <offset> (`who`: its sender);
+`act-<offset>` is what the agent did, from the record that holds it. A turn is a grouping of episodes,
+never one row: fifty lines that arrived while the model was thinking are fifty episodes. A record
+written before that rule that holds several messages is indexed as one row a message (`ep-<offset>`,
+`ep-<offset>.1`, ...): see records.message_parts. Rows of the form before (one a turn) are indexed
+again from the trace at open (`EPISODE_FORMAT`). The trace stays the durable log and the
 index is caught up from it at open (every record after the last one indexed), so a crash between the
 trace write and the index write loses nothing, and an index deleted by hand is rebuilt.
 
@@ -23,10 +27,11 @@ from mettaclaw.memory.core import scopes
 from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.memory.core.tags import WHO_TAG, row_tags
 from mettaclaw.memory.core.times import time_key
-from mettaclaw.messages import ANONYMOUS, Message, sender_name, shown
+from mettaclaw.messages import ANONYMOUS, Message, sender_name
 from mettaclaw.parser import Command
+from mettaclaw.progress import progress_bar
 
-from .records import Episode, record_offset
+from .records import Episode, message_parts, part_id, record_offset
 from .trace import EpisodicTrace
 
 log = logging.getLogger(__name__)
@@ -39,6 +44,8 @@ AGENT = "agent"
 MEMORY_SKILLS = frozenset({"query", "recall", "episodes", "history", "spread", "dream", "remember", "learn",
                            "relate", "supersede", "forget"})
 MAX_ACTION_CHARS = 2000
+# Rows written under the one-row-a-message rule carry it; a folder whose episode rows do not is indexed again.
+EPISODE_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -91,8 +98,11 @@ class EpisodeIndex:
         self._order: dict[str, list[int]] = {}  # channel -> offsets of its rows, ascending
         self._rows: dict[int, list[str]] = {}  # offset -> its row ids
         self._channel: dict[str, str] = {}  # row id -> channel
+        self.outdated = 0  # episode rows of an earlier format, found at open: `catch_up` indexes the trace again
         for row_id in index.ids_by(kind=EPISODE_KIND):
-            self._track(row_id, str(index.row(row_id).metadata.get("source", "")))
+            meta = index.row(row_id).metadata
+            self._track(row_id, str(meta.get("source", "")))
+            self.outdated += meta.get("episode_format", 1) != EPISODE_FORMAT
         for offsets in self._order.values():
             offsets.sort()
 
@@ -115,27 +125,55 @@ class EpisodeIndex:
     def record(self, time: str, messages: list[Message], commands: list[Command],
                errors: str | None = None, channel: str = "", outcomes: list[tuple[int, float]] = ()) -> TurnRecord:
         """Append the turn to the trace (synced), then index its episodes; returns their ids."""
-        who, channel = senders(messages, channel)
-        episode = self.trace.append_episode(time, shown(messages), commands, errors, who, channel, outcomes)
-        ids = self._index([episode])
-        return TurnRecord(episode.id, ids, [i for i in ids if i.startswith("ep-")])
+        channel = senders(messages, channel)[1]
+        said = [(m.shown(), senders([m])[0]) for m in messages]
+        written = self.trace.append_turn(time, said, commands, errors, channel, outcomes)
+        ids = self._index(written)
+        return TurnRecord(written[-1].id, ids, [e.id for e in written[: len(messages)]])
 
-    def catch_up(self) -> int:
-        """Index every trace record after the last one indexed; returns how many rows were written.
+    def catch_up(self, progress: bool = False) -> int:
+        """Index every trace record after the last one indexed; returns how many rows were written. When
+        the index holds rows of an earlier format (`outdated`), every episode row is dropped and the whole
+        trace indexed again, with a progress bar when `progress` (and said in the log).
 
         Rows of turns beyond the trace's end (the file was cut, or restored from an older copy) are
         dropped first, said at start-up and in the log: their records are gone, and the next turn written
         at such an offset was merged into the old row under the same id (another speaker's scope and words)."""
         self._drop_beyond(self.trace.path.stat().st_size)
+        if self.outdated:
+            return self._reindex(progress)
         last = max(self._rows, default=-1)
+        return self._index_records(self.trace.records_after(last))
+
+    def _index_records(self, records: Iterable[Episode], advance: Any = None) -> int:
         written = 0
         batch: list[Episode] = []
-        for episode in self.trace.records_after(last):
+        for episode in records:
             batch.append(episode)
             if len(batch) >= 256:
                 written += len(self._index(batch))
+                if advance is not None:
+                    advance(batch[-1].offset)
                 batch = []
         return written + len(self._index(batch))
+
+    def _reindex(self, progress: bool) -> int:
+        """Drop every episode row and index the trace again (one row a message). Why not row by row: an
+        old turn row's id is its first message's, and its words and vector would stay under it."""
+        rows = [row_id for ids in self._rows.values() for row_id in ids]
+        log.warning("the memory index holds %d episode rows of an earlier format (one row a turn): indexing the "
+                    "trace %s again, one row a message", self.outdated, self.trace.path)
+        self.index.forget_many(rows)
+        self._order.clear()
+        self._rows.clear()
+        self._channel.clear()
+        self.outdated = 0
+        size = self.trace.path.stat().st_size
+        with progress_bar(progress) as bar:
+            task = bar.add_task("indexing the trace again, one row a message", total=size)
+            written = self._index_records(iter(self.trace), lambda offset: bar.update(task, completed=offset))
+            bar.update(task, completed=size)
+        return written
 
     def _drop_beyond(self, end: int) -> None:
         beyond = sorted(o for o in self._rows if o >= end)
@@ -169,21 +207,29 @@ class EpisodeIndex:
         return [item["id"] for item in items]
 
     def rows(self, episode: Episode, pending: dict[str, tuple[str, str, str]] | None = None) -> list[dict[str, Any]]:
-        """The index rows of one trace record: its message(s), and what the agent did."""
+        """The index rows of one trace record: a row a message it holds, and one of what the agent did."""
         out = []
+        pending = {} if pending is None else pending
         time = time_key(episode.time)[0]
         channel = episode.channel or "terminal"
-        scope = scopes.with_scope([], scopes.of_episode(episode.who, episode.channel))  # whose it is
-        if episode.message.strip():
-            who = episode.who or (ANONYMOUS,)
-            context = self._context(channel, episode.offset, time, pending or {}, scopes.of_tags(scope))
-            out.append({"id": message_id(episode.offset), "text": episode.message, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{sender_name(w) or ANONYMOUS}" for w in who] + scope,
-                        "extra": {"context": context}})
+        turn_scope = scopes.with_scope([], scopes.of_episode(episode.who, episode.channel))
+        parts = [("", episode.message)] if episode.offset >= self.trace.one_message_from else message_parts(episode)
+        several = len(parts) > 1
+        for n, (speaker, text) in enumerate(parts):
+            if not text.strip():
+                continue
+            who = (speaker,) if several else (episode.who or (ANONYMOUS,))
+            scope = scopes.with_scope([], scopes.of_episode(who, episode.channel)) if several else turn_scope
+            context = self._context(channel, episode.offset, time, pending, scopes.of_tags(scope))
+            row = {"id": part_id(episode.offset, n), "text": text, "time": time, "source": channel,
+                   "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{sender_name(w) or ANONYMOUS}" for w in who] + scope,
+                   "extra": {"context": context, "episode_format": EPISODE_FORMAT}}
+            out.append(row)
         acted = action_text(episode.commands)
         if acted:  # what the agent did answering someone is that person's business too
             out.append({"id": action_id(episode.offset), "text": acted, "time": time, "source": channel,
-                        "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{AGENT}", *scope], "extra": {}})
+                        "kind": EPISODE_KIND, "tags": [f"{WHO_TAG}{AGENT}", *turn_scope],
+                        "extra": {"episode_format": EPISODE_FORMAT}})
         return out
 
     def _context(self, channel: str, offset: int, time: str, pending: dict[str, tuple[str, str, str]],

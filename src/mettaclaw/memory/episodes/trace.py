@@ -1,4 +1,5 @@
-"""The episodic trace `history.metta`: one append-only record a turn, synced before the turn ends.
+"""The episodic trace `history.metta`: append-only records, one a message (and one of what the agent did
+in a turn that gathered several), each turn's synced in one write before the turn ends.
 
 A record is one line (its format, its time and its id: records.py), so a torn last record (power
 loss, kill -9) is one unreadable line that readers skip. The prompt tail and time lookups seek instead
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 
 _CHUNK = 64 * 1024
 RUNS_SUFFIX = ".runs"  # beside the trace: the offsets of records earlier than the record before them
+# beside the trace: the offset from which every record holds one message (records.py); older ones may hold a turn's
+ONE_MESSAGE_SUFFIX = ".one-message-from"
 
 
 class EpisodicTrace(Announcer):
@@ -41,6 +44,25 @@ class EpisodicTrace(Announcer):
         self._readable_cache: dict[str, bool] = {}
         self.runs_path = self.path.with_name(self.path.name + RUNS_SUFFIX)
         self._last_time: str | None = None  # the last record's time, read at the first append
+        self.one_message_from = self._one_message_from()
+
+    def _one_message_from(self) -> int:
+        """Where records of one message each begin: noted (synced) the first time this code opens a trace,
+        at its end then; records before it are read apart by `records.message_parts`."""
+        marker = self.path.with_name(self.path.name + ONE_MESSAGE_SUFFIX)
+        try:
+            return int(marker.read_text(encoding="utf-8").strip())
+        except FileNotFoundError:
+            pass
+        except ValueError:
+            log.warning("%s is not an offset: every record of %s is read as holding one message", marker, self.path)
+            return 0
+        size = self.path.stat().st_size
+        with open(marker, "w", encoding="utf-8") as fh:
+            fh.write(f"{size}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return size
 
     # --- writing
     def append(self, time: str, message: str, commands: list[Command], errors: str | None = None,
@@ -53,12 +75,23 @@ class EpisodicTrace(Announcer):
                        outcomes: list[tuple[int, float]] = ()) -> Episode:
         """`append`, returning the episode as written (`outcomes`: one (status, ms) a command); a time
         no reader could parse back is refused before anything is written (check_time)."""
+        return self.append_turn(time, [(message, who)], commands, errors, channel, outcomes)[-1]
+
+    def append_turn(self, time: str, messages: list[tuple[str, tuple[str, ...]]], commands: list[Command],
+                    errors: str | None = None, channel: str = "", outcomes: list[tuple[int, float]] = ()) -> list[Episode]:
+        """One turn's records in one synced write: a record a message ((text, its senders)), the last
+        also holding what the agent did; with several messages, what the agent did is a record of its
+        own (no message, every sender, IN_REPLY_TO the message records). The episodes as written, in
+        order; a time no reader could parse back is refused before anything is written (check_time)."""
         check_time(time)
         outcomes = list(outcomes) if len(outcomes) == len(commands) else []
-        line = format_record(time, message, commands, errors, who, channel, outcomes)
         if self._last_time is None:
             last = next((raw for raw in self._lines_backwards() if self._readable(raw)), None)
             self._last_time = last[2 : 2 + TIME_LEN] if last else ""
+        said = list(messages) or [("", ())]
+        acted_apart = len(said) > 1 and bool(commands or errors)
+        everyone = tuple(dict.fromkeys(w for _, who in said for w in who))
+        written: list[Episode] = []
         with open(self.path, "ab") as fh:
             offset = fh.tell()
             if offset and not self._ends_with_newline(offset):
@@ -66,13 +99,27 @@ class EpisodicTrace(Announcer):
                 offset += 1
             if time < self._last_time:  # the clock went back: a new run of times starts here (around)
                 self._note_run(offset)
-            fh.write(line.encode("utf-8") + b"\n")
+            specs: list[tuple[str, tuple[str, ...], list[Command], str | None, list[tuple[int, float]], tuple[str, ...]]]
+            specs = [(text, who, [], None, [], ()) for text, who in said]
+            if acted_apart:
+                specs.append(("", everyone, list(commands), errors, outcomes, ()))
+            else:
+                text, who = said[-1]
+                specs[-1] = (text, who, list(commands), errors, outcomes, ())
+            payload = bytearray()
+            for n, (text, who, cmds, errs, outs, _) in enumerate(specs):
+                replying = tuple(e.id for e in written) if acted_apart and n == len(specs) - 1 else ()
+                line = format_record(time, text, cmds, errs, who, channel, outs, replying)
+                written.append(Episode(f"ep-{offset + len(payload)}", time, text, cmds, errs, line, tuple(who),
+                                       channel, outs, replying))
+                payload += line.encode("utf-8") + b"\n"
+            fh.write(bytes(payload))
             fh.flush()
             os.fsync(fh.fileno())
         self._last_time = time
-        episode = Episode(f"ep-{offset}", time, message, list(commands), errors, line, tuple(who), channel, outcomes)
-        self.announce_capture(episode.id, episode)
-        return episode
+        for episode in written:
+            self.announce_capture(episode.id, episode)
+        return written
 
     def _note_run(self, offset: int) -> None:
         """Note (synced, before the record is written) that the record at `offset` starts a new run."""
@@ -386,7 +433,7 @@ def _redacted(episode: Episode, forgotten: Callable[[Command], bool], marker: st
     for shown in (marker, ""):
         commands = [Command(c.skill, tuple(shown for _ in c.args)) if forgotten(c) else c for c in episode.commands]
         line = format_record(episode.time, episode.message, commands, episode.errors, episode.who,
-                             episode.channel, episode.outcomes).encode("utf-8", errors="surrogateescape")
+                             episode.channel, episode.outcomes, episode.in_reply_to).encode("utf-8", errors="surrogateescape")
         if len(line) <= length:
             return line
     return None
