@@ -139,6 +139,34 @@ def only_asks(text: str, known: frozenset[str] = frozenset()) -> bool:
     return bool(said) and all(s.endswith("?") or words(s)[0] in _ASKING for s in said)
 
 
+# Greetings and sign-offs: with the chat fillers among the stop words, what a line that says nothing is
+# made of ("morning!", "good night all", "see ya later"). Not stop words: "morning" is a content word of
+# "what did Sam do in the morning".
+GREETINGS = frozenset(("morning", "evening", "afternoon", "night", "good", "bye", "goodbye", "hello", "hiya",
+                       "cheers", "np", "ty", "thx", "welcome", "later", "see", "ya", "k", "kk", "alright",
+                       "fine", "hehe", "omg", "yay", "sup", "gm", "gn", "brb", "btw", "guys", "all", "everyone",
+                       "folks", "too", "lmao", "xd", "ha", "ah", "uh", "um", "hm", "mhm", "right", "agreed"))
+MAX_EMPTY_WORDS = 8  # a longer line of fillers is rare, and may be a sentence whose stop words matter
+
+
+def says_nothing(text: str, known: frozenset[str] = frozenset()) -> bool:
+    """Whether a line is an acknowledgement or a greeting ("ok", "lol thanks!", "morning!", "good night
+    all"): at most MAX_EMPTY_WORDS words, its speaker's label aside, each a stop word or a greeting.
+    Why: such a line is close to every question in a small embedding space and, through the words
+    its neighbours lend it, in BM25, and it answers none of them."""
+    said = words(text.removeprefix(label(text, known) or ""))
+    return len(said) <= MAX_EMPTY_WORDS and all(w in STOPWORDS or w in GREETINGS for w in said)
+
+
+def asks_again(text: str, wanted: frozenset[str], known: frozenset[str] = frozenset()) -> bool:
+    """Whether a memory only asks (`only_asks`) about what a question of the content terms `wanted`
+    asks, adding no term of its own: someone's earlier asking of the same question, which holds its
+    words and answers nothing. A question that tells something ("did you know my sister married in
+    Rome?") adds terms, and stays a hit."""
+    own = term_set(text.removeprefix(label(text, known) or ""))
+    return bool(own) and own <= wanted and only_asks(text, known)
+
+
 def _ends_sentence(text: str, found: re.Match[str]) -> bool:
     """Whether a candidate end (_MAYBE_BREAK) ends a sentence: all do but a period after a title
     (ABBREVIATIONS) or an initial, one capital letter but the pronoun I ("J.K. Rowling"; "So do I. We")."""

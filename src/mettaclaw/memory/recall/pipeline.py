@@ -200,7 +200,7 @@ def hold_to_floor(cands: Candidates, q: Query) -> Candidates:
     """floor: only the candidates at or above the relevance floor contend (and what spreading finds
     later faces the same floor): whether a ranking or spreading found it, nothing unrelated is shown.
     They keep the order found, so hits of one score are shown in that order, run after run."""
-    relevance(q.wanted, cands.contending.values(), q.floor)
+    relevance(q.wanted, cands.contending.values(), q.floor, q.known)
     cands.contending = {k: c for k, c in cands.contending.items() if c.relevance is not None and c.relevance >= q.floor}
     cands.floor = q.floor
     return cands
@@ -239,7 +239,7 @@ def spread(cands: Candidates, q: Query) -> Candidates:
             near = best_sentences(q.vector, found, cands, q.known)[0]
             for c in found:
                 c.sentence = near.get(c.key)
-        relevance(q.wanted, found, cands.floor)
+        relevance(q.wanted, found, cands.floor, q.known)
         # the others were held to it by the floor stage: this leaves out what spreading found below it
         cands.contending = {k: c for k, c in cands.contending.items()
                             if c.relevance is None or c.relevance >= cands.floor}

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
-from mettaclaw.memory.core.text import labelled_sentences, only_asks, query_terms, speakers, term_set
+from mettaclaw.memory.core.text import (
+    asks_again,
+    labelled_sentences,
+    only_asks,
+    query_terms,
+    says_nothing,
+    speakers,
+    term_set,
+)
 from mettaclaw.memory.stores.vectors import cosine_scores
 
 from .candidates import Candidate, Candidates, RecallIndex
@@ -157,15 +165,18 @@ def sentence_vectors(candidates: list[Candidate], index: RecallIndex, known: fro
     return out
 
 
-def relevance(wanted: frozenset[str], candidates: Iterable[Candidate], floor: float) -> None:
+def relevance(wanted: frozenset[str], candidates: Iterable[Candidate], floor: float,
+              known: frozenset[str] = frozenset()) -> None:
     """Set how related each candidate is, on the cosine scale: its best sentence or its whole vector,
     whichever is closer (a turn of short sentences can be about the question as a whole though none
     of its sentences is on its own), and 1 for one whose own text holds every content word of the
     query (`wanted`: a name, a code, a number). A query without content words ("the of and", "tell
     me about it") asks about nothing, so nothing is related to it: the hash embedder, a bag of words
-    stop words included, put every text sharing its "the" and "of" above the floor."""
+    stop words included, put every text sharing its "the" and "of" above the floor. Nor is a line that
+    says nothing ("ok", "morning!": `says_nothing`), or an earlier asking of the same question
+    (`asks_again`), related to any question (`known`: the senders, whose labels are read off)."""
     for c in candidates:
-        if not wanted:
+        if not wanted or says_nothing(c.text, known) or asks_again(c.text, wanted, known):
             c.relevance = -1.0
             continue
         c.relevance = max(-1.0 if c.sentence is None else c.sentence, -1.0 if c.cosine is None else c.cosine)
@@ -186,7 +197,7 @@ def relevant_records(q: QueryVector, wanted: frozenset[str], records: list[Seman
         cands.seen[key].cosine = cosine
     for key, cosine in best_sentences(q, list(cands.seen.values()), cands, known)[0].items():
         cands.seen[key].sentence = cosine
-    relevance(wanted, cands.seen.values(), floor)
+    relevance(wanted, cands.seen.values(), floor, known)
     return {c.key for c in cands.seen.values() if c.relevance is not None and c.relevance >= floor}
 
 
