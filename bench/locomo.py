@@ -11,7 +11,10 @@ reads. Plain BM25 and plain vector rankings over the same episode rows run in th
 ratios. Nothing looks at a question's answer or evidence before scoring.
 
     python bench/locomo.py [--convs 0,1 | --skip-convs 2] [--together] [--json PATH] [--set NAME=VALUE ...]
-                           [--store memory] [--baseline EARLIER.json]
+                           [--store memory] [--baseline EARLIER.json] [--pace 1,5]
+
+`--pace K` hands the agent K messages a turn (what arrives while a real model is still thinking; default
+1); `--pace 1,5` runs both, one after the other, and prints each with the change in R@10 between them.
 
 `--together` gives the chosen conversations to one agent, each on its own channel, their turns in time
 order: an agent that talks with several people, where a name is in a few of the turns rather than half
@@ -102,8 +105,20 @@ def together(convs: list[dict[str, Any]], positions: list[int]) -> dict[str, Any
     return {"source": "together:" + "+".join(convs[n]["source"] for n in positions), "turns": turns, "questions": questions}
 
 
+def paced(turns: list[dict[str, Any]], pace: int) -> list[list[dict[str, Any]]]:
+    """The turns in groups of `pace` consecutive messages of one channel: what arrives while the model is
+    still thinking, handed to the agent as one turn (a group never spans two channels)."""
+    groups: list[list[dict[str, Any]]] = []
+    for turn in turns:
+        if groups and len(groups[-1]) < pace and groups[-1][-1].get("channel") == turn.get("channel"):
+            groups[-1].append(turn)
+        else:
+            groups.append([turn])
+    return groups
+
+
 def run_conversation(conv: dict, args: argparse.Namespace, embedder: Any, settings: RecallSettings,
-                     folder: Path, bar: Any) -> dict[str, Any]:
+                     folder: Path, bar: Any, pace: int = 1) -> dict[str, Any]:
     config = load_config([f"memoryDir={folder}", "provider=scripted", f"chromaMode={args.store}"], env={})
     clock = SessionClock()
     memory = open_memory(config, embedder=embedder, clock=clock, settings=settings)
@@ -115,23 +130,26 @@ def run_conversation(conv: dict, args: argparse.Namespace, embedder: Any, settin
     task = bar.add_task(f"{conv['source']}: turns", total=len(conv["turns"]))
     start = time.perf_counter()
     try:
-        for turn in conv["turns"]:
-            clock.now = turn["time"]
+        for group in paced(conv["turns"], pace):
+            clock.now = group[-1]["time"]  # the turn starts when its last message has arrived
             memory.dreamer.tick()  # a dream the schedule made due in the hours between sessions
             memory.dreamer.wait()  # has run by the time the next message arrives, as it would live
-            channel.put(Message(turn["text"], turn["speaker"], turn.get("channel", conv["source"])))
+            for turn in group:
+                channel.put(Message(turn["text"], turn["speaker"], turn.get("channel", conv["source"])))
             t0 = time.perf_counter()
             outcome = agent.turn()
             turn_ms.append(1000 * (time.perf_counter() - t0))
-            episode = outcome.message_ids[0]
-            turn_of[episode] = turn["dia_id"]
-            text_of[turn["dia_id"]] = f"{turn['speaker']}: {turn['text']}"
+            if len(outcome.message_ids) != len(group):
+                raise RuntimeError(f"a turn of {len(group)} messages recorded {len(outcome.message_ids)} episodes")
+            for turn, episode in zip(group, outcome.message_ids, strict=True):
+                turn_of[episode] = turn["dia_id"]
+                text_of[turn["dia_id"]] = f"{turn['speaker']}: {turn['text']}"
             memory.dreamer.wait()  # a person types slower than a dream of 50 episodes runs
-            bar.advance(task)
+            bar.advance(task, len(group))
         ingest_s = time.perf_counter() - start
         report = memory.dreamer.last_report
         bar.update(task, visible=False)
-        return {"source": conv["source"], "turns": len(conv["turns"]), "ingest_s": ingest_s,
+        return {"source": conv["source"], "pace": pace, "turns": len(conv["turns"]), "ingest_s": ingest_s,
                 "turn_ms_p50": median(turn_ms), "turn_ms_p95": percentile(turn_ms, 95),
                 "dreams": memory.dreamer.state.dreams, "last_dream": report.counts() if report else None,
                 "semantic_records": len(memory.semantic),
@@ -250,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="change a recall setting (tuning runs only; the default is what the agent uses); "
                              "stages=-NAME leaves a recall stage out")
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: R@10 changes question by question")
+    parser.add_argument("--pace", default="1",
+                        help="messages a turn, or several paces to run one after another (e.g. 1,5; default 1)")
     parser.add_argument("--store", choices=["embedded", "memory"], default="embedded",
                         help="chromaMode (default embedded, as shipped; memory: exact in-process vectors)")
     args = parser.parse_args(argv)
@@ -275,32 +295,49 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # pydantic's ValidationError: the setting and why it was refused
         parser.error(f"--set: {exc}")
     label = "live" + (" together" if args.together else "") + "".join(f" {k}={v}" for k, v in overrides.items()) + ("" if args.store == "embedded" else " store=memory")
+    try:
+        paces = [int(p) for p in args.pace.split(",")]
+    except ValueError:
+        parser.error(f"--pace {args.pace!r}: messages a turn, as whole numbers (1 or 1,5)")
+    if any(p < 1 for p in paces):
+        parser.error("--pace: at least one message a turn")
     embedder = SentenceTransformerEmbedder()
-    results = []
-    begin = time.perf_counter()
-    with Progress(transient=True) as bar, tempfile.TemporaryDirectory(prefix="locomo-live-") as tmp:
-        for n, conv in enumerate(runs):
-            results.append(run_conversation(conv, args, embedder, settings, Path(tmp) / str(n), bar))
-    summary = summarise(results)
-    n_q = sum(len(c["questions"]) for c in results)
-    print(f"{sum(c['turns'] for c in results)} turns, {len(results)} conversations ({','.join(map(str, chosen))}), "
-          f"{n_q} questions; {time.perf_counter() - begin:.0f} s; load average {load_average()}")
-    for c in results:
-        print(f"  {c['source']}: {c['turns']} turns in {c['ingest_s']:.0f} s, {c['dreams']} dreams, "
-              f"{c['semantic_records']} semantic records")
-    print_lines(summary, label)
-    if earlier is not None:
-        for cat, (n, mean, lo, hi) in sorted(paired(questions_of(results), earlier).items()):
-            print(f"vs baseline {cat} (n={n}): R@10 change {mean:+.3f}, 95% interval {lo:+.3f} to {hi:+.3f}")
-        compared, changed = changed_evidence(questions_of(results), earlier)
-        print(f"vs baseline: {compared - len(changed)} of {compared} questions show the same turns, rank by rank")
-        for question in changed[:20]:
-            print(f"  shows other turns: {question}")
+    runs_by_pace: dict[int, list[dict[str, Any]]] = {}
+    for pace in paces:
+        results = runs_by_pace[pace] = []
+        begin = time.perf_counter()
+        with Progress(transient=True) as bar, tempfile.TemporaryDirectory(prefix="locomo-live-") as tmp:
+            for n, conv in enumerate(runs):
+                results.append(run_conversation(conv, args, embedder, settings, Path(tmp) / str(n), bar, pace))
+        summary = summarise(results)
+        n_q = sum(len(c["questions"]) for c in results)
+        print(f"pace {pace} (messages a turn): {sum(c['turns'] for c in results)} messages, {len(results)} conversations "
+              f"({','.join(map(str, chosen))}), {n_q} questions; {time.perf_counter() - begin:.0f} s; "
+              f"load average {load_average()}")
+        for c in results:
+            print(f"  {c['source']}: {c['turns']} messages in {c['ingest_s']:.0f} s, {c['dreams']} dreams, "
+                  f"{c['semantic_records']} semantic records")
+        print_lines(summary, f"{label} pace={pace}")
+        if earlier is not None:
+            for cat, (n, mean, lo, hi) in sorted(paired(questions_of(results), earlier).items()):
+                print(f"vs baseline {cat} (n={n}): R@10 change {mean:+.3f}, 95% interval {lo:+.3f} to {hi:+.3f}")
+            compared, changed = changed_evidence(questions_of(results), earlier)
+            print(f"vs baseline: {compared - len(changed)} of {compared} questions show the same turns, rank by rank")
+            for question in changed[:20]:
+                print(f"  shows other turns: {question}")
+    if len(paces) > 1:
+        first = summarise(runs_by_pace[paces[0]])["agent"]["all"]["R@10"]
+        for pace in paces[1:]:
+            other = summarise(runs_by_pace[pace])["agent"]["all"]["R@10"]
+            print(f"pace {pace} against pace {paces[0]}: agent R@10 {other:.3f} against {first:.3f} ({other - first:+.3f})")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
+        first = runs_by_pace[paces[0]]
         args.json.write_text(json.dumps({"data": str(args.data), "convs": chosen, "settings": overrides,
-                                         "store": args.store, "load_average": load_average(),
-                                         "summary": summary, "conversations": results}, indent=1))
+                                         "store": args.store, "load_average": load_average(), "paces": paces,
+                                         "summary": summarise(first), "conversations": first,
+                                         "by_pace": {str(p): {"summary": summarise(r), "conversations": r}
+                                                     for p, r in runs_by_pace.items()}}, indent=1))
     return 0
 
 

@@ -98,3 +98,10 @@ def test_the_listing_is_read_as_the_model_reads_it():
     assert locomo.shown_hits("no memories match 'x'") == []
     with pytest.raises(ValueError, match="does not end with its id"):
         locomo.shown_hits("1. [episodic] something without an id")
+
+
+def test_pace_groups_consecutive_messages_of_one_channel() -> None:
+    turns = [{"dia_id": str(n), "channel": "a" if n < 5 else "b"} for n in range(7)]
+    groups = locomo.paced(turns, 3)
+    assert [[t["dia_id"] for t in g] for g in groups] == [["0", "1", "2"], ["3", "4"], ["5", "6"]]
+    assert [len(g) for g in locomo.paced(turns, 1)] == [1] * 7
