@@ -234,7 +234,7 @@ def label(line: str, known: frozenset[str] = frozenset()) -> str | None:
     return None
 
 
-def labelled_sentences(text: str, known: frozenset[str] = frozenset()) -> list[str]:
+def labelled_sentences(text: str, known: frozenset[str] = frozenset(), limit: int = MAX_SENTENCES) -> list[str]:
     """A memory's sentences, each keeping the "Who: " label (`label`, of `known` senders) of the line
     it is in: a chat line's later sentences are still that person's ("Melanie: Yep. I'm off swimming."
     says Melanie swims).
@@ -247,7 +247,7 @@ def labelled_sentences(text: str, known: frozenset[str] = frozenset()) -> list[s
     the shop closes at 5"). A memory that does not begin with a label is left as it is."""
     current = label(text, known)
     if current is None:
-        return sentences(text) or [text]
+        return sentences(text, limit) or [text]
     out = []
     for line in text.split("\n"):
         current = label(line.lstrip(), known) or current
@@ -256,7 +256,39 @@ def labelled_sentences(text: str, known: frozenset[str] = frozenset()) -> list[s
                 current = named
             if len(piece) >= MIN_SENTENCE:
                 out.append(piece if piece.startswith(current) else current + piece)
-    return out[:MAX_SENTENCES] or [text]
+    return out[:limit] or [text]
+
+
+LONG_TEXT = 1_000  # characters: a memory longer than this is measured, and shown, by its passages
+PASSAGE_CHARS = 400  # a passage: consecutive sentences of one speaker up to about this long
+MAX_PASSAGES = 48  # of one memory (a passage per 400 characters: the first 19,000 or so are measured)
+
+
+def passages(text: str, known: frozenset[str] = frozenset()) -> list[str]:
+    """The parts a memory is measured by and shown as: its labelled sentences (`labelled_sentences`),
+    and for a text longer than LONG_TEXT runs of them of one speaker up to PASSAGE_CHARS each (a longer
+    sentence is a passage of its own), at most MAX_PASSAGES.
+
+    Why passages: an assistant's reply or a pasted document has dozens of sentences, and the best of
+    many is close to any question by chance, so long texts outranked the short statement that answers;
+    a passage is measured on about as much text as a chat message, and it is what the reader needs
+    shown, not the whole text."""
+    if len(text) <= LONG_TEXT:
+        return labelled_sentences(text, known)
+    out: list[str] = []
+    who, run = "", ""
+    for sentence in labelled_sentences(text, known, limit=MAX_PASSAGES * 40):
+        speaker = label(sentence, known) or ""
+        bare = sentence.removeprefix(speaker)
+        if run and speaker == who and len(run) + 1 + len(bare) <= PASSAGE_CHARS:
+            run += " " + bare
+            continue
+        if run:
+            out.append(run)
+            if len(out) >= MAX_PASSAGES:
+                return out
+        who, run = speaker, sentence
+    return [*out, run][:MAX_PASSAGES] if run else out or [text]
 
 
 def attributed(lines: Sequence[tuple[str, str]]) -> str:

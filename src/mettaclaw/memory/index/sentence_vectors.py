@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory.core.text import labelled_sentences
+from mettaclaw.memory.core.text import passages
 from mettaclaw.memory.stores.keyed_vectors import InMemoryKeyedVectors, KeyedVectors, text_digest
 
 # How a row's text was split into labelled sentences: part of what each entry is checked against, so
 # vectors split another way (a summary's "Ann: ..." once embedded as "Sam: Ann: ...") are made again
 # when next asked for, not read as this split's. 2: the one sentence rule (text.sentence_starts), under
-# which a title's or an initial's period ends no sentence.
-SPLIT = "labels-per-sentence-2"
+# which a title's or an initial's period ends no sentence. 3: a long text by its passages (text.passages).
+SPLIT = "labels-per-sentence-3"
 
 
 def _digest(text: str) -> str:
@@ -33,9 +33,9 @@ def _digest(text: str) -> str:
 
 
 def sentence_parts(text: str, meta: dict[str, Any], known: frozenset[str] = frozenset()) -> list[str] | None:
-    """A row's sentences (labelled with who said them, `known`: the senders' names, text.label) when its
-    best sentence is not simply the row."""
-    found = labelled_sentences(text, known)
+    """A row's sentences, or a long row's passages (text.passages; labelled with who said them, `known`:
+    the senders' names, text.label) when its best part is not simply the row."""
+    found = passages(text, known)
     return found if len(found) > 1 or found[0] != text or meta.get("breadcrumb") else None
 
 

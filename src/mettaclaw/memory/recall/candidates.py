@@ -70,6 +70,7 @@ class Candidate:
     record: SemanticRecord | None = None
     cosine: float | None = None  # the whole text's cosine with the query, on the floor's scale (vector ranking)
     sentence: float | None = None  # its best sentence's, on the floor's scale (the sentences stage)
+    passage: str | None = None  # a long text's best passage (text.passages), what is shown of it
     relevance: float | None = None  # what the floor holds it to (relevance.relevance)
     ranks: dict[str, int] = field(default_factory=dict)  # its rank in each ranking it is in
     score: float = 0.0  # the fused score, and what spreading adds

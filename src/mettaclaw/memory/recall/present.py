@@ -77,7 +77,8 @@ def hit_of(c: Candidate) -> Hit:
         # the model nor the person could say where the knowledge stood
         crumb = " ".join(str(meta["breadcrumb"]).split())
         source = crumb if len(crumb) <= MAX_SOURCE_CHARS else crumb[:MAX_SOURCE_CHARS] + " ..."
-    return Hit(c.layer, c.key, c.row.document, c.score, cites, time=str(meta.get("time", "")), source=source)
+    text = c.row.document if c.passage is None else c.passage  # a long text: its best passage
+    return Hit(c.layer, c.key, text, c.score, cites, time=str(meta.get("time", "")), source=source)
 
 
 def shown_hits(cands: Candidates, limit: int) -> list[Hit]:

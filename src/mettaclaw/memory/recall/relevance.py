@@ -20,9 +20,10 @@ import numpy as np
 
 from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.memory.core.text import (
+    LONG_TEXT,
     asks_again,
-    labelled_sentences,
     only_asks,
+    passages,
     query_terms,
     says_nothing,
     speakers,
@@ -137,15 +138,27 @@ def best_sentences(q: QueryVector, pool: list[Candidate], cands: Candidates, kno
     vectors.update({rows[i]: v for i, v in cands.index.vectors_of(whole).items()})
     vectors.update(record_sentence_vectors([c for c in pool if c.row is None], cands.index, known))
     floor, ranked = judge(q, vectors, cands.seen, known)
+    best_passages(q, vectors, cands, known)
     return {**found, **floor}, {**found, **ranked}
 
 
+def best_passages(q: QueryVector, vectors: dict[str, Any], cands: Candidates, known: frozenset[str]) -> None:
+    """Set each long candidate's `passage`: its passage closest to the query (text.passages; the vectors
+    are its passages' when it is long), what is shown of it."""
+    for key, rows in vectors.items():
+        c = cands.seen[key]
+        if len(c.text) > LONG_TEXT and np.size(rows):
+            parts = passages(c.text, known)
+            if len(parts) == len(np.atleast_2d(rows)):
+                c.passage = parts[int(np.argmax(q.cosines(rows)))]
+
+
 def record_sentence_vectors(records: list[Candidate], index: RecallIndex, known: frozenset[str]) -> dict[str, Any]:
-    """The vectors of each semantic record's sentences, each with its speaker's label (embedded here:
-    the index keeps sentence vectors of its own rows only)."""
+    """The vectors of each semantic record's sentences (a long one's passages), each with its speaker's
+    label (embedded here: the index keeps sentence vectors of its own rows only)."""
     if not records:
         return {}
-    parts = [labelled_sentences(c.text, known) for c in records]
+    parts = [passages(c.text, known) for c in records]
     vectors = index.embedder.embed([s for p in parts for s in p])
     out, pos = {}, 0
     for c, found in zip(records, parts, strict=True):
@@ -154,7 +167,8 @@ def record_sentence_vectors(records: list[Candidate], index: RecallIndex, known:
 
 
 def sentence_vectors(candidates: list[Candidate], index: RecallIndex, known: frozenset[str]) -> dict[str, Any]:
-    """Each candidate's sentence vectors, a row per labelled sentence (`labelled_sentences`): an index
+    """Each candidate's sentence vectors, a row per labelled sentence (a long text's passage,
+    `text.passages`): an index
     row's kept ones (a row of one sentence: its own vector), a semantic record's embedded here."""
     rows = {c.row.id: c for c in candidates if c.row is not None}
     several = index.sentence_vectors(list(rows))
