@@ -59,10 +59,10 @@ def shows(text: str, turn: str) -> bool:
     return False
 
 
-def scored(ranked: list[tuple[str, list[str]]], evidence: set[str]) -> dict[str, float]:
+def scored(ranked: list[tuple[str, list[str]]], evidence: set[str], ks: tuple[int, ...] = KS) -> dict[str, float]:
     """Recall at each k and within the token budget, from (shown text, turns it stands for) in order."""
     out = {}
-    for k in KS:
+    for k in ks:
         covered = set().union(*(turns for _, turns in ranked[:k])) if ranked else set()
         out[f"R@{k}"] = len(evidence & covered) / len(evidence)
     covered, used = set(), 0
