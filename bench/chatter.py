@@ -146,13 +146,10 @@ def run_part(name: str, part: dict[str, Any], pace: int, embedder: Any, folder: 
             for line in batch:
                 channel.put(Message(line["text"], line["speaker"], line["channel"]))
             ids = agent.turn().message_ids
-            if len(ids) == len(batch):
-                for episode, line in zip(ids, batch, strict=True):
-                    lines_of.setdefault(episode, []).append(line["id"])
-            elif len(ids) == 1:  # one record holds the turn's messages: delete this branch once each is its own
-                lines_of[ids[0]] = [line["id"] for line in batch]
-            else:
+            if len(ids) != len(batch):
                 raise RuntimeError(f"a turn of {len(batch)} messages named {len(ids)} message episodes: {ids}")
+            for episode, line in zip(ids, batch, strict=True):
+                lines_of.setdefault(episode, []).append(line["id"])
             memory.dreamer.wait()
             bar.advance(task)
         ingest_s = time.perf_counter() - start
