@@ -168,14 +168,11 @@ def paced(batches: list[list[dict[str, Any]]], pace: int) -> Iterator[list[dict[
 
 
 def episode_messages(messages: list[int], episodes: list[str]) -> dict[str, list[int]]:
-    """Each message episode of a turn -> the BEAM messages it holds (the turn's outcome lists them in
-    message order)."""
-    if len(episodes) == len(messages):
-        return {episode: [message] for episode, message in zip(episodes, messages, strict=True)}
-    # DELETE when every message of a turn has its own episode: until then a turn is one episode of all its messages
-    if len(episodes) == 1:
-        return {episodes[0]: list(messages)}
-    raise ValueError(f"a turn of {len(messages)} messages named {len(episodes)} message episodes: {episodes}")
+    """Each message's episode -> that BEAM message (the turn's outcome lists one episode a message, in
+    message order); a turn that names another number of episodes is an error, not a guess."""
+    if len(episodes) != len(messages):
+        raise ValueError(f"a turn of {len(messages)} messages named {len(episodes)} message episodes: {episodes}")
+    return {episode: [message] for episode, message in zip(episodes, messages, strict=True)}
 
 
 def run_chat(chat: dict[str, Any], pace: int, args: argparse.Namespace, embedder: Any,
@@ -185,7 +182,7 @@ def run_chat(chat: dict[str, Any], pace: int, args: argparse.Namespace, embedder
     memory = open_memory(config, embedder=embedder, clock=clock, settings=settings)
     channel = QueueChannel(name=chat["source"])
     agent = Agent(config, Scripted([]), channel, memory, clock=clock)
-    messages_of: dict[str, list[int]] = {}  # episode id -> the BEAM messages it holds
+    messages_of: dict[str, list[int]] = {}  # episode id -> the BEAM message it holds
     text_of: dict[int, str] = {}
     turn_ms: list[float] = []
     count = sum(len(batch) for batch in chat["batches"])

@@ -66,11 +66,10 @@ def test_a_turn_gathers_pace_messages_and_never_two_batches():
     assert [[m["id"] for m in turn] for turn in beam.paced(batches, 1)] == [[n] for n in range(10)]
 
 
-def test_each_message_maps_to_its_own_episode_when_the_turn_names_one_each():
+def test_each_message_maps_to_its_own_episode_and_a_turn_naming_fewer_is_an_error():
     assert beam.episode_messages([4, 5, 6], ["ep-1", "ep-2", "ep-3"]) == {"ep-1": [4], "ep-2": [5], "ep-3": [6]}
-    assert beam.episode_messages([4, 5, 6], ["ep-1"]) == {"ep-1": [4, 5, 6]}
-    with pytest.raises(ValueError, match="3 messages named 2"):
-        beam.episode_messages([4, 5, 6], ["ep-1", "ep-2"])
+    with pytest.raises(ValueError, match="3 messages named 1"):
+        beam.episode_messages([4, 5, 6], ["ep-1"])  # one episode for a whole turn would credit it with all three
 
 
 def test_a_chat_is_read_with_its_batch_dates_and_its_questions_by_ability(tmp_path):
