@@ -5,6 +5,7 @@ its printed lines, and the comparison with an earlier run."""
 from __future__ import annotations
 
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -53,12 +54,13 @@ class SessionClock:
 
 
 def shows(text: str, turn: str) -> bool:
-    """The hit's text really shows this turn: some sentence of the turn (two content words or more) has
-    80% of its content words in the text. A turn always shows itself."""
+    """The hit's text really shows this turn: some sentence of the turn (two content words or more, any
+    of its sentences however long the turn) has 80% of its content words in the text. A turn always
+    shows itself."""
     if text == turn:
         return True
     have = term_set(text)
-    for sent in sentences(turn):
+    for sent in sentences(turn, limit=sys.maxsize):
         want = term_set(sent)
         if len(want) >= 2 and len(want & have) >= 0.8 * len(want):
             return True

@@ -9,10 +9,10 @@ several), never across two of the chat's batches. Each batch's time anchor is it
 come a minute apart (an injected clock); dreams run when the default settings trigger them.
 
 Each probing question is then asked alone through the `query` skill and scored from the record ids the
-skill shows, mapped to the BEAM messages they cite (a derived record counts only for the cited messages
-its shown text shows), and its tokens are counted on that text: what the model reads. Evidence is the
-question's `source_chat_ids`, every message it names; abstention questions (and the few with no
-evidence) are listed apart, not scored. For knowledge-update questions it also counts how often the
+skill shows: a message's episode counts for that message, however little of it is shown (a long one is
+shown by its passage); a derived record counts for the messages it cites that its shown text shows. Its
+tokens are counted on the text shown: what the model reads. Evidence is the question's `source_chat_ids`,
+every message it names; abstention questions (and the few with no evidence) are listed apart, not scored. For knowledge-update questions it also counts how often the
 updated message ranks above the original (`updated_first`). Plain BM25 and plain vector rankings over
 the same episode rows run in the same pass, for ratios. Nothing looks at an answer before scoring.
 
@@ -175,6 +175,17 @@ def episode_messages(messages: list[int], episodes: list[str]) -> dict[str, list
     return {episode: [message] for episode, message in zip(episodes, messages, strict=True)}
 
 
+def hit_messages(record_id: str, text: str, cited: list[str], messages_of: dict[str, list[int]],
+                 text_of: dict[int, str]) -> list[int]:
+    """The BEAM messages a shown hit stands for: a message's own episode stands for it however little
+    of it is shown (a long message is shown by its passage); a derived record, for each message among
+    the episodes it cites that its shown text shows (quoting a line of a message is not showing all)."""
+    if record_id in messages_of:
+        return messages_of[record_id]
+    messages = dict.fromkeys(m for episode in cited for m in messages_of.get(episode, ()))
+    return [m for m in messages if shows(text, text_of[m])]
+
+
 def run_chat(chat: dict[str, Any], pace: int, args: argparse.Namespace, embedder: Any,
              settings: RecallSettings, folder: Path, bar: Any) -> dict[str, Any]:
     config = load_config([f"memoryDir={folder}", "provider=scripted", f"chromaMode={args.store}"], env={})
@@ -229,10 +240,8 @@ def ask(chat: dict[str, Any], pace: int, agent: Agent, memory: Any, messages_of:
         shown = agent.use_skill("query", qa["question"])
         agent_ms = 1000 * (time.perf_counter() - t0)
         memory.apply_touches()  # as the end of the turn that asked it would: the next question ranks with them
-        ranked = []
-        for record_id, text in shown_hits(shown):
-            cited = dict.fromkeys(m for e in memory.cites(record_id) for m in messages_of.get(e, ()))
-            ranked.append((text, [m for m in cited if shows(text, text_of[m])]))
+        ranked = [(text, hit_messages(record_id, text, memory.cites(record_id), messages_of, text_of))
+                  for record_id, text in shown_hits(shown)]
         entry = {**qa, "agent_ms": agent_ms, "shown": [[t, messages] for t, messages in ranked]}
         if not qa["evidence"]:
             unscored.append(entry)

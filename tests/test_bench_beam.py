@@ -72,6 +72,23 @@ def test_each_message_maps_to_its_own_episode_and_a_turn_naming_fewer_is_an_erro
         beam.episode_messages([4, 5, 6], ["ep-1"])  # one episode for a whole turn would credit it with all three
 
 
+def test_an_episode_stands_for_its_message_by_any_passage_and_a_derived_record_for_what_it_shows():
+    listing = "assistant: " + " ".join(f"step {n} compiles module m{n} fine" for n in range(60))  # one sentence
+    passage = "step 30 compiles module m30 fine step 31 compiles module m31 fine"
+    text_of = {7: listing, 8: "user: My sister moved to Porto in May."}
+    messages_of = {"ep-7": [7], "ep-8": [8]}
+    assert not beam.shows(passage, listing)  # a passage need not show a whole sentence of its message
+    assert beam.hit_messages("ep-7", passage, ["ep-7"], messages_of, text_of) == [7]
+    assert beam.hit_messages("th-1", "user: My sister moved to Porto in May.", ["ep-7", "ep-8"], messages_of,
+                             text_of) == [8]
+    assert beam.hit_messages("th-2", "Porto", ["ep-8", "ep-99"], messages_of, text_of) == []
+
+
+def test_a_late_sentence_of_a_long_message_is_shown_by_a_record_quoting_it():
+    long = "assistant: " + " ".join(f"Step {n} sets up part {n} of the app." for n in range(80))
+    assert beam.shows("Step 75 sets up part 75 of the app.", long)  # past the first 50 sentences
+
+
 def test_a_chat_is_read_with_its_batch_dates_and_its_questions_by_ability(tmp_path):
     def message(n, role, anchor=None):
         return {"role": role, "id": n, "content": f"message {n}", **({"time_anchor": anchor} if anchor else {})}
