@@ -40,7 +40,6 @@ import re
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -51,8 +50,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import _recall  # noqa: E402
 from _common import load_average, median, percentile  # noqa: E402
-from _recall import KS, TOKEN_BUDGET, SessionClock, bootstrap_ci, scored, shown_hits, shows  # noqa: E402
+from _recall import (  # noqa: E402
+    KS,
+    SessionClock,
+    changed_evidence,
+    print_recall,
+    questions_of,
+    recall_summary,
+    scored,
+    shown_hits,
+    shows,
+)
 
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
@@ -189,67 +199,27 @@ def ask(conv: dict, agent: Agent, memory: Any, turn_of: dict[str, str], text_of:
     return out
 
 
+def category(q: dict[str, Any]) -> str:
+    return CATEGORIES.get(q["category"], str(q["category"]))
+
+
 def paired(current: list[dict], earlier: list[dict]) -> dict[str, tuple[int, float, float, float]]:
     """Per category: (questions in both runs, mean R@10 change, its 95% interval) of this run over an
     earlier one, matched by conversation and question."""
-    before = {(q["source"], q["question"]): q["agent"]["R@10"] for q in earlier}
-    diffs: dict[str, list[float]] = defaultdict(list)
-    for q in current:
-        key = (q["source"], q["question"])
-        if key in before:
-            for cat in (CATEGORIES.get(q["category"], str(q["category"])), "all"):
-                diffs[cat].append(q["agent"]["R@10"] - before[key])
-    return {cat: (len(d), sum(d) / len(d), *bootstrap_ci(d)) for cat, d in diffs.items()}
-
-
-def changed_evidence(current: list[dict], earlier: list[dict]) -> tuple[int, list[str]]:
-    """(questions in both runs, those whose shown turns differ, in order): the turns each shown hit
-    stands for, rank by rank, compared exactly. A refactoring that changes no behaviour changes none."""
-    before = {(q["source"], q["question"]): [turns for _, turns in q.get("shown", ())] for q in earlier}
-    both = [q for q in current if (q["source"], q["question"]) in before]
-    return len(both), [f"{q['source']}: {q['question']}" for q in both
-                       if [turns for _, turns in q.get("shown", ())] != before[(q["source"], q["question"])]]
-
-
-def questions_of(convs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**q, "source": c["source"]} for c in convs for q in c["questions"]]
+    return _recall.paired(current, earlier, category)
 
 
 def summarise(convs: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean recall by category per ranking, latency percentiles, ingest per turn."""
-    questions = questions_of(convs)
-    out: dict[str, Any] = {}
-    for mode in ("agent", "bm25", "vector"):
-        by_cat: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-        for q in questions:
-            for cat in (CATEGORIES.get(q["category"], str(q["category"])), "all"):
-                for figure, value in q[mode].items():
-                    by_cat[cat][figure].append(value)
-        out[mode] = {cat: {"n": len(figs["R@10"]), **{f: sum(v) / len(v) for f, v in figs.items()},
-                           "R@10_ci95": bootstrap_ci(figs["R@10"])} for cat, figs in by_cat.items()}
-        ms = [q[f"{mode}_ms"] for q in questions]
-        out[mode]["query_p50_ms"], out[mode]["query_p95_ms"] = median(ms), percentile(ms, 95)
-    turn_ms = [c["turn_ms_p50"] for c in convs]
+    out = recall_summary(questions_of(convs), category)
     out["ingest_ms_per_turn"] = 1000 * sum(c["ingest_s"] for c in convs) / sum(c["turns"] for c in convs)
-    out["turn_ms_p50_median"] = median(turn_ms)
-    out["agent_p95_over_vector_p95"] = out["agent"]["query_p95_ms"] / out["vector"]["query_p95_ms"]
+    out["turn_ms_p50_median"] = median([c["turn_ms_p50"] for c in convs])
     return out
 
 
 def print_lines(summary: dict[str, Any], label: str) -> None:
     """`MODE CATEGORY R@5=… R@10=… R@20=…` and `MODE all … tokens@10=…`, then latency and ratios."""
-    for mode, name in (("agent", label), ("bm25", "bm25"), ("vector", "vector")):
-        res = summary[mode]
-        for cat in [*CATEGORIES.values(), "all"]:
-            if cat not in res:
-                continue
-            r = res[cat]
-            line = f"{name} {cat} " + " ".join(f"R@{k}={r[f'R@{k}']:.3f}" for k in KS)
-            line += f" R@{TOKEN_BUDGET}tok={r[f'R@{TOKEN_BUDGET}tok']:.3f}"
-            line += " ci95={:.3f}-{:.3f}".format(*r["R@10_ci95"])
-            line += f" tokens@10={r['tokens@10']:.0f}" if cat == "all" else f" (n={r['n']})"
-            print(line)
-        print(f"{name} query p50={res['query_p50_ms']:.1f} ms p95={res['query_p95_ms']:.1f} ms")
+    print_recall(summary, label, CATEGORIES.values())
     print(f"ingest {summary['ingest_ms_per_turn']:.1f} ms per turn (dreams included); turn p50 "
           f"{summary['turn_ms_p50_median']:.1f} ms; agent query p95 / vector query p95 = "
           f"{summary['agent_p95_over_vector_p95']:.2f}")

@@ -33,12 +33,12 @@ def _run(scores: dict[str, list[float]]) -> list[dict]:
 def test_the_interval_holds_the_mean_and_narrows_with_more_questions():
     few = [1.0, 0.0] * 10
     many = few * 20
-    lo_few, hi_few = locomo.bootstrap_ci(few)
-    lo_many, hi_many = locomo.bootstrap_ci(many)
+    lo_few, hi_few = locomo._recall.bootstrap_ci(few)
+    lo_many, hi_many = locomo._recall.bootstrap_ci(many)
     assert lo_few < 0.5 < hi_few and lo_many < 0.5 < hi_many
     assert hi_many - lo_many < (hi_few - lo_few) / 2
-    assert locomo.bootstrap_ci([0.7] * 5) == (0.7, 0.7)
-    assert locomo.bootstrap_ci(few) == (lo_few, hi_few)  # seeded: the same run prints the same
+    assert locomo._recall.bootstrap_ci([0.7] * 5) == (0.7, 0.7)
+    assert locomo._recall.bootstrap_ci(few) == (lo_few, hi_few)  # seeded: the same run prints the same
 
 
 def test_paired_comparison_matches_questions_by_conversation_and_text():
