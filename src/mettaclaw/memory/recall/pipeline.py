@@ -14,10 +14,13 @@ memory). The stages, each a function `(Candidates, Query) -> Candidates`, in ord
     asker       weighted, what the person asking said, for a question about themselves
     floor       only what is related to the question contends (best sentence or whole-text cosine,
                 or the hit holds the query's words)
+    meaning     as far as the question's words find nothing (no BM25 hit holds most of them: a
+                question in other words than the answer), the score follows closeness in meaning
     spread      spreading activation from the best hits across the links between layers (episodes
                 next to each other, facts and the episodes they came from); what only it reaches
                 faces the same floor
-    dedup       the shown list: no pointers, no repeats, no hit whose episodes a better one shows
+    dedup       the shown list: what was said above the dream records made of it, answers above
+                questions, no pointers, no repeats, no hit whose episodes a better one shows
     revisions   a revision shown just above the earlier statement it revises (present.py)
 
 Each stage is a few lines here, over the typed candidates (candidates.py); what they measure and
@@ -39,10 +42,12 @@ from mettaclaw.memory.core.tags import row_tags
 from mettaclaw.memory.core.text import asks_about_asker, check_query, query_terms
 
 from .candidates import Candidate, Candidates, RecallIndex, RecallSemantic
-from .present import Hit, dedup, hit_of, latest_first, normalised, shown_hits
+from .present import Hit, dedup, hit_of, latest_first, normalised, shown_hits, statements_first
 from .relevance import (
+    WORD_EVIDENCE_HITS,
     QueryVector,
     best_sentences,
+    closeness,
     floor_for,
     query_vector,
     quoting_named,
@@ -50,6 +55,7 @@ from .relevance import (
     relevant_records,
     rerank_without_names,
     said_by_asker,
+    word_evidence,
 )
 
 if TYPE_CHECKING:
@@ -206,6 +212,27 @@ def hold_to_floor(cands: Candidates, q: Query) -> Candidates:
     return cands
 
 
+def follow_meaning(cands: Candidates, q: Query) -> Candidates:
+    """meaning: each contending score times 1 - (1 - its closeness) x (1 - word evidence), where its
+    closeness is its cosine above the floor over the best one's, and the word evidence how much of the
+    question the best BM25 hits' own words hold (`relevance.word_evidence`).
+
+    Why: fusion counts ranks, and near the top the ranks of meaning barely differ (1/61 against
+    1/64), so a line that shares one word of a reworded question ("sorry, visiting family") beat the
+    answer ("we came home with a beagle pup, the kids named her Biscuit") that no word finds and that
+    is twice as close in meaning. When the words do find the question, nothing changes."""
+    bm25 = cands.rankings.get("bm25", [])[:WORD_EVIDENCE_HITS]
+    evidence = word_evidence(q.wanted, q.known, (cands.seen[k].text for k in bm25)) if bm25 else 0.0
+    near = {k: v for k, c in cands.contending.items() if (v := closeness(c)) is not None}
+    best = max(near.values(), default=q.floor)
+    if evidence >= 1.0 or best <= q.floor:
+        return cands
+    for key, c in cands.contending.items():
+        close = min(1.0, max(0.0, (near.get(key, q.floor) - q.floor) / (best - q.floor)))
+        c.score *= 1.0 - (1.0 - close) * (1.0 - evidence)
+    return cands
+
+
 def spread(cands: Candidates, q: Query) -> Candidates:
     """spread: add `spread_weight` x (activation each node received from the other top seeds, in
     units of the best score; `ranking.support`). What a hit gets back of its own activation is no
@@ -261,7 +288,7 @@ def reached(layer: str, node_id: str, cands: Candidates, q: Query) -> Candidate 
 
 def dedup_shown(cands: Candidates, q: Query) -> Candidates:
     """dedup: the shown list, best first, without pointers, repeats and what better hits show."""
-    cands.shown = dedup([hit_of(c) for c in cands.best()], q.limit, q.known)
+    cands.shown = dedup(statements_first([hit_of(c) for c in cands.best()], q.known), q.limit, q.known)
     return cands
 
 
@@ -273,7 +300,8 @@ def revisions_first(cands: Candidates, q: Query) -> Candidates:
 
 STAGE_FUNCTIONS: dict[str, Stage] = {
     "candidates": gather, "fuse": fuse_rankings, "sentences": rank_by_sentences, "semantic": rank_semantic,
-    "speakers": lift_named, "asker": lift_askers_own, "floor": hold_to_floor, "spread": spread,
+    "speakers": lift_named, "asker": lift_askers_own, "floor": hold_to_floor, "meaning": follow_meaning,
+    "spread": spread,
     "dedup": dedup_shown, "revisions": revisions_first,
 }
 assert tuple(STAGE_FUNCTIONS) == STAGES, "every stage settings.STAGES names has its function here, in order"

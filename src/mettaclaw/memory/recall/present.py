@@ -11,7 +11,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mettaclaw.memory.core.tags import PRIOR_TIME
-from mettaclaw.memory.core.text import attributed, label, labelled_sentences, stem, term_set, words
+from mettaclaw.memory.core.text import (
+    attributed,
+    label,
+    labelled_sentences,
+    only_asks,
+    speakers,
+    stem,
+    term_set,
+    words,
+)
 from mettaclaw.textutil import cap_head
 
 from .candidates import Candidate, Candidates
@@ -30,9 +39,16 @@ SAME_SUBJECT = {"hash": 0.5}
 DEFAULT_SAME_SUBJECT = 0.75
 # ... or closer than this and sharing a content word, names aside ("My dentist is Dr. Patel" / "I switched
 # dentists, I now see Dr. Romero" 0.74; "Our wifi password is sunflower77" / "I reset the router, the wifi
-# password is now maple12" 0.70; but "My address is 12 Elm Street" / "My phone number is 555-0101" 0.75)
+# password is now maple12" 0.70; but "My address is 12 Elm Street" / "My phone number is 555-0101" 0.75);
+# in terse chat a revision shares a word and less meaning ("finally moved into the leeds flat" / "leeds
+# didnt work out, im in sheffield now"), and moving it is only ever showing the later statement first
 SHARED_WORD_SUBJECT = {"hash": 0.35}
-DEFAULT_SHARED_WORD_SUBJECT = 0.6
+DEFAULT_SHARED_WORD_SUBJECT = 0.4
+# ... or said by the same person and this close: both answer the question asked (they are hits for it), and
+# a person's later word on it in revising words ("raised my lesson price to 55/hr" after "i charge 45 an
+# hour") is their current one, though the two share no word
+SAME_SPEAKER_SUBJECT = {"hash": 0.2}
+DEFAULT_SAME_SPEAKER_SUBJECT = 0.3
 REVISION_WORDS = frozenset(("actually", "correction", "corrected", "changed", "moved", "instead", "anymore",
                             "longer", "now", "update", "updated", "rescheduled", "postponed", "switched",
                             "sold", "bought", "raised", "lowered", "reset", "replaced", "renamed", "quit"))
@@ -129,6 +145,38 @@ def without_shown(hit: Hit, shown: set[str], known: frozenset[str]) -> Hit | Non
     return replace(hit, text=attributed([(h[:-2], s[len(h):]) for h, s in zip(heads, kept, strict=True)]))
 
 
+MAX_LIFTED = 2  # episodes shown above the dream record that gathers them
+
+
+def statements_first(ordered: list[Hit], known: frozenset[str]) -> list[Hit]:
+    """The ranked hits with what people said before what was made of it, and answers before questions:
+    the best MAX_LIFTED of a dream record's own episodes among the hits are moved just above it, and
+    hits that only ask (text.only_asks) go after every hit that says something.
+
+    Why: a dream record that contains the answer ranked first, glued to its look-alike or to the value
+    it revised ("Maya charges 40 an hour. Maya now charges 55."), and an earlier asking of a question
+    shares its words; the statement itself is what answers (the record then shows only the rest)."""
+    position = {h.id: n for n, h in enumerate(ordered)}
+    out: list[Hit] = []
+    placed: set[str] = set()
+    for hit in ordered:
+        if hit.id in placed:
+            continue
+        if hit.layer == "semantic" and hit.shows:
+            own = sorted(position[e] for e in hit.cites if e in position and position[e] > position[hit.id])
+            for n in own[:MAX_LIFTED]:
+                if ordered[n].id not in placed:
+                    out.append(ordered[n])
+                    placed.add(ordered[n].id)
+        out.append(hit)
+        placed.add(hit.id)
+    asking = [h for h in out if h.layer != "semantic" and only_asks(h.text, known)]
+    if not asking or len(asking) == len(out):
+        return out
+    asked = {h.id for h in asking}
+    return [h for h in out if h.id not in asked] + asking
+
+
 def dedup(ordered: list[Hit], limit: int, known: frozenset[str]) -> list[Hit]:
     """The best hits that show something new: pointers (concepts) and hits whose episodes a better
     hit already shows are left out, and a statement said again in the same words is one hit that
@@ -188,14 +236,18 @@ def latest_first(hits: list[Hit], cands: Candidates, known: frozenset[str]) -> l
     aside = frozenset(term_set(" ".join(known))) | term_set(" ".join(REVISION_WORDS))
     name = cands.index.embedder.name
     close = SAME_SUBJECT.get(name, DEFAULT_SAME_SUBJECT), SHARED_WORD_SUBJECT.get(name, DEFAULT_SHARED_WORD_SUBJECT)
+    own = SAME_SPEAKER_SUBJECT.get(name, DEFAULT_SAME_SPEAKER_SUBJECT)
     out = list(hits)
     for new in timed:
         if new.id not in revisions:
             continue
+        who = speakers(new.text, known)
         for old in out[: out.index(new)]:
+            same_person = bool(who) and speakers(old.text, known) == who
             if old.id in vectors and old.time < new.time and any(
                     (general or renewed & term_set(old.text))
-                    and same_subject(float(vectors[old.id] @ v), term_set(old.text), said, aside, *close)
+                    and (same_subject(float(vectors[old.id] @ v), term_set(old.text), said, aside, *close)
+                         or (same_person and float(vectors[old.id] @ v) >= own))
                     for v, said, general, renewed in revisions[new.id]):
                 out.remove(new)
                 out.insert(out.index(old), new)

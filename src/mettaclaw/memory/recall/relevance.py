@@ -98,17 +98,22 @@ def judge(q: QueryVector, vectors: dict[str, Any], seen: Mapping[str, Candidate]
     Globex"), and a person's small talk took the first ranks and passed the floor. A candidate
     quoting someone the query names is measured without the names' part, in the query and in it,
     and ranked with what the names added on average among those candidates: being that person's
-    words still counts, the same for every one of them, not more the less a line says."""
+    words still counts, the same for every one of them, not more the less a line says. Every other
+    candidate is measured without the names too: "congrats keiko" was closer to "which city is Keiko
+    based in now" than her own "I'm in Sheffield now", by her name alone."""
     # a record with no sentence (an empty text) is close to nothing
     rows = {k: np.atleast_2d(v) for k, v in vectors.items() if np.size(v)}
     floor = best_cosine(q, rows)
-    quoting = {k: r for k, r in rows.items() if q.named & speakers(seen[k].text, known)}
+    if q.basis is None:
+        return floor, dict(floor)
+    plain = floor
+    floor = best_cosine(q, rows, quoting=True)  # every candidate without the names: a line naming them is not closer
+    quoting = [k for k in rows if q.named & speakers(seen[k].text, known)]
     if not quoting:
         return floor, dict(floor)
-    plain = {k: floor[k] for k in quoting}
-    floor.update(best_cosine(q, quoting, quoting=True))
     bonus = float(np.median([plain[k] - floor[k] for k in quoting]))
-    return floor, {k: c + bonus if k in quoting else c for k, c in floor.items()}
+    mine = frozenset(quoting)
+    return floor, {k: c + bonus if k in mine else c for k, c in floor.items()}
 
 
 def rerank_without_names(q: QueryVector, found: list[tuple[str, float]], cands: Candidates, known: frozenset[str]
@@ -196,6 +201,26 @@ def relevance(wanted: frozenset[str], candidates: Iterable[Candidate], floor: fl
         c.relevance = max(-1.0 if c.sentence is None else c.sentence, -1.0 if c.cosine is None else c.cosine)
         if c.relevance < floor and wanted <= term_set(c.text):
             c.relevance = 1.0
+
+
+WORD_EVIDENCE_HITS = 10  # the best BM25 hits whose own words say how much of the question words can find
+
+
+def word_evidence(wanted: frozenset[str], known: frozenset[str], texts: Iterable[str]) -> float:
+    """How much of the question its words find: the largest share, among the texts of the best BM25
+    hits, of the question's content terms (`wanted`, the senders' names aside) that a hit's own text
+    holds; 1 when the question has no terms but names."""
+    asked = wanted - term_set(" ".join(known))
+    if not asked:
+        return 1.0
+    return max((len(asked & term_set(t)) / len(asked) for t in texts), default=0.0)
+
+
+def closeness(c: Candidate) -> float | None:
+    """A candidate's measured cosine with the question (best sentence or whole text), before the floor
+    lifts one that holds every question word: what the meaning stage compares."""
+    found = [v for v in (c.sentence, c.cosine) if v is not None]
+    return max(found) if found else None
 
 
 def relevant_records(q: QueryVector, wanted: frozenset[str], records: list[SemanticRecord], index: RecallIndex,
