@@ -258,10 +258,13 @@ class Agent:
         return block
 
     def predictions(self, message: str) -> str:
-        """The PREDICTIONS block: what the actions named by the message and the pins, or the last
-        turn's commands, led to before (memory.predictions; "" without evidence)."""
+        """The PREDICTIONS block: what was done for earlier requests meaning the same as this turn's
+        messages, and what the actions named by the message and the pins, or the last turn's commands,
+        led to before (memory.predictions; "" without evidence)."""
         context = f"{message}\n{self.memory.working.text_of(self.scope)}"
-        block = self.memory.predictions(context, self.last_commands, self.now_text(), self.memory_skills.visible)
+        said = [m.shown() for m in self.turn_state.messages] if message else []
+        block = self.memory.predictions(context, self.last_commands, self.now_text(), self.memory_skills.visible,
+                                        said)
         self.turn_state.sections["PREDICTIONS"] = len(block)
         return block
 

@@ -274,11 +274,12 @@ class MemoryTools:
 
     def agent_predictions(self, context: str, recent: list[TurnCommand],
                           time: Time,
-                          scope: str = scopes.DEFAULT) -> dict[str, Any]:
-        """The PREDICTIONS block an agent's prompt shows: how the actions it names ended before."""
+                          scope: str = scopes.DEFAULT, messages: list[str] | None = None) -> dict[str, Any]:
+        """The PREDICTIONS block an agent's prompt shows: how the actions it names, and those done for
+        earlier requests meaning the same as its `messages` (as shown, `who: text`), ended before."""
         self._real_time(time)
         return {"block": self.memory.predictions(context, [Command(c.skill, tuple(c.args)) for c in recent], time,
-                                                 self._reading(scope))}
+                                                 self._reading(scope), messages or [])}
 
     def agent_knowledge(self, message: str, budget: Annotated[int, Field(ge=0, le=100_000)],
                         scope: str = scopes.DEFAULT,

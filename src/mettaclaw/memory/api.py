@@ -14,6 +14,7 @@ Locking is the memory's own: every method takes what lock it needs; a caller nev
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from mettaclaw.memory.episodes.index import TurnRecord
@@ -59,7 +60,7 @@ class MemoryAPI(Protocol):
                   budget_ms: float | None = None) -> str: ...
 
     def predictions(self, context: str, recent: list[Command], now_text: str,
-                    visible: frozenset[str] | None = None) -> str: ...
+                    visible: frozenset[str] | None = None, messages: Sequence[str] = ()) -> str: ...
 
     def trace_tail(self, max_chars: int, visible: frozenset[str] | None = None) -> str: ...
 

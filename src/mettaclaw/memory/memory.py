@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from mettaclaw.memory.core.times import format_time
 from mettaclaw.memory.dream.report import read_reports
 from mettaclaw.memory.episodes import delivery
 from mettaclaw.memory.episodes.index import EPISODE_KIND, EpisodeIndex, TurnRecord, message_id, offset_of
+from mettaclaw.memory.episodes.precedents import Precedents
 from mettaclaw.memory.episodes.records import Episode
 from mettaclaw.memory.index.rows import IndexRow
 from mettaclaw.memory.recall import Hit, LayerGraph, RecallPipeline
@@ -70,6 +71,7 @@ class Memory(Forgetting):
         self._mirror = mirror.Mirror(index, semantic)
         self._mirror.sync()  # copies of records a crash left behind (Mirror: orphaned)
         self.statistics: Any = None  # the statistics layer (statistics.py), listening to the trace
+        self.precedents = Precedents(index, episodes.trace)  # what was done for requests like this one
         self.last_context: Any = None  # the last KNOWLEDGE block built: its level and cost
         self.session_end_s = 0.0  # how long close() may dream over what is not consolidated yet
         self.turn_log: Path | None = None  # the agent's turn log (turns.py) in this folder: forgetting reaches it
@@ -319,12 +321,19 @@ class Memory(Forgetting):
         return f"KNOWLEDGE:\n{block}" if block else ""
 
     def predictions(self, context: str, recent: list[Command], now_text: str,
-                    visible: frozenset[str] | None = None) -> str:
+                    visible: frozenset[str] | None = None, messages: Sequence[str] = ()) -> str:
         """The prompt's PREDICTIONS block: how the actions the context names (or the last commands)
-        ended before, with counts and source episodes ("" without evidence)."""
+        ended before, and those done for earlier requests meaning the same as this turn's `messages`
+        (as shown, `who: text`), with counts and source episodes ("" without evidence). A kind found
+        both ways is shown by name: that counts all of its history, not only the requests like this one."""
         from mettaclaw.memory.episodes.statistics import render
 
-        return render(self.statistics.predictions(context, recent, now_text, visible))
+        by_name = self.statistics.predictions(context, recent, now_text, visible)
+        if not any(m.strip() for m in messages):
+            return render(by_name)
+        with self.lock:  # the dream writes the memory index
+            by_meaning = self.precedents.predictions(messages, now_text, visible)
+        return render(by_name + by_meaning)
 
     def cites(self, record_id: str) -> list[str]:
         """The episodes a shown id stands for: an episode itself, or what a dream record cites."""

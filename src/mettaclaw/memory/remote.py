@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -232,9 +232,10 @@ class RemoteMemory:
                                     budget_ms=budget_ms)["block"])
 
     def predictions(self, context: str, recent: list[Command], now_text: str,
-                    visible: frozenset[str] | None = None) -> str:
+                    visible: frozenset[str] | None = None, messages: Sequence[str] = ()) -> str:
         return str(self.caller.call("agent_predictions", context=context, time=now_text, scope=_scope(visible),
-                                    recent=[{"skill": c.skill, "args": list(c.args)} for c in recent])["block"])
+                                    recent=[{"skill": c.skill, "args": list(c.args)} for c in recent],
+                                    messages=list(messages))["block"])
 
     def close(self, cancel: threading.Event | None = None) -> None:
         """As Memory.close; the server dreams, so there is no session-end dream here for `cancel` to cut."""

@@ -12,6 +12,10 @@ A prediction is shown only when there is evidence: at least `MIN_EVIDENCE` obser
 Wilson bound (90%) on the expected outcome above one half. A condition (the part of the day) is used
 only when it differs from the other parts beyond chance (a two-proportion z test), so outcomes that
 do not depend on the time never make a time-of-day prediction: that is the randomness gate.
+
+Here a kind is predicted when the context names it; a request rarely names the program it needs
+("please back up my photos" runs `sh`), so what was done for earlier requests meaning the same is
+counted the same way and passes the same gates (precedents.py), and `render` shows each kind once.
 """
 
 from __future__ import annotations
@@ -177,6 +181,8 @@ class Prediction:
     statuses: list[str]
     episodes: list[str]
     ms: float
+    requests: int = 0  # found by meaning (precedents.py): how many earlier requests like this one; 0 when named
+    like: str = ""  # the closest of those requests
 
     def line(self) -> str:
         when = "" if self.part is None else " at night" if self.part == "night" else f" in the {self.part}"
@@ -184,8 +190,10 @@ class Prediction:
         counts = f"failed {failed} of {self.n}" if self.expected == "failure" else f"succeeded {self.ok} of {self.n}"
         how = f" ({', '.join(_status(s) for s in self.statuses[:2])})" if self.expected == "failure" and self.statuses else ""
         other = f"; otherwise succeeded {self.otherwise[0]} of {self.otherwise[1]}" if self.otherwise else ""
-        return (f"- {self.kind}{when}: expect {self.expected}{how}: {counts}{other}; confidence {self.confidence:.2f}; "
-                f"takes about {_seconds(self.ms)}; episodes {', '.join(self.episodes)}")
+        asked = f" (run for {self.requests} earlier requests like this one, such as {json.dumps(self.like)})" \
+            if self.requests else ""
+        return (f"- {self.kind}{when}{asked}: expect {self.expected}{how}: {counts}{other}; "
+                f"confidence {self.confidence:.2f}; takes about {_seconds(self.ms)}; episodes {', '.join(self.episodes)}")
 
 
 def _status(status: str) -> str:
@@ -329,7 +337,11 @@ class OutcomeStatistics(Announcer):
 
 
 def render(predictions: list[Prediction]) -> str:
-    if not predictions:
+    """The PREDICTIONS block, each kind of action once (the first prediction of it given)."""
+    shown: dict[str, Prediction] = {}
+    for p in predictions:
+        shown.setdefault(p.kind, p)
+    if not shown:
         return ""
     return "PREDICTIONS (how such actions ended before; counts are evidence, not certainty):\n" + \
-        "\n".join(p.line() for p in predictions)
+        "\n".join(p.line() for p in shown.values())

@@ -29,6 +29,7 @@ _CHUNK = 64 * 1024
 RUNS_SUFFIX = ".runs"  # beside the trace: the offsets of records earlier than the record before them
 # beside the trace: the offset from which every record holds one message (records.py); older ones may hold a turn's
 ONE_MESSAGE_SUFFIX = ".one-message-from"
+TURN_RECORDS = 16  # how far past a message `turn_of` reads for its turn's record of what was done
 
 
 class EpisodicTrace(Announcer):
@@ -323,6 +324,26 @@ class EpisodicTrace(Announcer):
                             found.append(episode)
                 pos += len(raw)
         return found
+
+    def turn_of(self, record_id: str, within: int = TURN_RECORDS) -> Episode | None:
+        """The record of what the agent did in the turn of a message record: the record itself when it
+        holds what was done (a turn of one message, or one written before a record held one message),
+        else the first of the next `within` records that does, when its IN_REPLY_TO names this one.
+        None when there is none: nothing was done, or the turn gathered more than `within` messages.
+        Read forward by seek from the record: a turn's records are written together, in one write."""
+        episode = self.get(record_id)
+        if episode is None:
+            return None
+        if episode.commands or episode.errors or episode.in_reply_to:
+            return episode
+        for n, later in enumerate(self.records_after(episode.offset)):
+            if n >= within:
+                break
+            if later.in_reply_to:
+                return later if episode.id in later.in_reply_to else None
+            if later.commands or later.errors:
+                return None  # a later turn's record of what was done: this message's turn did nothing
+        return None
 
     def latest(self, count: int) -> list[Episode]:
         """The last `count` records written, oldest first: what just happened, whatever times the clock
