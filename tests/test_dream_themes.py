@@ -422,3 +422,14 @@ def test_the_cache_serves_two_threads_at_once():
     for thread in threads:
         thread.join()
     assert not errors
+
+
+def test_a_long_text_makes_no_theme_its_passages_are_recalled_instead():
+    """An assistant's reply or a pasted document is recalled by its own passages (text.passages): its
+    dozens of sentences would make themes that outrank what people said."""
+    policy = ThemePolicy(size=2, max_sentences=4, window=50)
+    reply = " ".join(f"Step {n}: configure the garden irrigation timer for zone {n} before the summer." for n in range(20))
+    kept: dict = {}
+    assert collect(kept, [DreamEpisode("L", T0, f"helper: {reply}", meta={"who": "helper"})], "who", policy) == set()
+    assert collect(kept, [DreamEpisode("S", T0, "helper: The garden irrigation timer runs at dawn every day.",
+                                       meta={"who": "helper"})], "who", policy) == {"helper"}

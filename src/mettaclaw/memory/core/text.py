@@ -375,3 +375,11 @@ def prose(text: str, known: frozenset[str] = frozenset()) -> str:
             body = lines[i].removeprefix(label(lines[i], known) or "").strip()
             code[i] = code[i] or not (_SENTENCE_END.search(body) and len(words(body)) >= 3)
     return "\n".join(line for line, dropped in zip(lines, code, strict=True) if not dropped)
+
+
+def chat_prose(text: str, known: frozenset[str] = frozenset()) -> str:
+    """What the dream distils of a message: its prose (`prose`), and nothing of a text longer than
+    LONG_TEXT (an assistant's reply, a pasted document). Why: such a text is recalled and shown by its
+    own passages; its dozens of sentences made themes and summaries that outranked what people said,
+    and cost most of the dream's time."""
+    return "" if len(text) > LONG_TEXT else prose(text, known)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mettaclaw.memory.core.text import prose, sentences, term_set, terms
+from mettaclaw.memory.core.text import chat_prose, sentences, term_set, terms
 from mettaclaw.memory.semantic.memory import MAX_CONTENT
 
 from .concepts import CALENDAR
@@ -101,7 +101,7 @@ class ExtractiveSummariser:
         items: list[tuple[str, str, frozenset[str]]] = []  # (episode id, sentence, content terms)
         for ep in cluster:
             who = str(ep.meta.get("who") or "")
-            for sent in sentences(prose(ep.text)):  # a pasted program, traceback or log makes no fact
+            for sent in sentences(chat_prose(ep.text)):  # a pasted program, log or long text makes no fact
                 t = term_set(sent) - ignore
                 if len(t) >= self.min_terms and len(sent) <= MAX_SENTENCE_CHARS and not sent.endswith("?"):
                     items.append((ep.id, _labelled(sent, who), t))
@@ -232,7 +232,7 @@ class LLMSummariser:
 
         listing, used, listed = [], 0, set()
         for n, ep in enumerate(cluster, start=1):
-            said = " ".join(prose(ep.text).split())  # the model sees no pasted code to make facts of
+            said = " ".join(chat_prose(ep.text).split())  # the model sees no pasted code to make facts of
             if not said:
                 continue
             line = f"[{n}] {said[:600]}"

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from mettaclaw.memory.core import scopes
-from mettaclaw.memory.core.text import attributed, prose, sentences, term_set
+from mettaclaw.memory.core.text import attributed, chat_prose, sentences, term_set
 from mettaclaw.memory.stores.cache import embed_ahead
 
 from .cluster import CLUSTERINGS, cluster_vectors
@@ -112,7 +112,7 @@ def collect(kept: dict[str, list[list[Any]]], batch: Sequence[DreamEpisode], gro
             continue  # this batch was consolidated before a crash: its sentences are in already
         group = str(ep.meta.get(group_by) or "") if group_by else ""
         # a pasted program or traceback is no theme of what someone said (text.prose)
-        for who, text in spoken(prose(ep.text), group if group_by == "who" else ""):
+        for who, text in spoken(chat_prose(ep.text), group if group_by == "who" else ""):
             rows = kept.setdefault(who or group, [])
             for sent in content_sentences(text, who or group, names, policy):
                 rows.append([ep.id, ep.time, sent])
