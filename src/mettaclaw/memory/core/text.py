@@ -154,6 +154,8 @@ def says_nothing(text: str, known: frozenset[str] = frozenset()) -> bool:
     all"): at most MAX_EMPTY_WORDS words, its speaker's label aside, each a stop word or a greeting.
     Why: such a line is close to every question in a small embedding space and, through the words
     its neighbours lend it, in BM25, and it answers none of them."""
+    if len(text) > MAX_NAME + 2 + MAX_EMPTY_WORDS * 20:  # far too long for so few words: not read at all
+        return False
     said = words(text.removeprefix(label(text, known) or ""))
     return len(said) <= MAX_EMPTY_WORDS and all(w in STOPWORDS or w in GREETINGS for w in said)
 
@@ -265,6 +267,12 @@ MAX_PASSAGES = 48  # of one memory (a passage per 400 characters: the first 19,0
 
 
 def passages(text: str, known: frozenset[str] = frozenset()) -> list[str]:
+    """The parts a memory is measured by and shown as (`long_passages`), as a new list."""
+    return labelled_sentences(text, known) if len(text) <= LONG_TEXT else list(long_passages(text, known))
+
+
+@functools.lru_cache(maxsize=4096)  # recall splits the same long candidates query after query
+def long_passages(text: str, known: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The parts a memory is measured by and shown as: its labelled sentences (`labelled_sentences`),
     and for a text longer than LONG_TEXT runs of them of one speaker up to PASSAGE_CHARS each (a longer
     sentence is a passage of its own), at most MAX_PASSAGES.
@@ -274,7 +282,7 @@ def passages(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     a passage is measured on about as much text as a chat message, and it is what the reader needs
     shown, not the whole text."""
     if len(text) <= LONG_TEXT:
-        return labelled_sentences(text, known)
+        return tuple(labelled_sentences(text, known))
     out: list[str] = []
     who, run = "", ""
     for sentence in labelled_sentences(text, known, limit=MAX_PASSAGES * 40):
@@ -286,9 +294,9 @@ def passages(text: str, known: frozenset[str] = frozenset()) -> list[str]:
         if run:
             out.append(run)
             if len(out) >= MAX_PASSAGES:
-                return out
+                return tuple(out)
         who, run = speaker, sentence
-    return [*out, run][:MAX_PASSAGES] if run else out or [text]
+    return tuple([*out, run][:MAX_PASSAGES] if run else out or [text])
 
 
 def attributed(lines: Sequence[tuple[str, str]]) -> str:

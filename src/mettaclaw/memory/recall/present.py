@@ -16,6 +16,7 @@ from mettaclaw.memory.core.text import (
     label,
     labelled_sentences,
     only_asks,
+    passages,
     speakers,
     stem,
     term_set,
@@ -261,7 +262,7 @@ def revising_sentences(hits: list[Hit], cands: Candidates, known: frozenset[str]
     REVISION_WORDS word is among them, and what they call new (`RENEWING`). Why sentences: in a long
     chat turn "don't quit" or "now" is rarely about what the rest of the turn shares with an
     earlier hit."""
-    said = {h.id: labelled_sentences(cands.seen[h.id].text, known) for h in hits}  # as its vectors are
+    said = {h.id: passages(cands.seen[h.id].text, known) for h in hits}  # as its vectors are
     showing = {h.id: {bare_statement(s, known) for s in labelled_sentences(h.text, known)} for h in hits}  # maybe fewer
     found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
     for i, parts in said.items():
