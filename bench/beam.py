@@ -8,7 +8,8 @@ role; `--pace K` puts K messages into the channel before each turn (a slow model
 several), never across two of the chat's batches. Each batch's time anchor is its date; its messages
 come a minute apart (an injected clock); dreams run when the default settings trigger them.
 
-Each probing question is then asked alone through the `query` skill and scored from the record ids the
+Each probing question is then asked alone through the `query` skill, as the user (the asker a turn the
+user's message started would give it: a question about "my" sprint is about the user's words), and scored from the record ids the
 skill shows: a message's episode counts for that message, however little of it is shown (a long one is
 shown by its passage); a derived record counts for the messages it cites that its shown text shows. Its
 tokens are counted on the text shown: what the model reads. Evidence is the question's `source_chat_ids`,
@@ -234,6 +235,7 @@ def ask(chat: dict[str, Any], pace: int, agent: Agent, memory: Any, messages_of:
     questions with no evidence keep what was shown for them, unscored."""
     scored_questions, unscored = [], []
     task = bar.add_task(f"{chat['source']} pace {pace}: questions", total=len(chat["questions"]))
+    agent.memory_skills.asker = "user"  # BEAM's questions are the user's, as in a turn the user's message started
     for qa in chat["questions"]:
         memory.embedder.forget(qa["question"])  # every timed query pays for its own embedding
         t0 = time.perf_counter()

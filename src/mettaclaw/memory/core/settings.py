@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # The stages of a recall, in the order they run (recall/pipeline.py says what each does).
-STAGES = ("candidates", "fuse", "sentences", "semantic", "speakers", "asker", "floor", "meaning", "spread", "dedup",
-          "revisions")
+STAGES = ("candidates", "fuse", "sentences", "semantic", "speakers", "asker", "floor", "meaning", "spread",
+          "statements", "dedup", "revisions")
 
 
 class ActivationWeights(BaseModel):

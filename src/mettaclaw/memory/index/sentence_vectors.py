@@ -18,14 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory.core.text import passages
+from mettaclaw.memory.core.text import labelled_sentences, passages
 from mettaclaw.memory.stores.keyed_vectors import InMemoryKeyedVectors, KeyedVectors, text_digest
 
 # How a row's text was split into labelled sentences: part of what each entry is checked against, so
 # vectors split another way (a summary's "Ann: ..." once embedded as "Sam: Ann: ...") are made again
 # when next asked for, not read as this split's. 2: the one sentence rule (text.sentence_starts), under
-# which a title's or an initial's period ends no sentence. 3: a long text by its passages (text.passages).
-SPLIT = "labels-per-sentence-3"
+# which a title's or an initial's period ends no sentence. 4: a long text by its passages (text.passages), a
+# dream record by its sentences.
+SPLIT = "labels-per-sentence-4"
+DERIVED_KIND = "derived"  # the kind of a dream record's mirror row (memory/mirror.py)
 
 
 def _digest(text: str) -> str:
@@ -34,8 +36,9 @@ def _digest(text: str) -> str:
 
 def sentence_parts(text: str, meta: dict[str, Any], known: frozenset[str] = frozenset()) -> list[str] | None:
     """A row's sentences, or a long row's passages (text.passages; labelled with who said them, `known`:
-    the senders' names, text.label) when its best part is not simply the row."""
-    found = passages(text, known)
+    the senders' names, text.label) when its best part is not simply the row. A dream record's row is
+    measured by its sentences however long: it is a list of statements, each from its own episode."""
+    found = labelled_sentences(text, known) if meta.get("kind") == DERIVED_KIND else passages(text, known)
     return found if len(found) > 1 or found[0] != text or meta.get("breadcrumb") else None
 
 

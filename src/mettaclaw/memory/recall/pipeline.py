@@ -19,8 +19,8 @@ memory). The stages, each a function `(Candidates, Query) -> Candidates`, in ord
     spread      spreading activation from the best hits across the links between layers (episodes
                 next to each other, facts and the episodes they came from); what only it reaches
                 faces the same floor
-    dedup       the shown list: what was said above the dream records made of it, answers above
-                questions, no pointers, no repeats, no hit whose episodes a better one shows
+    statements  what was said above the dream records made of it, answers above questions
+    dedup       the shown list: no pointers, no repeats, no hit whose episodes a better one shows
     revisions   a revision shown just above the earlier statement it revises (present.py)
 
 Each stage is a few lines here, over the typed candidates (candidates.py); what they measure and
@@ -286,9 +286,17 @@ def reached(layer: str, node_id: str, cands: Candidates, q: Query) -> Candidate 
     return cands.row(node_id)
 
 
+def said_first(cands: Candidates, q: Query) -> Candidates:
+    """statements: the hits in order, what people said above the dream records made of it and answers
+    above questions (present.statements_first)."""
+    cands.shown = statements_first([hit_of(c) for c in cands.best()], q.known)
+    return cands
+
+
 def dedup_shown(cands: Candidates, q: Query) -> Candidates:
     """dedup: the shown list, best first, without pointers, repeats and what better hits show."""
-    cands.shown = dedup(statements_first([hit_of(c) for c in cands.best()], q.known), q.limit, q.known)
+    ordered = cands.shown if cands.shown is not None else [hit_of(c) for c in cands.best()]
+    cands.shown = dedup(ordered, q.limit, q.known)
     return cands
 
 
@@ -301,7 +309,7 @@ def revisions_first(cands: Candidates, q: Query) -> Candidates:
 STAGE_FUNCTIONS: dict[str, Stage] = {
     "candidates": gather, "fuse": fuse_rankings, "sentences": rank_by_sentences, "semantic": rank_semantic,
     "speakers": lift_named, "asker": lift_askers_own, "floor": hold_to_floor, "meaning": follow_meaning,
-    "spread": spread,
+    "spread": spread, "statements": said_first,
     "dedup": dedup_shown, "revisions": revisions_first,
 }
 assert tuple(STAGE_FUNCTIONS) == STAGES, "every stage settings.STAGES names has its function here, in order"

@@ -102,7 +102,7 @@ def shown_hits(cands: Candidates, limit: int) -> list[Hit]:
     """The list made for the reader (`cands.shown`), or, before a stage made one, the `limit` best
     contending candidates as hits."""
     if cands.shown is not None:
-        return cands.shown
+        return cands.shown[:limit]
     return [hit_of(c) for c in cands.best()[:limit]]
 
 
@@ -262,7 +262,8 @@ def revising_sentences(hits: list[Hit], cands: Candidates, known: frozenset[str]
     REVISION_WORDS word is among them, and what they call new (`RENEWING`). Why sentences: in a long
     chat turn "don't quit" or "now" is rarely about what the rest of the turn shares with an
     earlier hit."""
-    said = {h.id: passages(cands.seen[h.id].text, known) for h in hits}  # as its vectors are
+    said = {h.id: (labelled_sentences if h.layer == "semantic" else passages)(cands.seen[h.id].text, known)
+            for h in hits}  # as its vectors are
     showing = {h.id: {bare_statement(s, known) for s in labelled_sentences(h.text, known)} for h in hits}  # maybe fewer
     found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
     for i, parts in said.items():

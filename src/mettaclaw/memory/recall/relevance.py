@@ -22,6 +22,7 @@ from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings
 from mettaclaw.memory.core.text import (
     LONG_TEXT,
     asks_again,
+    labelled_sentences,
     only_asks,
     passages,
     query_terms,
@@ -148,22 +149,22 @@ def best_sentences(q: QueryVector, pool: list[Candidate], cands: Candidates, kno
 
 
 def best_passages(q: QueryVector, vectors: dict[str, Any], cands: Candidates, known: frozenset[str]) -> None:
-    """Set each long candidate's `passage`: its passage closest to the query (text.passages; the vectors
-    are its passages' when it is long), what is shown of it."""
+    """Set each long episode's or memory's `passage`: its passage closest to the query (text.passages;
+    the vectors are its passages' when it is long), what is shown of it. A dream record is shown whole."""
     for key, rows in vectors.items():
         c = cands.seen[key]
-        if len(c.text) > LONG_TEXT and np.size(rows):
+        if c.layer != "semantic" and len(c.text) > LONG_TEXT and np.size(rows):
             parts = passages(c.text, known)
             if len(parts) == len(np.atleast_2d(rows)):
                 c.passage = parts[int(np.argmax(q.cosines(rows)))]
 
 
 def record_sentence_vectors(records: list[Candidate], index: RecallIndex, known: frozenset[str]) -> dict[str, Any]:
-    """The vectors of each semantic record's sentences (a long one's passages), each with its speaker's
-    label (embedded here: the index keeps sentence vectors of its own rows only)."""
+    """The vectors of each semantic record's sentences, each with its speaker's label (embedded here:
+    the index keeps sentence vectors of its own rows only)."""
     if not records:
         return {}
-    parts = [passages(c.text, known) for c in records]
+    parts = [labelled_sentences(c.text, known) for c in records]
     vectors = index.embedder.embed([s for p in parts for s in p])
     out, pos = {}, 0
     for c, found in zip(records, parts, strict=True):
