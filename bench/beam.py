@@ -244,7 +244,7 @@ def ask(chat: dict[str, Any], pace: int, agent: Agent, memory: Any, messages_of:
         memory.apply_touches()  # as the end of the turn that asked it would: the next question ranks with them
         ranked = [(text, hit_messages(record_id, text, memory.cites(record_id), messages_of, text_of))
                   for record_id, text in shown_hits(shown)]
-        entry = {**qa, "agent_ms": agent_ms, "shown": [[t, messages] for t, messages in ranked]}
+        entry = {**qa, "pace": pace, "agent_ms": agent_ms, "shown": [[t, messages] for t, messages in ranked]}
         if not qa["evidence"]:
             unscored.append(entry)
             bar.advance(task)

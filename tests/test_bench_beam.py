@@ -85,8 +85,9 @@ def test_an_episode_stands_for_its_message_by_any_passage_and_a_derived_record_f
 
 
 def test_a_late_sentence_of_a_long_message_is_shown_by_a_record_quoting_it():
-    long = "assistant: " + " ".join(f"Step {n} sets up part {n} of the app." for n in range(80))
-    assert beam.shows("Step 75 sets up part 75 of the app.", long)  # past the first 50 sentences
+    long = "assistant: " + " ".join(f"The module alpha{n} needs setting{n} before release{n}." for n in range(80))
+    assert beam.shows("The module alpha75 needs setting75 before release75.", long)  # past the first 50
+    assert not beam.shows("The module alpha95 needs setting95 before release95.", long)
 
 
 def test_a_chat_is_read_with_its_batch_dates_and_its_questions_by_ability(tmp_path):
