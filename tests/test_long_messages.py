@@ -39,7 +39,8 @@ def test_a_long_reply_is_shown_by_the_passage_that_answers(open_test_memory) -> 
     memory.record_turn("2026-11-28 10:01:00", [Message(reply, "helper", "irc:#dev")], [])
     hits = memory.pipeline.run("when does the staging server backup run", 5)
     assert hits and "every Sunday at 4am" in hits[0].text
-    assert len(hits[0].text) <= PASSAGE_CHARS + 20 < len(reply)  # the passage, not the whole reply
+    assert len(hits[0].text) <= PASSAGE_CHARS + 60 < len(reply)  # the passage, not the whole reply
+    assert hits[0].text.endswith(f"[a passage of {len('helper: ' + reply):,} characters]")
 
 
 def test_length_is_no_advantage_over_the_short_statement_that_answers(open_test_memory) -> None:

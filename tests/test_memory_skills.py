@@ -90,14 +90,14 @@ def test_query_modes_reach_semantic_memory(make_agent) -> None:
     assert "Bob works at the bakery" in outcome.results[3] and "bread was late" in outcome.results[3]
 
 
-def test_a_long_record_found_by_a_query_is_cut_and_leaves_room_for_the_others(make_agent) -> None:
+def test_a_long_record_found_by_a_query_is_shown_by_a_passage_and_leaves_room_for_the_others(make_agent) -> None:
     log = "build log: " + " ".join(f"step {n} compiled module m{n} fine." for n in range(20_000))
     agent, *_ = make_agent(["send ok", "remember the build log says module m7 failed once\nquery build log module"],
                            [log])
     agent.turn()
     shown = agent.turn().results[1]
-    assert len(shown) < 3_000 and "more characters not shown" in shown
-    assert "module m7 failed once" in shown and "step 3 compiled" in shown
+    assert len(shown) < 3_000 and f"[a passage of {len(log):,} characters]" in shown
+    assert "module m7 failed once" in shown and "compiled module" in shown
 
 
 def test_remember_refuses_a_document_and_stores_nothing(make_agent) -> None:

@@ -288,7 +288,9 @@ def reached(layer: str, node_id: str, cands: Candidates, q: Query) -> Candidate 
 
 def said_first(cands: Candidates, q: Query) -> Candidates:
     """statements: the hits in order, what people said above the dream records made of it and answers
-    above questions (present.statements_first)."""
+    above questions (present.statements_first); not for a question about the dream's records only."""
+    if q.layer == "semantic":
+        return cands
     cands.shown = statements_first([hit_of(c) for c in cands.best()], q.known)
     return cands
 

@@ -47,9 +47,10 @@ SHARED_WORD_SUBJECT = {"hash": 0.35}
 DEFAULT_SHARED_WORD_SUBJECT = 0.4
 # ... or said by the same person and this close: both answer the question asked (they are hits for it), and
 # a person's later word on it in revising words ("raised my lesson price to 55/hr" after "i charge 45 an
-# hour") is their current one, though the two share no word
+# hour", 0.60 with both labels) is their current one, though the two share no word; one person's unrelated
+# lines are about 0.4 ("I reset the router, the wifi password is now maple12" / "My address is 12 Elm Street")
 SAME_SPEAKER_SUBJECT = {"hash": 0.2}
-DEFAULT_SAME_SPEAKER_SUBJECT = 0.3
+DEFAULT_SAME_SPEAKER_SUBJECT = 0.5
 REVISION_WORDS = frozenset(("actually", "correction", "corrected", "changed", "moved", "instead", "anymore",
                             "longer", "now", "update", "updated", "rescheduled", "postponed", "switched",
                             "sold", "bought", "raised", "lowered", "reset", "replaced", "renamed", "quit"))
@@ -94,8 +95,14 @@ def hit_of(c: Candidate) -> Hit:
         # the model nor the person could say where the knowledge stood
         crumb = " ".join(str(meta["breadcrumb"]).split())
         source = crumb if len(crumb) <= MAX_SOURCE_CHARS else crumb[:MAX_SOURCE_CHARS] + " ..."
-    text = c.row.document if c.passage is None else c.passage  # a long text: its best passage
+    text = c.row.document if c.passage is None else passage_shown(c.passage, c.row.document)
     return Hit(c.layer, c.key, text, c.score, cites, time=str(meta.get("time", "")), source=source)
+
+
+def passage_shown(passage: str, whole: str) -> str:
+    """A long text's passage as it is shown: with how long the whole is, so the reader knows there is
+    more (the `history` of its episode, or the file, has it)."""
+    return f"{passage} [a passage of {len(whole):,} characters]"
 
 
 def shown_hits(cands: Candidates, limit: int) -> list[Hit]:
