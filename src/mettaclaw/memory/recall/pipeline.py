@@ -291,7 +291,7 @@ def said_first(cands: Candidates, q: Query) -> Candidates:
     above questions (present.statements_first); not for a question about the dream's records only."""
     if q.layer == "semantic":
         return cands
-    cands.shown = statements_first([hit_of(c) for c in cands.best()], q.known)
+    cands.shown = statements_first([hit_of(c) for c in cands.best()], q.known, q.limit)
     return cands
 
 
