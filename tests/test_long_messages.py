@@ -45,7 +45,7 @@ def test_a_long_reply_is_shown_by_the_passage_that_answers(open_test_memory) -> 
 
 def test_length_is_no_advantage_over_the_short_statement_that_answers(open_test_memory) -> None:
     """The long reply repeats the question's words in many sentences; the short statement answers it.
-    (Other talk between them: next to each other, spreading along the turns decides a near tie.)"""
+    (The replies on a channel of their own: along one channel's turns, spreading decides a near tie.)"""
     memory = open_test_memory()
     reply = long_reply("Choosing a database for the budget tracker depends on the database features you need.")
     reply += " " + " ".join(f"A database option number {n} for a tracker could be considered." for n in range(20))
@@ -53,6 +53,6 @@ def test_length_is_no_advantage_over_the_short_statement_that_answers(open_test_
             ("dana", "I picked PostgreSQL as the database for my budget tracker"),
             ("ann", "my cat knocked the plant off the shelf again"), ("helper", long_reply("Nice choice overall."))]
     for n, (who, text) in enumerate(said):
-        memory.record_turn(f"2026-11-28 10:0{n}:00", [Message(text, who, "irc:#dev")], [])
+        memory.record_turn(f"2026-11-28 10:0{n}:00", [Message(text, who, "irc:#help" if who == "helper" else "irc:#dev")], [])
     hits = memory.pipeline.run("which database did dana pick for the budget tracker", 5)
     assert hits[0].text == "dana: I picked PostgreSQL as the database for my budget tracker"
