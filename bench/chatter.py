@@ -50,6 +50,7 @@ from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
 from mettaclaw.llm import Scripted  # noqa: E402
 from mettaclaw.memory import open_memory  # noqa: E402
+from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, RecallSettings  # noqa: E402
 from mettaclaw.messages import Message  # noqa: E402
 from mettaclaw.runtime import Agent  # noqa: E402
 
@@ -127,11 +128,12 @@ def summarise(questions: list[dict[str, Any]], mode: str) -> dict[str, Any]:
     return out
 
 
-def run_part(name: str, part: dict[str, Any], pace: int, embedder: Any, folder: Path, bar: Any) -> dict[str, Any]:
+def run_part(name: str, part: dict[str, Any], pace: int, embedder: Any, folder: Path, bar: Any,
+             settings: RecallSettings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """One agent hears the part's lines, `pace` a turn, then is asked its questions."""
     config = load_config([f"memoryDir={folder}", "provider=scripted"], env={})
     clock = SessionClock()
-    memory = open_memory(config, embedder=embedder, clock=clock)
+    memory = open_memory(config, embedder=embedder, clock=clock, settings=settings)
     channel = QueueChannel(name=part["channels"][0])
     agent = Agent(config, Scripted([]), channel, memory, clock=clock)
     lines_of: dict[str, list[str]] = {}  # episode id -> the lines it records
@@ -233,7 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=PARTS, action="append", help="only this part (default: both)")
     parser.add_argument("--pace", type=int, action="append", help="messages a turn (default: 1 and 5)")
     parser.add_argument("--json", type=Path, help="write the figures and every question's rankings here")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="change a recall setting (tuning runs only), as in bench/locomo.py")
     args = parser.parse_args(argv)
+    try:
+        settings = RecallSettings(**dict(kv.split("=", 1) for kv in args.set))
+    except ValueError as exc:  # pydantic's ValidationError: the setting and why it was refused
+        parser.error(f"--set: {exc}")
     if any(p < 1 for p in args.pace or ()):
         parser.error("--pace is at least 1")
     from rich.progress import Progress
@@ -248,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     with Progress(transient=True) as bar, tempfile.TemporaryDirectory(prefix="chatter-live-") as tmp:
         for name in parts:
             for pace in paces:
-                runs.append(run_part(name, data[name], pace, embedder, Path(tmp) / f"{name}-{pace}", bar))
+                runs.append(run_part(name, data[name], pace, embedder, Path(tmp) / f"{name}-{pace}", bar, settings))
     print(f"{len(runs)} runs in {time.perf_counter() - begin:.0f} s; load average {load_average()}")
     for run in runs:
         print(f"  {run['part']} pace {run['pace']}: {run['lines']} messages in {run['turns']} turns, "
