@@ -2,28 +2,12 @@
 refused), the rule for the updated message ranking above the original, and the messages a turn
 gathers at a pace. Tiny inline data: the real chats are not part of the project."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import bench_module
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _beam():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("beam_bench", BENCH / "beam.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
-
-
-beam = _beam()
+beam = bench_module("beam")
 
 
 def test_evidence_of_every_shape_is_every_message_it_names_once():

@@ -2,33 +2,16 @@
 near misses that exist, each fact asked once in other words, parts that share no names), and its
 scoring rules count what they say."""
 
-import importlib.util
 import re
-import sys
 from datetime import datetime
-from pathlib import Path
 
 import pytest
+from conftest import bench_module
 
 from mettaclaw.memory.core.text import term_set
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _module(name: str):
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location(f"{name}_bench", BENCH / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
-
-
-chatter = _module("chatter")
-make = _module("make_chatter")
+chatter = bench_module("chatter")
+make = bench_module("make_chatter")
 DATA = chatter.load()
 
 

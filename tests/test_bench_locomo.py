@@ -1,27 +1,10 @@
 """The LoCoMo benchmark's statistics: the interval printed beside each R@10 and the paired comparison
 with an earlier run, which decide whether a tuning change is a change at all."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from conftest import bench_module
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def _locomo():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("locomo_bench", BENCH / "locomo.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
-
-
-locomo = _locomo()
+locomo = bench_module("locomo")
 
 
 def _run(scores: dict[str, list[float]]) -> list[dict]:
