@@ -39,3 +39,17 @@ def test_no_ack_greeting_or_earlier_question_comes_back_for_a_content_question(o
         shown = [h.text for h in memory.pipeline.run(question, 10)]
         assert shown, question
         assert not any(says_nothing(t) or t.endswith("?") for t in shown), (question, shown)
+
+
+def test_a_statement_is_shown_above_the_small_dream_record_that_glues_it_to_a_look_alike() -> None:
+    from mettaclaw.memory.recall.present import Hit, statements_first
+
+    glued = Hit("semantic", "theme-1", "Theo: the guy next door got a husky. we came home with a beagle pup.",
+                cites=["ep-1", "ep-2"])
+    gathered = Hit("semantic", "theme-2", "Sam: I paint. I painted a lake. I painted a sunrise. I sold one.",
+                   cites=["ep-5", "ep-6", "ep-7", "ep-8"])
+    ordered = [glued, Hit("episodic", "ep-9", "Ann: where did you get the pup?", cites=["ep-9"]),
+               Hit("episodic", "ep-2", "Theo: we came home with a beagle pup.", cites=["ep-2"]), gathered,
+               Hit("episodic", "ep-6", "Sam: I painted a lake.", cites=["ep-6"])]
+    shown = [h.id for h in statements_first(ordered, frozenset({"Theo", "Sam", "Ann"}))]
+    assert shown == ["ep-2", "theme-1", "theme-2", "ep-6", "ep-9"]  # the question last; a big theme keeps its place

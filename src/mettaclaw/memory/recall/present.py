@@ -154,26 +154,30 @@ def without_shown(hit: Hit, shown: set[str], known: frozenset[str]) -> Hit | Non
 
 
 MAX_LIFTED = 1  # episodes shown above the dream record that gathers them
+MAX_GLUED = 3  # a record citing at most this many episodes adds nothing over them but the glue
 
 
 def statements_first(ordered: list[Hit], known: frozenset[str], window: int = 10) -> list[Hit]:
     """The ranked hits with what people said before what was made of it, and answers before questions:
-    the best of a dream record's own episodes below it among the first `window` hits (those shown) is
-    moved just above it, and hits that only ask (text.only_asks) go after every hit that says something.
+    for a dream record of a few statements (at most MAX_GLUED episodes), the best of its own episodes
+    below it among the first `window` hits (those shown) is moved just above it, and hits that only ask
+    (text.only_asks) go after every hit that says something.
 
     Why: a dream record that contains the answer ranked first, glued to its look-alike or to the value
     it revised ("Maya charges 40 an hour. Maya now charges 55."), and an earlier asking of a question
     shares its words; the statement itself is what answers (the record then shows only the rest). Only
     one, and only from among those shown: lifting a record's episodes from further down filled the
     first places with what the record had gathered, not with what answers (LoCoMo R@10 0.895 -> 0.814
-    lifting two from anywhere, 0.849 one from the next ten)."""
+    lifting two from anywhere, 0.849 one from the next ten); and only from a record of a few: one of
+    many gathers what a question about a person's doings needs in one place, and lifting its best
+    episode pushed the record out of the first ten."""
     position = {h.id: n for n, h in enumerate(ordered)}
     out: list[Hit] = []
     placed: set[str] = set()
     for hit in ordered:
         if hit.id in placed:
             continue
-        if hit.layer == "semantic" and hit.shows:
+        if hit.layer == "semantic" and hit.shows and len(hit.cites) <= MAX_GLUED:
             at = position[hit.id]
             own = sorted(position[e] for e in hit.cites if e in position and at < position[e] < window)
             for n in own[:MAX_LIFTED]:
