@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from conftest import CountingEmbedder
+
 from mettaclaw.memory.episodes.index import EPISODE_FORMAT
 from mettaclaw.memory.episodes.records import Episode, message_parts
 from mettaclaw.memory.episodes.trace import ONE_MESSAGE_SUFFIX, EpisodicTrace
@@ -97,3 +99,22 @@ def test_a_folder_indexed_one_row_a_turn_is_indexed_again_one_row_a_message(tmp_
     assert all(r.metadata["episode_format"] == EPISODE_FORMAT for r in rows.values())
     assert re.search(r"who:bob\b", rows["ep-0.1"].metadata["tags"])
     assert memory.trace.get("ep-0.1").id == "ep-0"  # a part names its record
+
+
+def test_indexing_a_folder_again_embeds_only_what_changed(open_test_memory) -> None:
+    """Rows of one message keep their text: their vectors are reused, not embedded again (a folder of
+    months of turns is indexed again at the first start)."""
+    counting = CountingEmbedder()
+    memory = open_test_memory("chromaMode=embedded", embedder=counting)
+    for n in range(30):
+        memory.record_turn(f"2026-11-28 10:{n:02d}:00", [Message(f"message number {n} about the garden", "ann", "irc:#c")],
+                           [Command("send", (f"reply {n}",))])
+    ids = memory.index.ids_by(kind="episode")
+    memory.index.remember_many([{"id": i, "text": memory.index.row(i).document, "time": "2026-11-28 10:00:00",
+                                 "source": "irc:#c", "kind": "episode"} for i in ids], replace=True)  # the old format
+    memory.close()
+    counting.texts = 0
+    memory = open_test_memory("chromaMode=embedded", embedder=counting)
+    assert memory.index.ids_by(kind="episode") == ids
+    assert all(memory.index.row(i).metadata["episode_format"] == EPISODE_FORMAT for i in ids)
+    assert counting.texts < 10  # the 60 rows' own vectors were reused

@@ -145,22 +145,34 @@ class EpisodeIndex:
         last = max(self._rows, default=-1)
         return self._index_records(self.trace.records_after(last))
 
-    def _index_records(self, records: Iterable[Episode], advance: Any = None) -> int:
+    def _index_records(self, records: Iterable[Episode], advance: Any = None,
+                       known: dict[str, Any] | None = None) -> int:
+        """Index these records in batches (`advance(offset)` after each); `known`: vectors by text, handed
+        to the embedder's cache before each batch, so a row whose text is unchanged is not embedded again."""
         written = 0
         batch: list[Episode] = []
         for episode in records:
             batch.append(episode)
             if len(batch) >= 256:
-                written += len(self._index(batch))
+                written += self._index_batch(batch, known)
                 if advance is not None:
                     advance(batch[-1].offset)
                 batch = []
-        return written + len(self._index(batch))
+        return written + self._index_batch(batch, known)
+
+    def _index_batch(self, batch: list[Episode], known: dict[str, Any] | None) -> int:
+        keep = getattr(self.index.embedder, "keep", None)
+        if known and keep is not None:
+            texts = [t for e in batch for t in (e.message, *(p for _, p in message_parts(e)), action_text(e.commands))]
+            keep({t: known[t] for t in texts if t in known})
+        return len(self._index(batch))
 
     def _reindex(self, progress: bool) -> int:
         """Drop every episode row and index the trace again (one row a message). Why not row by row: an
         old turn row's id is its first message's, and its words and vector would stay under it."""
         rows = [row_id for ids in self._rows.values() for row_id in ids]
+        old = {row_id: row.document for row_id in rows if (row := self.index.row(row_id)) is not None}
+        known = {old[i]: v for i, v in self.index.vectors_of(old).items()}  # what is unchanged is not embedded again
         log.warning("the memory index holds %d episode rows of an earlier format (one row a turn): indexing the "
                     "trace %s again, one row a message", self.outdated, self.trace.path)
         self.index.forget_many(rows)
@@ -171,7 +183,7 @@ class EpisodeIndex:
         size = self.trace.path.stat().st_size
         with progress_bar(progress) as bar:
             task = bar.add_task("indexing the trace again, one row a message", total=size)
-            written = self._index_records(iter(self.trace), lambda offset: bar.update(task, completed=offset))
+            written = self._index_records(iter(self.trace), lambda offset: bar.update(task, completed=offset), known)
             bar.update(task, completed=size)
         return written
 
