@@ -14,8 +14,8 @@ memory). The stages, each a function `(Candidates, Query) -> Candidates`, in ord
     asker       weighted, what the person asking said, for a question about themselves
     floor       only what is related to the question contends (best sentence or whole-text cosine,
                 or the hit holds the query's words)
-    meaning     as far as the question's words find nothing (no BM25 hit holds most of them: a
-                question in other words than the answer), the score follows closeness in meaning
+    meaning     as far as the question's words find nothing (the share of them the best BM25 hits
+                hold: a question in other words than the answer), closeness in meaning decides
     spread      spreading activation from the best hits across the links between layers (episodes
                 next to each other, facts and the episodes they came from); what only it reaches
                 faces the same floor
