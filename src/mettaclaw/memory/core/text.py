@@ -271,6 +271,13 @@ def passages(text: str, known: frozenset[str] = frozenset()) -> list[str]:
     return labelled_sentences(text, known) if len(text) <= LONG_TEXT else list(long_passages(text, known))
 
 
+def measured_parts(text: str, known: frozenset[str] = frozenset(), record: bool = False) -> list[str]:
+    """What a memory is measured by, part by part: a dream record's sentences (`record`: a list of
+    statements, each from its own episode, however long), anything else's `passages`. The one rule the
+    index's sentence vectors and recall's reading of them share."""
+    return labelled_sentences(text, known) if record else passages(text, known)
+
+
 @functools.lru_cache(maxsize=4096)  # recall splits the same long candidates query after query
 def long_passages(text: str, known: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The parts a memory is measured by and shown as: its labelled sentences (`labelled_sentences`),

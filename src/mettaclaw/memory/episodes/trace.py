@@ -100,15 +100,14 @@ class EpisodicTrace(Announcer):
                 offset += 1
             if time < self._last_time:  # the clock went back: a new run of times starts here (around)
                 self._note_run(offset)
-            specs: list[tuple[str, tuple[str, ...], list[Command], str | None, list[tuple[int, float]], tuple[str, ...]]]
-            specs = [(text, who, [], None, [], ()) for text, who in said]
+            specs: list[tuple[str, tuple[str, ...], list[Command], str | None, list[tuple[int, float]]]]
+            specs = [(text, who, [], None, []) for text, who in said]
             if acted_apart:
-                specs.append(("", everyone, list(commands), errors, outcomes, ()))
+                specs.append(("", everyone, list(commands), errors, outcomes))
             else:
-                text, who = said[-1]
-                specs[-1] = (text, who, list(commands), errors, outcomes, ())
+                specs[-1] = (*said[-1], list(commands), errors, outcomes)
             payload = bytearray()
-            for n, (text, who, cmds, errs, outs, _) in enumerate(specs):
+            for n, (text, who, cmds, errs, outs) in enumerate(specs):
                 replying = tuple(e.id for e in written) if acted_apart and n == len(specs) - 1 else ()
                 line = format_record(time, text, cmds, errs, who, channel, outs, replying)
                 written.append(Episode(f"ep-{offset + len(payload)}", time, text, cmds, errs, line, tuple(who),

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mettaclaw.memory.core.text import labelled_sentences, passages
+from mettaclaw.memory.core.text import measured_parts
 from mettaclaw.memory.stores.keyed_vectors import InMemoryKeyedVectors, KeyedVectors, text_digest
 
 # How a row's text was split into labelled sentences: part of what each entry is checked against, so
@@ -38,7 +38,7 @@ def sentence_parts(text: str, meta: dict[str, Any], known: frozenset[str] = froz
     """A row's sentences, or a long row's passages (text.passages; labelled with who said them, `known`:
     the senders' names, text.label) when its best part is not simply the row. A dream record's row is
     measured by its sentences however long: it is a list of statements, each from its own episode."""
-    found = labelled_sentences(text, known) if meta.get("kind") == DERIVED_KIND else passages(text, known)
+    found = measured_parts(text, known, record=meta.get("kind") == DERIVED_KIND)
     return found if len(found) > 1 or found[0] != text or meta.get("breadcrumb") else None
 
 

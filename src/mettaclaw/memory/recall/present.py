@@ -15,8 +15,8 @@ from mettaclaw.memory.core.text import (
     attributed,
     label,
     labelled_sentences,
+    measured_parts,
     only_asks,
-    passages,
     speakers,
     stem,
     term_set,
@@ -277,7 +277,7 @@ def revising_sentences(hits: list[Hit], cands: Candidates, known: frozenset[str]
     REVISION_WORDS word is among them, and what they call new (`RENEWING`). Why sentences: in a long
     chat turn "don't quit" or "now" is rarely about what the rest of the turn shares with an
     earlier hit."""
-    said = {h.id: (labelled_sentences if h.layer == "semantic" else passages)(cands.seen[h.id].text, known)
+    said = {h.id: measured_parts(cands.seen[h.id].text, known, record=h.layer == "semantic")
             for h in hits}  # as its vectors are
     showing = {h.id: {bare_statement(s, known) for s in labelled_sentences(h.text, known)} for h in hits}  # maybe fewer
     found: dict[str, list[tuple[int, bool, frozenset[str]]]] = {}
