@@ -166,16 +166,17 @@ class EpisodicTrace(Announcer):
 
     def records_after(self, offset: int) -> Iterator[Episode]:
         """The readable records that start after byte `offset`, oldest first (seeks; -1: all)."""
-        start = 0
-        if offset >= 0:
-            with open(self.path, "rb") as fh:
-                fh.seek(offset)
-                fh.readline()  # the record at `offset` itself
-                start = fh.tell()
-        for pos, line in self._lines_from(start):
+        for pos, line in self._lines_from(self._next_line(offset) if offset >= 0 else 0):
             episode = parse_record(line, pos)
             if episode:
                 yield episode
+
+    def _next_line(self, offset: int) -> int:
+        """Where the line after the one at byte `offset` starts."""
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            fh.readline()
+            return fh.tell()
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -329,15 +330,21 @@ class EpisodicTrace(Announcer):
         holds what was done (a turn of one message, or one written before a record held one message),
         else the first of the next `within` records that does, when its IN_REPLY_TO names this one.
         None when there is none: nothing was done, or the turn gathered more than `within` messages.
-        Read forward by seek from the record: a turn's records are written together, in one write."""
+        Read forward by seek from the record: a turn's records are written together, in one write, at
+        one time, so a record of another time ends the search unparsed (parsing the next `within`
+        records, long ones among them, for every turn that did nothing was most of a turn's cost)."""
         episode = self.get(record_id)
         if episode is None:
             return None
         if episode.commands or episode.errors or episode.in_reply_to:
             return episode
-        for n, later in enumerate(self.records_after(episode.offset)):
-            if n >= within:
+        start = self._next_line(episode.offset)
+        for n, (pos, line) in enumerate(self._lines_from(start)):
+            if n >= within or (line.startswith('("') and line[2 : 2 + TIME_LEN] != episode.time):
                 break
+            later = parse_record(line, pos)
+            if later is None:
+                continue
             if later.in_reply_to:
                 return later if episode.id in later.in_reply_to else None
             if later.commands or later.errors:
