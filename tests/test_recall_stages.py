@@ -142,6 +142,25 @@ def test_without_revisions_the_earlier_statement_stays_first(open_test_memory) -
         assert shown.index(new) < shown.index(old) if revised else shown.index(old) < shown.index(new)
 
 
+def test_a_changed_value_comes_before_the_old_one_and_before_the_record_that_gathers_it(open_test_memory) -> None:
+    """"has improved to 78%" revises "has reached 65%": words of a changed value revise, and a dream
+    record gathering the old value among other statements (a theme of many, shown first with the old
+    value in it) is revised too."""
+    said = [("dana", "My test coverage on the API module has reached 65% so far."),
+            ("dana", "The API module calls the weather service."), ("dana", "I write the tests for my API module in pytest."),
+            ("dana", "My API module caches responses for ten minutes."), ("ann", "the canteen has soup today"),
+            ("dana", "On my API module the test coverage has improved to 78%.")]
+    for settings, revised in ((RecallSettings(), True), (without("revisions"), False)):
+        memory = open_test_memory(dream=False, settings=settings, folder=str(revised))
+        ids = chat(memory, said)
+        theme = "dana: " + " ".join(text for _, text in said[:4])
+        record = memory.semantic.learn(theme, kind="summary", source_episodes=ids[:4], valid_from="2026-01-04 10:00:00").id
+        memory.sync_mirror()
+        shown = [h.id for h in memory.query("what is the test coverage of my API module", 5)]
+        assert record in shown and ids[-1] in shown
+        assert (shown.index(ids[-1]) < shown.index(record)) == revised
+
+
 def test_every_stage_alone_and_every_one_left_out_runs(open_test_memory) -> None:
     """Any selection of stages (in their order) answers without an error, in every layer."""
     memory = open_test_memory(dream=False)
@@ -175,3 +194,17 @@ def test_the_floor_keeps_the_order_found_so_equal_scores_show_alike_run_after_ru
     cands.rank("bm25", [c.key for r in rows if (c := cands.row(r)) is not None])
     assert list(hold_to_floor(cands, q).contending) == rows  # every one holds the query's word
     assert [c.key for c in cands.best()] == rows  # one score each (none fused): the order found
+
+
+def test_a_question_about_what_the_other_said_is_not_about_the_asker(open_test_memory) -> None:
+    """"How did you recommend ... my ..." asks for the other's words: the asker's own lines are not
+    lifted for it, as they are for a question about the asker's own things."""
+    said = [("dana", "My resume needs the keywords project management and budget oversight."),
+            ("helper", "I recommended weaving the keywords into your summary and each job's bullet points.")]
+    memory = open_test_memory(dream=False)
+    chat(memory, said)
+    about_me = memory.query("what keywords does my resume need", 5, explain=True, asker="dana")
+    assert "asker_rank" in about_me[0].parts
+    hits = memory.query("how did you recommend weaving the keywords into my resume", 5, explain=True, asker="dana")
+    assert not any("asker_rank" in h.parts for h in hits)
+    assert hits[0].text.startswith("helper:")

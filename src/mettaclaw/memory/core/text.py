@@ -122,10 +122,19 @@ def query_terms(query: str) -> tuple[str, ...]:
 FIRST_PERSON = frozenset(("i", "me", "my", "mine", "myself"))  # what makes a question about its asker
 
 
+# What the one asked did or said before ("how did you recommend ...", "what have you told me", "the plan
+# you suggested"): past only, as "what would you suggest for my trip" asks for advice now.
+_ADDRESSEE_DID = re.compile(r"\b(?:did|have|had) you\b|\byou (?:\w+ed|said|told|gave|wrote|sent|showed|thought)\b",
+                            re.IGNORECASE)
+
+
 def asks_about_asker(query: str) -> bool:
     """Whether a question is about the one asking it ("what is my password", "where do I live now"),
-    its frame aside ("remind me when the dentist is" asks about the dentist)."""
-    return bool(FIRST_PERSON & set(words(_QUESTION_FRAME.sub(" ", query))))
+    its frame aside ("remind me when the dentist is" asks about the dentist); not one about what the
+    one asked did or said ("how did you recommend I plan my week": the answer is in the other's words,
+    and the asker's own lines sharing its words came first)."""
+    frame_aside = _QUESTION_FRAME.sub(" ", query)
+    return bool(FIRST_PERSON & set(words(frame_aside))) and not _ADDRESSEE_DID.search(frame_aside)
 
 
 _ASKING = frozenset(("what", "where", "when", "who", "whom", "whose", "which", "why", "how", "do", "does", "did",

@@ -53,7 +53,11 @@ SAME_SPEAKER_SUBJECT = {"hash": 0.2}
 DEFAULT_SAME_SPEAKER_SUBJECT = 0.5
 REVISION_WORDS = frozenset(("actually", "correction", "corrected", "changed", "moved", "instead", "anymore",
                             "longer", "now", "update", "updated", "rescheduled", "postponed", "switched",
-                            "sold", "bought", "raised", "lowered", "reset", "replaced", "renamed", "quit"))
+                            "sold", "bought", "raised", "lowered", "reset", "replaced", "renamed", "quit",
+                            # a value that changed ("my coverage has improved to 78%", "extended my sessions
+                            # to 4 hours", "the target was adjusted to 1,350 words")
+                            "increased", "decreased", "improved", "extended", "adjusted", "reduced", "expanded",
+                            "grew", "grown", "upgraded", "downgraded", "revised", "shifted", "dropped"))
 # "new" revises only the thing it names, when an earlier hit is about that thing ("my new address is 5 Oak
 # Road" after "my address is 12 Elm Street"): as a revising word it moved "a new song" above anything
 # earlier that shared a word with it
@@ -244,11 +248,10 @@ def latest_first(hits: list[Hit], cands: Candidates, known: frozenset[str]) -> l
     old address came first and the new one only in the record below. `known`: the senders, whose
     names are no shared subject."""
     timed = [h for h in hits if h.time not in ("", PRIOR_TIME) and h.shows]  # a prior has no time
-    rows = [h for h in timed if h.layer != "semantic"]
     revisions = revising_sentences(timed, cands, known)
     if not revisions:
         return hits
-    vectors = cands.index.vectors_of({h.id: h.text for h in rows})
+    parts = statement_parts(timed, cands, known)
     aside = frozenset(term_set(" ".join(known))) | term_set(" ".join(REVISION_WORDS))
     name = cands.index.embedder.name
     close = SAME_SUBJECT.get(name, DEFAULT_SAME_SUBJECT), SHARED_WORD_SUBJECT.get(name, DEFAULT_SHARED_WORD_SUBJECT)
@@ -259,15 +262,36 @@ def latest_first(hits: list[Hit], cands: Candidates, known: frozenset[str]) -> l
             continue
         who = speakers(new.text, known)
         for old in out[: out.index(new)]:
+            # an earlier statement, or a dream record gathering one (not the revision: dedup showed
+            # the revision in it, as the record covers it)
+            if old.id not in parts or old.time >= new.time:
+                continue
             same_person = bool(who) and speakers(old.text, known) == who
-            if old.id in vectors and old.time < new.time and any(
-                    (general or renewed & term_set(old.text))
-                    and (same_subject(float(vectors[old.id] @ v), term_set(old.text), said, aside, *close)
-                         or (same_person and float(vectors[old.id] @ v) >= own))
-                    for v, said, general, renewed in revisions[new.id]):
+            if any((general or renewed & held) and (same_subject(float(vector @ v), held, said, aside, *close)
+                                                    or (same_person and float(vector @ v) >= own))
+                   for vector, held in parts[old.id]
+                   for v, said, general, renewed in revisions[new.id]):
                 out.remove(new)
                 out.insert(out.index(old), new)
                 break
+    return out
+
+
+def statement_parts(hits: list[Hit], cands: Candidates, known: frozenset[str]
+                    ) -> dict[str, list[tuple[Any, frozenset[str]]]]:
+    """What a revision is compared with, hit by hit: an episode or memory as a whole (its vector and
+    terms), a dream record sentence by sentence, as a record gathers statements each of which may be
+    the one revised."""
+    rows = [h for h in hits if h.layer != "semantic"]
+    whole = cands.index.vectors_of({h.id: h.text for h in rows})
+    out: dict[str, list[tuple[Any, frozenset[str]]]] = {h.id: [(whole[h.id], term_set(h.text))] for h in rows if h.id in whole}
+    records = [h for h in hits if h.layer == "semantic"]
+    if records:
+        vectors = sentence_vectors([cands.seen[h.id] for h in records], cands.index, known)
+        for h in records:
+            said = measured_parts(cands.seen[h.id].text, known, record=True)
+            if h.id in vectors and len(vectors[h.id]) == len(said):
+                out[h.id] = [(v, term_set(s)) for v, s in zip(vectors[h.id], said, strict=True)]
     return out
 
 
