@@ -3,7 +3,9 @@ the one that answers, never whole; its length is no advantage over a short state
 
 from __future__ import annotations
 
+from mettaclaw.memory.core.settings import RecallSettings
 from mettaclaw.memory.core.text import LONG_TEXT, PASSAGE_CHARS, labelled_sentences, passages
+from mettaclaw.memory.recall import RecallPipeline
 from mettaclaw.messages import Message
 
 FILLER = ["Step {n}: review the project plan and keep the milestones in view.",
@@ -56,3 +58,30 @@ def test_length_is_no_advantage_over_the_short_statement_that_answers(open_test_
         memory.record_turn(f"2026-11-28 10:0{n}:00", [Message(text, who, "irc:#help" if who == "helper" else "irc:#dev")], [])
     hits = memory.pipeline.run("which database did dana pick for the budget tracker", 5)
     assert hits[0].text == "dana: I picked PostgreSQL as the database for my budget tracker"
+
+
+def test_a_long_paste_is_ranked_by_words_as_its_best_passage_not_as_all_of_its_words(open_test_memory) -> None:
+    """Pasted notes hold every word of the question somewhere, each passage of them two or three; the
+    short line holds three together. Plain BM25 ranks the notes first (more of the question's words,
+    however far apart, among long texts that make their length look usual); by words, recall takes
+    them for no better than their best passage."""
+    memory = open_test_memory()
+    filler = " ".join(f"Step {n}: review the project plan and keep the milestones in view." for n in range(25))
+    for n in range(3):
+        memory.record_turn(f"2026-11-28 09:0{n}:00", [Message(filler, "helper", "irc:#help")], [])
+    notes = [f"Rule {n}: keep the shared kitchen tidy and wash up after yourself." for n in range(18)]
+    notes[1] = "Parking: the van bays are for the shop deliveries on weekdays."
+    notes[7] = "Lockers: the parcel locker codes change on the first of the month."
+    notes[13] = "Bikes: the rack by the gate is cleared every spring."
+    paste = "pasting the building notes: " + " ".join(notes)
+    assert len(paste) > LONG_TEXT
+    memory.record_turn("2026-11-28 10:00:00", [Message(paste, "maya", "irc:#notes")], [])
+    for n, line in enumerate(["the bike shop shut early", "the spice rack fell off the wall", "someone left the gate open",
+                              "the bike lane is closed", "a shoe rack for the hall", "the gate squeaks"]):
+        memory.record_turn(f"2026-11-28 10:0{n + 1}:00", [Message(line, "ann", "irc:#flat")], [])
+    memory.record_turn("2026-11-28 10:09:00", [Message("got a parcel locker fitted in the van", "dan", "irc:#flat")], [])
+    question = "van deliveries parcel locker bike rack gate"
+    plain = memory.index.rankings(question, 5, "bm25")["bm25"]
+    assert memory.index.row(plain[0][0]).document.startswith("maya: pasting")  # what the words alone rank first
+    by_words = RecallPipeline(memory.index, settings=RecallSettings(stages="candidates,fuse"), mode="bm25")
+    assert by_words.run(question, 3)[0].text == "dan: got a parcel locker fitted in the van"

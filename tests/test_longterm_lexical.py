@@ -268,3 +268,21 @@ def test_han_and_kana_are_read_as_character_pairs() -> None:
     assert "東京" in tokenize("東京に住んでいます") and tokenize("茶") == ["茶"]
     assert tokenize("Alice123日本語 café") == ["alice123", "日本", "本語", "café"]
     assert tokenize("한국어 텍스트") == ["한국어", "텍스트"]  # Korean is written with spaces: words stay
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_a_text_is_scored_as_the_search_would_score_it_as_one_of_the_documents(built: bool) -> None:
+    """`score_texts` is what recall scores a long row's passages with: the index's own statistics,
+    so a text that is a document scores exactly what `search` gave it."""
+    docs = _docs(120)
+    index = BM25Index(min_rebuild=10_000)
+    for doc_id, text in docs.items():
+        index.add(doc_id, text)
+    if built:
+        index.rebuild()
+    for query in ("apple dragon", "kettle lemon mango", "harbor"):
+        found = dict(index.search(query, k=len(docs)))
+        scored = index.score_texts(query, [docs[d] for d in found])
+        assert scored == pytest.approx(list(found.values()), rel=1e-5)
+    assert index.score_texts("zebra", ["apple banana"]) == [0.0]  # a word no document holds counts nothing
+    assert index.score_texts("", ["apple"]) == [0.0]

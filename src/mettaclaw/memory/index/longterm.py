@@ -382,6 +382,11 @@ class LongTermMemory(Announcer):
             lists["bm25"] = self._bm25.search(text, depth, allowed, names)
         return lists
 
+    def lexical_scores(self, text: str, documents: list[str]) -> list[float]:
+        """Each of `documents`' BM25 score for `text` as if it were one more row of the index (the
+        rankings' own statistics): how a passage of a long row would rank among the rows."""
+        return self._bm25.score_texts(text, documents)
+
     # --- the layer protocol (core/layers.MemoryLayer)
     def get(self, record_id: str) -> IndexRow | None:
         item = self._items.get(record_id)

@@ -39,7 +39,7 @@ from mettaclaw.memory.core import scopes
 from mettaclaw.memory.core.ranking import Neighbours, support
 from mettaclaw.memory.core.settings import DEFAULT_SETTINGS, STAGES, RecallSettings
 from mettaclaw.memory.core.tags import row_tags
-from mettaclaw.memory.core.text import asks_about_asker, check_query, query_terms
+from mettaclaw.memory.core.text import LONG_TEXT, asks_about_asker, check_query, long_passages, query_terms
 
 from .candidates import Candidate, Candidates, RecallIndex, RecallSemantic
 from .present import Hit, dedup, hit_of, latest_first, normalised, shown_hits, statements_first
@@ -140,6 +140,8 @@ def gather(cands: Candidates, q: Query) -> Candidates:
     s = q.settings
     raw = q.index.rankings(q.text, max(s.depth, 3 * q.limit), q.mode, q.allowed, vector=q.vector.vector) \
         if len(q.index) else {}
+    if raw.get("bm25"):
+        raw["bm25"] = by_best_passage(raw["bm25"], cands, q)
     lists = {name: [c.key for row_id, _ in hits if (c := cands.row(row_id)) is not None] for name, hits in raw.items()}
     cosine = {c.key: score for row_id, score in raw.get("vector", []) if (c := cands.row(row_id)) is not None}
     if q.vector.basis is not None and lists.get("vector"):
@@ -150,6 +152,20 @@ def gather(cands: Candidates, q: Query) -> Candidates:
     for name, keys in lists.items():
         cands.rank(name, keys)
     return cands
+
+
+def by_best_passage(hits: list[tuple[str, float]], cands: Candidates, q: Query) -> list[tuple[str, float]]:
+    """The BM25 ranking with each long row (text.LONG_TEXT) scored by its best passage, as if the
+    passage were a row of its own. Why: a text of thousands of characters holds many of any
+    question's words somewhere, and BM25's length norm does not undo it: pasted rules and notes
+    came first for questions about one line of chat."""
+    out = []
+    for row_id, score in hits:
+        c = cands.row(row_id)
+        if c is not None and len(c.text) > LONG_TEXT:
+            score = max(q.index.lexical_scores(q.text, list(long_passages(c.text, q.known))), default=0.0)
+        out.append((row_id, score))
+    return sorted(out, key=lambda hit: -hit[1])
 
 
 def fuse_rankings(cands: Candidates, q: Query) -> Candidates:
@@ -222,7 +238,9 @@ def follow_meaning(cands: Candidates, q: Query) -> Candidates:
     answer ("we came home with a beagle pup, the kids named her Biscuit") that no word finds and that
     is twice as close in meaning. When the words do find the question, nothing changes."""
     bm25 = cands.rankings.get("bm25", [])[:WORD_EVIDENCE_HITS]
-    evidence = word_evidence(q.wanted, q.known, (cands.seen[k].text for k in bm25)) if bm25 else 0.0
+    # a long text by its passages: one of thousands of characters holds most of any question's words
+    said = (part for k in bm25 for part in long_parts(cands.seen[k].text, q.known))
+    evidence = word_evidence(q.wanted, q.known, said) if bm25 else 0.0
     near = {k: v for k, c in cands.contending.items() if (v := closeness(c)) is not None}
     best = max(near.values(), default=q.floor)
     if evidence >= 1.0 or best <= q.floor:
@@ -231,6 +249,11 @@ def follow_meaning(cands: Candidates, q: Query) -> Candidates:
         close = min(1.0, max(0.0, (near.get(key, q.floor) - q.floor) / (best - q.floor)))
         c.score *= 1.0 - (1.0 - close) * (1.0 - evidence)
     return cands
+
+
+def long_parts(text: str, known: frozenset[str]) -> tuple[str, ...]:
+    """A text as words are counted in it: a long one (text.LONG_TEXT) passage by passage, else whole."""
+    return long_passages(text, known) if len(text) > LONG_TEXT else (text,)
 
 
 def spread(cands: Candidates, q: Query) -> Candidates:

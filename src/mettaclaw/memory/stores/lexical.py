@@ -28,6 +28,7 @@ but a name alone makes no hit.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import Counter
@@ -44,6 +45,12 @@ from mettaclaw.memory.core.text import query_terms, terms
 # A term is common (no evidence alone) only in at least this many documents: in a handful of
 # memories, "in most of them" is chance, and a user's first few memories must all be findable by words.
 COMMON_MIN_DOCS = 10
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the passages of the same long rows are scored query after query
+def _term_counts(text: str) -> tuple[int, Counter[str]]:
+    toks = terms(text)
+    return len(toks), Counter(toks)
 
 
 @dataclass
@@ -293,6 +300,24 @@ class BM25Index:
                     continue
                 norm = self.k1 * (1 - self.b + self.b * len(self._delta[doc_id]) / max(avgdl, 1e-9))
                 out[doc_id] = out.get(doc_id, 0.0) + idf * tf / (tf + norm)  # bm25s' lucene form
+        return out
+
+    def score_texts(self, query: str, texts: list[str]) -> list[float]:
+        """Each text's BM25 score for `query` (lucene form, as `search` scores) as if it were one more
+        document of this index, with the index's document frequencies and average length: how a
+        part of a long document (a passage) would rank among the rest."""
+        asked = list(query_terms(query))
+        if not asked or not texts:
+            return [0.0] * len(texts)
+        n_docs = max(1, len(self))
+        avgdl = (self._main_len + self._delta_len) / max(1, len(self._main_ids) + len(self._delta))
+        idf = {t: math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+               for t in set(asked) if (df := self._main_df.get(t, 0) + self._delta_df.get(t, 0))}
+        out = []
+        for text in texts:
+            length, counts = _term_counts(text)
+            norm = self.k1 * (1 - self.b + self.b * length / max(avgdl, 1e-9))
+            out.append(sum(idf[t] * counts[t] / (counts[t] + norm) for t in asked if t in idf and t in counts))
         return out
 
     def search(self, query: str, k: int, allowed: set[str] | None = None,
