@@ -245,8 +245,10 @@ def latest_first(hits: list[Hit], cands: Candidates, known: frozenset[str]) -> l
     an earlier statement of the memory index: `same_subject`) moved just above the first earlier
     hit it revises; nothing else moves. A dream's record that shows its episodes revises too: a new
     address the record of both addresses covers is shown in it, not on its own, so without it the
-    old address came first and the new one only in the record below. `known`: the senders, whose
-    names are no shared subject."""
+    old address came first and the new one only in the record below. And a dream's record is revised,
+    sentence by sentence (`statement_parts`), when it gathers an earlier statement the revision
+    revises: a theme of a person's many statements, shown first with the old value among them, went
+    above the revision. `known`: the senders, whose names are no shared subject."""
     timed = [h for h in hits if h.time not in ("", PRIOR_TIME) and h.shows]  # a prior has no time
     revisions = revising_sentences(timed, cands, known)
     if not revisions:

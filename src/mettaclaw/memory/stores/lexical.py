@@ -284,21 +284,30 @@ class BM25Index:
         return index
 
     # --- scoring
+    def _idf(self, term: str) -> float:
+        """A term's idf over both parts, bm25s' lucene form (0 for a term no document holds)."""
+        df = self._main_df.get(term, 0) + self._delta_df.get(term, 0)
+        return math.log(1 + (len(self) - df + 0.5) / (df + 0.5)) if df else 0.0
+
+    def _length_norm(self, length: int, avgdl: float) -> float:
+        return self.k1 * (1 - self.b + self.b * length / max(avgdl, 1e-9))
+
+    def _avgdl(self) -> float:
+        return (self._main_len + self._delta_len) / max(1, len(self._main_ids) + len(self._delta))
+
     def _delta_scores(self, asked: list[str], allowed: set[str] | None) -> dict[str, float]:
         """BM25 (lucene variant, as bm25s) for delta documents, with corpus statistics of both parts."""
-        n_docs = len(self)
-        avgdl = (self._main_len + self._delta_len) / max(1, len(self._main_ids) + len(self._delta))
+        avgdl = self._avgdl()
         out: dict[str, float] = {}
         for term in asked:
             postings = self._delta_post.get(term)
             if not postings:
                 continue
-            df = self._main_df.get(term, 0) + self._delta_df.get(term, 0)
-            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+            idf = self._idf(term)
             for doc_id, tf in postings.items():
                 if allowed is not None and doc_id not in allowed:
                     continue
-                norm = self.k1 * (1 - self.b + self.b * len(self._delta[doc_id]) / max(avgdl, 1e-9))
+                norm = self._length_norm(len(self._delta[doc_id]), avgdl)
                 out[doc_id] = out.get(doc_id, 0.0) + idf * tf / (tf + norm)  # bm25s' lucene form
         return out
 
@@ -309,15 +318,13 @@ class BM25Index:
         asked = list(query_terms(query))
         if not asked or not texts:
             return [0.0] * len(texts)
-        n_docs = max(1, len(self))
-        avgdl = (self._main_len + self._delta_len) / max(1, len(self._main_ids) + len(self._delta))
-        idf = {t: math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-               for t in set(asked) if (df := self._main_df.get(t, 0) + self._delta_df.get(t, 0))}
+        avgdl = self._avgdl()
+        idf = {t: self._idf(t) for t in set(asked)}
         out = []
         for text in texts:
             length, counts = _term_counts(text)
-            norm = self.k1 * (1 - self.b + self.b * length / max(avgdl, 1e-9))
-            out.append(sum(idf[t] * counts[t] / (counts[t] + norm) for t in asked if t in idf and t in counts))
+            norm = self._length_norm(length, avgdl)
+            out.append(sum(idf[t] * counts[t] / (counts[t] + norm) for t in asked if t in counts))
         return out
 
     def search(self, query: str, k: int, allowed: set[str] | None = None,
