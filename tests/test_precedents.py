@@ -137,3 +137,20 @@ def test_the_turn_of_a_message_is_read_forward_from_it(tmp_path) -> None:
     assert [trace.turn_of(e.id) for e in idle] == [None, None], "a turn that did nothing has no record of it"
     assert trace.turn_of(gathered[0].id, within=2) is None, "read no further than `within` records"
     assert trace.turn_of("ep-999999") is None
+
+
+def test_the_turn_of_a_message_is_not_looked_for_past_its_turns_time(tmp_path, monkeypatch) -> None:
+    """A turn's records are written together at one time: the search for what a turn that did nothing
+    did stops at the first record of another time without parsing it (parsing the next records, long
+    ones among them, for every such turn was a third of a BEAM turn's cost)."""
+    from mettaclaw.memory.episodes import trace as trace_module
+
+    trace = trace_module.EpisodicTrace(tmp_path / "history.metta")
+    idle = trace.append_turn("2026-03-01 10:00:00", [("hello", ())], [], None, "terminal")
+    for n in range(5):
+        trace.append_turn(f"2026-03-01 10:0{n + 1}:00", [("a long reply " * 200, ())], [], None, "terminal")
+    parsed = []
+    real = trace_module.parse_record
+    monkeypatch.setattr(trace_module, "parse_record", lambda line, pos: parsed.append(pos) or real(line, pos))
+    assert trace.turn_of(idle[0].id) is None
+    assert parsed == [idle[0].offset]  # its own record only
