@@ -4,6 +4,7 @@ its printed lines, and the comparison with an earlier run."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from collections import defaultdict
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 from _common import median, percentile
 
+from mettaclaw.memory.core.settings import RecallSettings
 from mettaclaw.memory.core.text import sentences, term_set
 
 KS = (5, 10, 20)
@@ -21,6 +23,25 @@ MODES = ("agent", "bm25", "vector")  # the live agent's `query`, and plain ranki
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _HIT_HEAD = re.compile(r"^\d+\. \[\w+\](?: \([^)\n]*\))? ", re.M)  # recall.render: "3. [semantic] (time) "
 _HIT_TAIL = re.compile(r" \(id ([^,)\s]+)(?:, from [^)]*)?\)$")  # ... " (id ID, from EPISODES)"
+
+
+def add_settings_option(parser: argparse.ArgumentParser) -> None:
+    """`--set NAME=VALUE`, the recall benchmarks' one way to change a recall setting."""
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="change a recall setting (tuning runs only; the default is what the agent uses); "
+                             "stages=-NAME leaves a recall stage out")
+
+
+def recall_settings(parser: argparse.ArgumentParser, pairs: list[str]) -> tuple[RecallSettings, dict[str, str]]:
+    """The settings `--set` asks for and the overrides as given (for a run's label); a pair without
+    "=" or a setting RecallSettings refuses is the parser's error, naming it and why."""
+    if bad := [kv for kv in pairs if "=" not in kv]:
+        parser.error(f"--set {bad[0]!r}: a setting is NAME=VALUE")
+    overrides = dict(kv.split("=", 1) for kv in pairs)
+    try:
+        return RecallSettings(**overrides), overrides
+    except ValueError as exc:  # pydantic's ValidationError: the setting and why it was refused
+        parser.error(f"--set: {exc}")
 
 
 def count_tokens(text: str) -> int:

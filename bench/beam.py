@@ -49,9 +49,11 @@ from _recall import (  # noqa: E402
     KS,
     MODES,
     SessionClock,
+    add_settings_option,
     changed_evidence,
     print_recall,
     questions_of,
+    recall_settings,
     recall_summary,
     scored,
     shown_hits,
@@ -329,9 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures (and every question's shown messages) here")
     parser.add_argument("--chats", default="1-20", help="chat numbers: 1-10 (tuning), 11-20 (held out), 3, 1,4 ...")
     parser.add_argument("--pace", type=int, choices=PACES, help="messages a turn (default: each of 1 and 5)")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="change a recall setting (tuning runs only; the default is what the agent uses); "
-                             "stages=-NAME leaves a recall stage out")
+    add_settings_option(parser)
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: R@10 changes question by question")
     parser.add_argument("--store", choices=["embedded", "memory"], default="embedded",
                         help="chromaMode (default embedded, as shipped; memory: exact in-process vectors)")
@@ -348,11 +348,7 @@ def main(argv: list[str] | None = None) -> int:
             earlier = json.loads(args.baseline.read_text())["questions"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             parser.error(f"--baseline {args.baseline} is not a file this benchmark wrote with --json: {exc}")
-    overrides = dict(kv.split("=", 1) for kv in args.set)
-    try:
-        settings = RecallSettings(**overrides)
-    except ValueError as exc:  # pydantic's ValidationError: the setting and why it was refused
-        parser.error(f"--set: {exc}")
+    settings, overrides = recall_settings(parser, args.set)
     from rich.progress import Progress
 
     from mettaclaw.memory.stores.embedders import SentenceTransformerEmbedder

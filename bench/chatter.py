@@ -44,7 +44,15 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _common import load_average, median, percentile  # noqa: E402
-from _recall import SessionClock, count_tokens, scored, shown_hits, shows  # noqa: E402
+from _recall import (  # noqa: E402
+    SessionClock,
+    add_settings_option,
+    count_tokens,
+    recall_settings,
+    scored,
+    shown_hits,
+    shows,
+)
 
 from mettaclaw.channels import QueueChannel  # noqa: E402
 from mettaclaw.config import load_config  # noqa: E402
@@ -235,13 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=PARTS, action="append", help="only this part (default: both)")
     parser.add_argument("--pace", type=int, action="append", help="messages a turn (default: 1 and 5)")
     parser.add_argument("--json", type=Path, help="write the figures and every question's rankings here")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="change a recall setting (tuning runs only), as in bench/locomo.py")
+    add_settings_option(parser)
     args = parser.parse_args(argv)
-    try:
-        settings = RecallSettings(**dict(kv.split("=", 1) for kv in args.set))
-    except ValueError as exc:  # pydantic's ValidationError: the setting and why it was refused
-        parser.error(f"--set: {exc}")
+    settings, _ = recall_settings(parser, args.set)
     if any(p < 1 for p in args.pace or ()):
         parser.error("--pace is at least 1")
     from rich.progress import Progress

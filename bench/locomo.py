@@ -55,9 +55,11 @@ from _common import load_average, median, percentile  # noqa: E402
 from _recall import (  # noqa: E402
     KS,
     SessionClock,
+    add_settings_option,
     changed_evidence,
     print_recall,
     questions_of,
+    recall_settings,
     recall_summary,
     scored,
     shown_hits,
@@ -235,9 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit-convs", type=int, help="only the first N conversations (after --skip-convs)")
     parser.add_argument("--together", action="store_true",
                         help="the chosen conversations in one memory, each on its own channel, in time order")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="change a recall setting (tuning runs only; the default is what the agent uses); "
-                             "stages=-NAME leaves a recall stage out")
+    add_settings_option(parser)
     parser.add_argument("--baseline", type=Path, help="an earlier --json file: R@10 changes question by question")
     parser.add_argument("--pace", default="1",
                         help="messages a turn, or several paces to run one after another (e.g. 1,5; default 1)")
@@ -260,11 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [int(c) for c in args.convs.split(",")] if args.convs else list(range(len(convs)))[args.skip_convs:]
     chosen = chosen[: args.limit_convs]
     runs = [together(convs, chosen)] if args.together else [convs[n] for n in chosen]
-    overrides = dict(kv.split("=", 1) for kv in args.set)
-    try:
-        settings = RecallSettings(**overrides)
-    except ValueError as exc:  # pydantic's ValidationError: the setting and why it was refused
-        parser.error(f"--set: {exc}")
+    settings, overrides = recall_settings(parser, args.set)
     label = "live" + (" together" if args.together else "") + "".join(f" {k}={v}" for k, v in overrides.items()) + ("" if args.store == "embedded" else " store=memory")
     try:
         paces = [int(p) for p in args.pace.split(",")]
